@@ -1,0 +1,262 @@
+// The one place that reads the environment (DESIGN.md §7). Every variable of DESIGN.md §5 is declared in
+// EnvSchema, validated once through @fastify/env, then turned into the typed Config the rest of the code takes.
+import Fastify from 'fastify';
+import fastifyEnv from '@fastify/env';
+import { Type, type Static } from 'typebox';
+import { parseDuration, parseDurationList } from './lib/duration.ts';
+
+const PositiveInt = Type.Integer({ minimum: 1 });
+const Text = Type.String({ minLength: 1 });
+
+export const EnvSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
+    default: 'development',
+  }),
+  HOST: Type.String({ default: '0.0.0.0' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  PUBLIC_BASE_URL: Type.Optional(Text),
+  DATABASE_URL: Type.Optional(Text),
+  PAYMENT_API_BASE_URL: Type.Optional(Text),
+  PAYMENT_SECRET_KEY: Type.Optional(Text),
+  PAYMENT_MERCHANT_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+  PAYMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
+  PAYMENT_MOBILE_ISSUE_KEY_PATH: Type.String({ pattern: '^/', default: '/v1/billing/mobile/issue-key' }),
+  PAYMENT_CANCEL_PATH: Type.String({ pattern: '^/', default: '/payments/cancel' }),
+  BILLING_KEY_ENCRYPTION_KEYS: Type.Optional(Text),
+  API_KEYS: Type.Optional(Text),
+  ADMIN_TOKENS: Type.Optional(Text),
+  RETURN_URL: Type.Optional(Text),
+  SCHEDULER_ENABLED: Type.Boolean({ default: true }),
+  SCHEDULER_CRON: Type.String({ minLength: 1, default: '* * * * *' }),
+  SCHEDULER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
+  SCHEDULER_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10000, default: 100 }),
+  SCHEDULER_LEASE_MS: Type.Optional(PositiveInt),
+  RETRY_DELAYS: Type.String({ default: '1d,3d,5d' }),
+  BILLING_TIMEZONE: Type.String({ minLength: 1, default: 'Asia/Seoul' }),
+  CLOCK: Type.Union([Type.Literal('system'), Type.Literal('simulated')], { default: 'system' }),
+  REGISTRATION_TTL: Type.String({ default: '30m' }),
+  AMOUNT_MAX_CARD: Type.Optional(PositiveInt),
+  AMOUNT_MAX_MOBILE: Type.Optional(PositiveInt),
+  EMBEDDED_DB_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 54329 }),
+  SANDBOX_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3100 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info' },
+  ),
+});
+export type Env = Static<typeof EnvSchema>;
+
+export interface EncryptionKey {
+  id: string;
+  key: Buffer;
+}
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  /** Unset until the port is known (see withListenPort); never a trailing slash. */
+  publicBaseUrl: string;
+  databaseUrl: string | undefined;
+  gateway: {
+    /** Unset means the built-in sandbox, mounted under /sandbox (development only). */
+    baseUrl: string | undefined;
+    secretKey: string | undefined;
+    merchantId: string | undefined;
+    timeoutMs: number;
+    mobileIssueKeyPath: string;
+    cancelPath: string;
+  };
+  /** First encrypts, all decrypt. Empty until development defaults are applied. */
+  encryptionKeys: EncryptionKey[];
+  apiKeys: string[];
+  adminTokens: string[];
+  returnUrl: string | undefined;
+  scheduler: {
+    enabled: boolean;
+    cron: string;
+    concurrency: number;
+    batchSize: number;
+    leaseMs: number;
+  };
+  retryDelaysMs: number[];
+  timezone: string;
+  clock: 'system' | 'simulated';
+  registrationTtlMs: number;
+  amountMax: { CARD: number | undefined; MOBILE: number | undefined };
+  embeddedDbPort: number;
+  sandboxPort: number;
+  logLevel: string;
+}
+
+/** Variables that have a development default and so must be set explicitly in production. */
+export const PRODUCTION_REQUIRED = [
+  'DATABASE_URL',
+  'PAYMENT_API_BASE_URL',
+  'PAYMENT_SECRET_KEY',
+  'PAYMENT_MERCHANT_ID',
+  'BILLING_KEY_ENCRYPTION_KEYS',
+  'API_KEYS',
+  'ADMIN_TOKENS',
+] as const;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Validates the environment through @fastify/env (Ajv, with coercion of numbers and booleans). */
+async function validateEnv(source: NodeJS.ProcessEnv): Promise<Env> {
+  // Empty strings count as unset, as in most deployment tools.
+  const data = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ''));
+  const holder = Fastify({ logger: false });
+  try {
+    await holder.register(fastifyEnv, { schema: EnvSchema, data, env: false, dotenv: false });
+    await holder.ready();
+    return (holder as unknown as { config: Env }).config;
+  } catch (error) {
+    throw new ConfigError(`Invalid environment: ${(error as Error).message}`);
+  } finally {
+    await holder.close();
+  }
+}
+
+function splitList(value: string | undefined): string[] {
+  if (!value) return [];
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+}
+
+export function parseEncryptionKeys(value: string | undefined): EncryptionKey[] {
+  const keys = splitList(value).map((entry) => {
+    const separator = entry.indexOf(':');
+    if (separator <= 0) {
+      throw new ConfigError('BILLING_KEY_ENCRYPTION_KEYS: each entry must be keyId:base64(32 bytes)');
+    }
+    const id = entry.slice(0, separator);
+    const key = Buffer.from(entry.slice(separator + 1), 'base64');
+    if (!/^[A-Za-z0-9._-]{1,32}$/.test(id)) {
+      throw new ConfigError(`BILLING_KEY_ENCRYPTION_KEYS: key id "${id}" must be 1-32 of A-Z a-z 0-9 . _ -`);
+    }
+    if (key.length !== 32) {
+      throw new ConfigError(`BILLING_KEY_ENCRYPTION_KEYS: key "${id}" must decode to 32 bytes, not ${key.length}`);
+    }
+    return { id, key };
+  });
+  const ids = new Set(keys.map((k) => k.id));
+  if (ids.size !== keys.length) throw new ConfigError('BILLING_KEY_ENCRYPTION_KEYS: key ids must be unique');
+  return keys;
+}
+
+function isValidTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function stripTrailingSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+/**
+ * Reads and validates the environment. Throws ConfigError naming every problem; in production, names every
+ * variable whose development default is refused.
+ */
+export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promise<Config> {
+  const env = await validateEnv(source);
+  const problems: string[] = [];
+  const production = env.NODE_ENV === 'production';
+
+  if (production) {
+    const missing = PRODUCTION_REQUIRED.filter((name) => env[name] === undefined);
+    if (missing.length > 0) {
+      problems.push(
+        `NODE_ENV=production refuses development defaults; set ${missing.join(', ')}` +
+          ` (missing: ${missing.join(', ')})`,
+      );
+    }
+    if (env.CLOCK === 'simulated') problems.push('CLOCK=simulated is refused when NODE_ENV=production');
+  }
+
+  if (env.PAYMENT_API_BASE_URL !== undefined) {
+    const missing = (['PAYMENT_SECRET_KEY', 'PAYMENT_MERCHANT_ID'] as const).filter((name) => env[name] === undefined);
+    if (missing.length > 0) problems.push(`PAYMENT_API_BASE_URL is set, so ${missing.join(' and ')} must be set too`);
+  }
+
+  const attempt = <T>(fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch (error) {
+      problems.push((error as Error).message);
+      return undefined;
+    }
+  };
+
+  const encryptionKeys = attempt(() => parseEncryptionKeys(env.BILLING_KEY_ENCRYPTION_KEYS)) ?? [];
+  const retryDelaysMs = attempt(() => parseDurationList(env.RETRY_DELAYS, 'RETRY_DELAYS')) ?? [];
+  const registrationTtlMs = attempt(() => parseDuration(env.REGISTRATION_TTL, 'REGISTRATION_TTL')) ?? 0;
+  if (!isValidTimeZone(env.BILLING_TIMEZONE)) problems.push(`BILLING_TIMEZONE: unknown time zone "${env.BILLING_TIMEZONE}"`);
+
+  for (const name of ['PUBLIC_BASE_URL', 'PAYMENT_API_BASE_URL', 'RETURN_URL'] as const) {
+    const value = env[name];
+    if (value !== undefined && !isHttpUrl(value)) problems.push(`${name}: "${value}" is not an http(s) URL`);
+  }
+
+  const apiKeys = splitList(env.API_KEYS);
+  const adminTokens = splitList(env.ADMIN_TOKENS);
+  const shortToken = [...apiKeys, ...adminTokens].some((token) => token.length < 16);
+  if (shortToken) problems.push('API_KEYS and ADMIN_TOKENS: every token must be at least 16 characters');
+  if (apiKeys.some((token) => adminTokens.includes(token))) {
+    problems.push('API_KEYS and ADMIN_TOKENS must not share a token');
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+
+  return {
+    env: env.NODE_ENV,
+    host: env.HOST,
+    port: env.PORT,
+    publicBaseUrl: stripTrailingSlash(env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`),
+    databaseUrl: env.DATABASE_URL,
+    gateway: {
+      baseUrl: env.PAYMENT_API_BASE_URL ? stripTrailingSlash(env.PAYMENT_API_BASE_URL) : undefined,
+      secretKey: env.PAYMENT_SECRET_KEY,
+      merchantId: env.PAYMENT_MERCHANT_ID,
+      timeoutMs: env.PAYMENT_TIMEOUT_MS,
+      mobileIssueKeyPath: env.PAYMENT_MOBILE_ISSUE_KEY_PATH,
+      cancelPath: env.PAYMENT_CANCEL_PATH,
+    },
+    encryptionKeys,
+    apiKeys,
+    adminTokens,
+    returnUrl: env.RETURN_URL,
+    scheduler: {
+      enabled: env.SCHEDULER_ENABLED,
+      cron: env.SCHEDULER_CRON,
+      concurrency: env.SCHEDULER_CONCURRENCY,
+      batchSize: env.SCHEDULER_BATCH_SIZE,
+      leaseMs: env.SCHEDULER_LEASE_MS ?? 2 * env.PAYMENT_TIMEOUT_MS + 30000,
+    },
+    retryDelaysMs,
+    timezone: env.BILLING_TIMEZONE,
+    clock: env.CLOCK,
+    registrationTtlMs,
+    amountMax: { CARD: env.AMOUNT_MAX_CARD, MOBILE: env.AMOUNT_MAX_MOBILE },
+    embeddedDbPort: env.EMBEDDED_DB_PORT,
+    sandboxPort: env.SANDBOX_PORT,
+    logLevel: env.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,65 @@
+// Development defaults (DESIGN.md §5): tokens and an encryption key generated once, kept in .data/ and printed
+// once at first start. src/config.ts refuses all of this in production.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseEncryptionKeys, type Config } from '../config.ts';
+
+interface DevSecrets {
+  apiKey: string;
+  adminToken: string;
+  encryptionKeys: string;
+}
+
+export const SANDBOX_SECRET_KEY = 'sandbox_sk_0123456789abcdef';
+export const SANDBOX_MERCHANT_ID = 'SANDBOX_MERCHANT';
+
+function token(prefix: string): string {
+  return `${prefix}_${randomBytes(24).toString('base64url')}`;
+}
+
+function loadOrCreate(file: string, print: (text: string) => void): DevSecrets {
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DevSecrets;
+  const secrets: DevSecrets = {
+    apiKey: token('dev_api'),
+    adminToken: token('dev_admin'),
+    encryptionKeys: `dev1:${randomBytes(32).toString('base64')}`,
+  };
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  print(
+    [
+      '',
+      'Development secrets were generated and saved in ' + file + ' (printed this once):',
+      `  API key (merchant API):    ${secrets.apiKey}`,
+      `  Admin token (admin routes): ${secrets.adminToken}`,
+      'Set API_KEYS, ADMIN_TOKENS and BILLING_KEY_ENCRYPTION_KEYS yourself for anything but development.',
+      '',
+    ].join('\n'),
+  );
+  return secrets;
+}
+
+/** Fills the development defaults that are unset. Never called in production. */
+export function applyDevelopmentDefaults(
+  config: Config,
+  options: { dataDir: string; print?: (text: string) => void },
+): Config {
+  if (config.env === 'production') throw new Error('development defaults are refused in production');
+  const needsSecrets = config.apiKeys.length === 0 || config.adminTokens.length === 0 || config.encryptionKeys.length === 0;
+  const secrets = needsSecrets
+    ? loadOrCreate(path.join(options.dataDir, 'dev-secrets.json'), options.print ?? ((text) => process.stdout.write(`${text}\n`)))
+    : undefined;
+  const sandbox = config.gateway.baseUrl === undefined;
+  return {
+    ...config,
+    apiKeys: config.apiKeys.length > 0 ? config.apiKeys : [secrets!.apiKey],
+    adminTokens: config.adminTokens.length > 0 ? config.adminTokens : [secrets!.adminToken],
+    encryptionKeys: config.encryptionKeys.length > 0 ? config.encryptionKeys : parseEncryptionKeys(secrets!.encryptionKeys),
+    gateway: {
+      ...config.gateway,
+      secretKey: config.gateway.secretKey ?? (sandbox ? SANDBOX_SECRET_KEY : undefined),
+      merchantId: config.gateway.merchantId ?? (sandbox ? SANDBOX_MERCHANT_ID : undefined),
+    },
+  };
+}

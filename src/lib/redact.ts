@@ -1,0 +1,100 @@
+// Secrets never leave the process (DESIGN.md §3 rule 8): the secret key, Authorization headers, billing keys,
+// phone numbers and names are replaced wherever they appear in a log line or a stored gateway response,
+// at any depth, and known secret values are scrubbed from free text as well.
+export const REDACTED = '[REDACTED]';
+
+const SENSITIVE_KEYS = new Set(
+  [
+    'authorization',
+    'proxy-authorization',
+    'cookie',
+    'set-cookie',
+    'secretkey',
+    'paymentsecretkey',
+    'payment_secret_key',
+    'password',
+    'billingkey',
+    'billing_key',
+    'userphonenumber',
+    'phonenumber',
+    'phone',
+    'username',
+    'customername',
+    'encryptionkeys',
+    'billing_key_encryption_keys',
+    'apikeys',
+    'admintokens',
+    'keyciphertext',
+  ].map((key) => key.toLowerCase()),
+);
+
+export function isSensitiveKey(key: string): boolean {
+  return SENSITIVE_KEYS.has(key.toLowerCase());
+}
+
+export interface Redactor {
+  /** Returns a copy with sensitive keys and known secret values replaced. Never mutates its input. */
+  redact<T>(value: T): T;
+  /** Adds values (e.g. a billing key just issued) that must be scrubbed from any text from now on. */
+  addSecret(secret: string | undefined): void;
+}
+
+export function createRedactor(initialSecrets: Array<string | undefined> = []): Redactor {
+  const secrets = new Set<string>();
+  const addSecret = (secret: string | undefined) => {
+    // Very short values would scrub ordinary words; real secrets are long.
+    if (secret && secret.length >= 6) secrets.add(secret);
+  };
+  initialSecrets.forEach(addSecret);
+
+  const scrubText = (text: string): string => {
+    let out = text;
+    for (const secret of secrets) {
+      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    }
+    return out;
+  };
+
+  const walk = (value: unknown, seen: WeakMap<object, unknown>, depth: number): unknown => {
+    if (typeof value === 'string') return scrubText(value);
+    if (value === null || typeof value !== 'object') return value;
+    if (depth > 12) return '[depth]';
+    if (seen.has(value)) return seen.get(value);
+    if (value instanceof Date) return value;
+    if (Buffer.isBuffer(value)) return '[buffer]';
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      seen.set(value, out);
+      for (const item of value) out.push(walk(item, seen, depth + 1));
+      return out;
+    }
+    const out: Record<string, unknown> = {};
+    seen.set(value, out);
+    const source = value as Record<string, unknown>;
+    // Errors keep their message and stack, which are not own-enumerable.
+    if (value instanceof Error) {
+      out.type = value.name;
+      out.message = scrubText(value.message);
+      if (value.stack) out.stack = scrubText(value.stack);
+    }
+    for (const key of Object.keys(source)) {
+      out[key] = isSensitiveKey(key) && source[key] !== undefined && source[key] !== null
+        ? REDACTED
+        : walk(source[key], seen, depth + 1);
+    }
+    return out;
+  };
+
+  return {
+    redact: <T>(value: T) => walk(value, new WeakMap(), 0) as T,
+    addSecret,
+  };
+}
+
+/** Masks a Korean phone number for display: 010-****-1234 (DESIGN.md §5). */
+export function maskPhoneNumber(phone: string | null | undefined): string | undefined {
+  if (!phone) return undefined;
+  const digits = phone.replace(/\D/g, '');
+  if (digits.length < 8) return '****';
+  return `${digits.slice(0, 3)}-****-${digits.slice(-4)}`;
+}

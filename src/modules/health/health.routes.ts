@@ -1,0 +1,37 @@
+// GET /health: the process is up. GET /ready: the database answers and every migration in prisma/migrations
+// is applied; otherwise 503 with the reason, so an orchestrator holds traffic back.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { pendingMigrations, readMigrations } from '../../db/migrator.ts';
+
+const HealthResponse = Type.Object({ status: Type.Literal('ok') });
+const ReadyResponse = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
+  reason: Type.Optional(Type.String()),
+});
+
+export async function healthRoutes(app: FastifyInstance) {
+  const migrations = readMigrations();
+
+  app.get('/health', { schema: { tags: ['health'], response: { 200: HealthResponse } } }, async () => ({ status: 'ok' as const }));
+
+  app.get(
+    '/ready',
+    { schema: { tags: ['health'], response: { 200: ReadyResponse, 503: ReadyResponse } } },
+    async (request, reply) => {
+      try {
+        const pending = await pendingMigrations(
+          (sql) => app.db.$queryRawUnsafe<Array<{ migration_name: string }>>(sql),
+          migrations,
+        );
+        if (pending.length > 0) {
+          return reply.status(503).send({ status: 'not_ready', reason: `migrations not applied: ${pending.join(', ')}` });
+        }
+        return { status: 'ready' as const };
+      } catch (error) {
+        request.log.warn({ err: error }, 'readiness check failed');
+        return reply.status(503).send({ status: 'not_ready', reason: 'database unreachable' });
+      }
+    },
+  );
+}

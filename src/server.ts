@@ -1,0 +1,67 @@
+// The process: configuration, logger, database, migrations, listen, graceful shutdown (DESIGN.md §7).
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.ts';
+import { migrate } from './db/migrator.ts';
+import { applyDevelopmentDefaults } from './lib/dev-secrets.ts';
+import { createLogger } from './lib/logger.ts';
+import { createRedactor } from './lib/redact.ts';
+
+const SHUTDOWN_TIMEOUT_MS = 30_000;
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = await loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  if (config.env !== 'production') config = applyDevelopmentDefaults(config, { dataDir: DATA_DIR });
+
+  const redactor = createRedactor([config.gateway.secretKey, ...config.apiKeys, ...config.adminTokens]);
+  const logger = createLogger({ level: config.logLevel, redactor });
+
+  let database: DatabaseHandle | undefined;
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let stopping = false;
+
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS);
+    timer.unref();
+    try {
+      await app?.close();
+      await database?.stop();
+      logger.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  try {
+    database = await openDatabase(config, logger);
+    await migrate({ connectionString: database.url, log: logger });
+    app = await buildApp({ ...config, databaseUrl: database.url }, { logger, redactor });
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    logger.fatal({ err: error }, 'startup failed');
+    await app?.close().catch(() => {});
+    await database?.stop().catch(() => {});
+    process.exit(1);
+  }
+}
+
+void main();
