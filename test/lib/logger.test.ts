@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/lib/logger.ts';
+import { createRedactor, maskPhoneNumber, REDACTED } from '../../src/lib/redact.ts';
+import { LogCapture } from '../helpers/app.ts';
+
+const SECRET_KEY = 'live_sk_TopSecretValue_123';
+const BILLING_KEY = 'BK_9f8e7d6c5b4a3210';
+const PHONE = '01012345678';
+const NAME = '홍길동';
+
+function capture() {
+  const logs = new LogCapture();
+  const redactor = createRedactor([SECRET_KEY]);
+  const logger = createLogger({ level: 'trace', redactor, destination: logs });
+  return { logs, logger, redactor };
+}
+
+function expectNoSecrets(raw: string) {
+  for (const secret of [SECRET_KEY, BILLING_KEY, PHONE, NAME, Buffer.from(`${SECRET_KEY}:`).toString('base64')]) {
+    expect(raw).not.toContain(secret);
+  }
+}
+
+describe('logger redaction', () => {
+  it('redacts sensitive fields at any depth, in objects and arrays', () => {
+    const { logs, logger } = capture();
+    logger.info(
+      {
+        headers: { Authorization: `Basic ${Buffer.from(`${SECRET_KEY}:`).toString('base64')}` },
+        gateway: { response: { billingKey: BILLING_KEY, userPhoneNumber: PHONE, phoneNumber: PHONE, userName: NAME } },
+        batch: [{ billingKey: BILLING_KEY }],
+        amount: 9900,
+      },
+      'gateway call',
+    );
+    expectNoSecrets(logs.raw);
+    const line = logs.lines[0]!;
+    expect(line.amount).toBe(9900);
+    expect((line.headers as Record<string, unknown>).Authorization).toBe(REDACTED);
+    expect(((line.gateway as any).response as Record<string, unknown>).billingKey).toBe(REDACTED);
+    expect(((line.batch as any)[0] as Record<string, unknown>).billingKey).toBe(REDACTED);
+  });
+
+  it('scrubs known secret values from messages and error objects', () => {
+    const { logs, logger } = capture();
+    logger.warn(`calling with ${SECRET_KEY}`);
+    const error = Object.assign(new Error(`request failed for key ${SECRET_KEY}`), {
+      request: { billingKey: BILLING_KEY },
+    });
+    logger.error({ err: error }, 'failed');
+    expectNoSecrets(logs.raw);
+    expect(logs.raw).toContain('request failed for key');
+    expect(logs.lines).toHaveLength(2);
+  });
+
+  it('scrubs secrets added later, such as a billing key just issued', () => {
+    const { logs, logger, redactor } = capture();
+    redactor.addSecret(BILLING_KEY);
+    logger.info({ note: `issued ${BILLING_KEY}` }, `key ${BILLING_KEY}`);
+    expectNoSecrets(logs.raw);
+  });
+
+  it('does not mutate the object it logs', () => {
+    const { logger } = capture();
+    const payload = { billingKey: BILLING_KEY };
+    logger.info(payload, 'x');
+    expect(payload.billingKey).toBe(BILLING_KEY);
+  });
+
+  it('masks phone numbers for display', () => {
+    expect(maskPhoneNumber('010-1234-5678')).toBe('010-****-5678');
+    expect(maskPhoneNumber('01012345678')).toBe('010-****-5678');
+    expect(maskPhoneNumber(undefined)).toBeUndefined();
+  });
+});

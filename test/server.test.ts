@@ -1,0 +1,150 @@
+// The process as an operator runs it: src/server.ts and src/cli/migrate.ts in child processes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from './setup/global-setup.ts';
+import { createTestDatabase } from './helpers/database.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TSX = import.meta.resolve('tsx');
+const KEYS = {
+  API_KEYS: 'server_test_api_key_0123456789',
+  ADMIN_TOKENS: 'server_test_admin_token_0123456789',
+  BILLING_KEY_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 3).toString('base64')}`,
+};
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exit: Promise<number | null>;
+}
+
+function run(script: string, env: Record<string, string>, cwd = ROOT): Running {
+  let output = '';
+  const child = spawn(process.execPath, ['--import', TSX, path.join(ROOT, script)], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exit };
+}
+
+async function waitUntilReady(port: number, running: Running, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (running.child.exitCode !== null) throw new Error(`server exited early:\n${running.output()}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/ready`);
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`server not ready in time:\n${running.output()}`);
+}
+
+function postmasterPid(dataDir: string): number | undefined {
+  const file = path.join(dataDir, 'postmaster.pid');
+  return existsSync(file) ? Number.parseInt(readFileSync(file, 'utf8').split('\n')[0]!, 10) : undefined;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const cleanup: Array<() => Promise<void> | void> = [];
+afterAll(async () => {
+  for (const step of cleanup.reverse()) await step();
+});
+
+describe('server process', () => {
+  it('serves /ready against DATABASE_URL and exits 0 on SIGTERM', async () => {
+    const database = await createTestDatabase();
+    cleanup.push(() => database.drop());
+    const port = await freePort();
+    const server = run('src/server.ts', { ...KEYS, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', SCHEDULER_ENABLED: 'false' });
+    cleanup.push(() => void server.child.kill('SIGKILL'));
+    await waitUntilReady(port, server);
+    server.child.kill('SIGTERM');
+    expect(await server.exit).toBe(0);
+    expect(server.output()).toContain('"msg":"stopped"');
+  });
+
+  it('with no variables runs the embedded database under .data/, keeps its data across restarts and stops it on SIGTERM', async () => {
+    const workDir = mkdtempSync(path.join(tmpdir(), 'billing-server-'));
+    cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
+    const dataDir = path.join(workDir, '.data', 'postgres');
+    const port = await freePort();
+    const dbPort = await freePort();
+    const env = { PORT: String(port), HOST: '127.0.0.1', EMBEDDED_DB_PORT: String(dbPort), SCHEDULER_ENABLED: 'false' };
+
+    const first = run('src/server.ts', env, workDir);
+    cleanup.push(() => void first.child.kill('SIGKILL'));
+    await waitUntilReady(port, first);
+    expect(first.output()).toContain('embedded DEVELOPMENT PostgreSQL');
+    expect(first.output()).toContain('Development secrets were generated');
+    expect(existsSync(path.join(workDir, '.data', 'dev-secrets.json'))).toBe(true);
+    const pid = postmasterPid(dataDir);
+    expect(pid).toBeGreaterThan(0);
+
+    const client = new pg.Client({ connectionString: `postgresql://postgres:postgres@127.0.0.1:${dbPort}/billing` });
+    await client.connect();
+    await client.query(`INSERT INTO audit_events (actor, action, "entityType", "entityId") VALUES ('test', 'persist', 'probe', '1')`);
+    await client.end();
+
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+    expect(isAlive(pid!)).toBe(false);
+
+    const second = run('src/server.ts', env, workDir);
+    cleanup.push(() => void second.child.kill('SIGKILL'));
+    await waitUntilReady(port, second);
+    // Secrets are printed once, at first start only.
+    expect(second.output()).not.toContain('Development secrets were generated');
+    const again = new pg.Client({ connectionString: `postgresql://postgres:postgres@127.0.0.1:${dbPort}/billing` });
+    await again.connect();
+    const { rows } = await again.query(`SELECT action FROM audit_events WHERE "entityType" = 'probe'`);
+    await again.end();
+    expect(rows).toEqual([{ action: 'persist' }]);
+    const secondPid = postmasterPid(dataDir);
+    second.child.kill('SIGTERM');
+    expect(await second.exit).toBe(0);
+    expect(isAlive(secondPid!)).toBe(false);
+  });
+
+  it('refuses to start in production without DATABASE_URL, naming it', async () => {
+    const server = run('src/server.ts', { NODE_ENV: 'production' });
+    expect(await server.exit).not.toBe(0);
+    expect(server.output()).toMatch(/DATABASE_URL/);
+  });
+
+  it('db:migrate on an up-to-date database changes nothing and exits 0', async () => {
+    const database = await createTestDatabase();
+    cleanup.push(() => database.drop());
+    const read = async () => {
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      const { rows } = await client.query('SELECT * FROM _prisma_migrations ORDER BY id');
+      await client.end();
+      return rows;
+    };
+    const before = await read();
+    const migrate = run('src/cli/migrate.ts', { DATABASE_URL: database.url });
+    expect(await migrate.exit).toBe(0);
+    expect(migrate.output()).toContain('database already up to date');
+    expect(await read()).toEqual(before);
+  });
+});
