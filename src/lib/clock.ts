@@ -1,5 +1,6 @@
-// The current time always comes from an injected clock (DESIGN.md §7). A simulated clock stays frozen until
-// it is set again, like a test clock, so scenario tests and operators see repeatable time.
+// The current time always comes from an injected clock (DESIGN.md §7). A simulated clock follows the system
+// time until it is set; once set it stays frozen until set again, like a test clock, so scenario tests and
+// operators see repeatable time.
 export interface Clock {
   now(): Date;
   readonly kind: 'system' | 'simulated';
@@ -9,24 +10,29 @@ export interface SimulatedClock extends Clock {
   readonly kind: 'simulated';
   set(instant: Date): void;
   advance(ms: number): Date;
+  /** True once set: time no longer moves by itself. */
+  readonly frozen: boolean;
 }
 
 export function createSystemClock(): Clock {
   return { kind: 'system', now: () => new Date() };
 }
 
-export function createSimulatedClock(start: Date = new Date()): SimulatedClock {
-  let current = start.getTime();
+export function createSimulatedClock(start?: Date): SimulatedClock {
+  let current: number | undefined = start?.getTime();
   return {
     kind: 'simulated',
-    now: () => new Date(current),
+    now: () => new Date(current ?? Date.now()),
     set(instant) {
       if (Number.isNaN(instant.getTime())) throw new Error('invalid instant');
       current = instant.getTime();
     },
     advance(ms) {
-      current += ms;
+      current = (current ?? Date.now()) + ms;
       return new Date(current);
+    },
+    get frozen() {
+      return current !== undefined;
     },
   };
 }
