@@ -11,6 +11,7 @@ import { createRedactor, type Redactor } from './lib/redact.ts';
 import { createLogger } from './lib/logger.ts';
 import errorHandler from './plugins/error-handler.ts';
 import dbPlugin from './plugins/db.ts';
+import gatewayPlugin from './plugins/gateway.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
 
 declare module 'fastify' {
@@ -53,6 +54,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(errorHandler);
   await app.register(formbody);
   await app.register(dbPlugin, { connectionString: config.databaseUrl });
+  await app.register(gatewayPlugin);
   await app.register(healthRoutes);
 
   return app;

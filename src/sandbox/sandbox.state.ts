@@ -1,0 +1,437 @@
+// The sandbox gateway's memory and the interface's rules (gateway-interface.md; DESIGN.md §6). Everything the
+// sandbox knows lives here: hosted-window transactions, billing keys with their MOBILE chain, booked charges,
+// the ledger of money moved, and queued faults. HTTP lives in sandbox.routes.ts.
+import { randomBytes } from 'node:crypto';
+import {
+  BILLING_CONFIRM_REQUEST,
+  CANCEL_REQUEST,
+  CONFIRM_PAYMENT_REQUEST,
+  ISSUE_KEY_REQUEST,
+  validateRequest,
+  type PaymentMethod,
+  type RequestSchema,
+} from '../gateway/fields.ts';
+import type { GatewayOperationName } from '../gateway/types.ts';
+import type { Clock } from '../lib/clock.ts';
+import {
+  formatGatewayDateTime,
+  GATEWAY_ZONE,
+  MOBILE_WINDOW_DAYS,
+  mobileWindowOffsetDays,
+  sameCalendarMonth,
+} from '../lib/calendar.ts';
+
+export class SandboxError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface WindowTerms {
+  method: PaymentMethod;
+  merchantId: string;
+  orderId: string;
+  orderName: string;
+  amount: number;
+  userId: string;
+  successUrl: string;
+  failUrl: string;
+  issueKeyOnly: boolean;
+  itemCode?: string;
+  userName?: string;
+  userPhoneNumber?: string;
+}
+
+interface WindowTransaction {
+  id: string;
+  terms: WindowTerms;
+  createdAt: Date;
+  usedBy?: 'ISSUE_KEY' | 'CONFIRM_PAYMENT';
+}
+
+interface ChainHead {
+  transactionId: string;
+  amount: number;
+  at: Date;
+}
+
+interface SandboxKey {
+  billingKey: string;
+  method: PaymentMethod;
+  merchantId: string;
+  userId: string;
+  phoneNumber: string;
+  carrier?: string;
+  chain?: ChainHead;
+}
+
+interface Charge {
+  transactionId: string;
+  method: PaymentMethod;
+  merchantId: string;
+  amount: number;
+  remaining: number;
+  at: Date;
+  orderId?: string;
+}
+
+export interface LedgerEntry {
+  seq: number;
+  type: 'CHARGE' | 'CANCEL';
+  operation: GatewayOperationName;
+  method: PaymentMethod;
+  merchantId: string;
+  orderId?: string;
+  transactionId: string;
+  /** For a cancellation: the charge it cancels. */
+  originalTransactionId?: string;
+  amount: number;
+  at: string;
+  /** The 100-unit card check of an issueKeyOnly registration (cancelled at once). */
+  verification?: boolean;
+}
+
+export type FaultKind = 'latency' | 'decline' | 'timeout' | 'http_500' | 'malformed' | 'truncated' | 'reset' | 'mismatch';
+
+export interface FaultSpec {
+  operation?: GatewayOperationName | 'ANY';
+  kind: FaultKind;
+  /** How many matching calls this fault applies to (default 1). */
+  count?: number;
+  latencyMs?: number;
+  code?: string;
+  message?: string;
+  /** Whether the call is processed (and money booked) before the fault; defaults per kind. */
+  booked?: boolean;
+  /** timeout: how long the connection is held open without an answer (default 5 minutes). */
+  holdMs?: number;
+  /** mismatch: which field of an approval is answered differently from the request (default amount). */
+  field?: 'orderId' | 'amount';
+}
+
+export interface Fault extends Required<Pick<FaultSpec, 'kind' | 'count'>> {
+  id: number;
+  operation: GatewayOperationName | 'ANY';
+  latencyMs: number;
+  code?: string;
+  message?: string;
+  booked: boolean;
+  holdMs: number;
+  field: 'orderId' | 'amount';
+}
+
+/** Faults that by default strike after the call was processed: the charge is booked, the answer is lost. */
+const BOOKED_BY_DEFAULT: Record<FaultKind, boolean> = {
+  latency: true,
+  decline: false,
+  timeout: true,
+  http_500: false,
+  malformed: true,
+  truncated: true,
+  reset: false,
+  mismatch: true,
+};
+
+const CARRIERS = ['SKT', 'KTF', 'LGT'];
+const CARD_NAMES = ['Sandbox Card', 'Hana Sandbox', 'Shinhan Sandbox'];
+const WINDOW_TRANSACTION_TTL_MS = 30 * 60_000;
+const VERIFICATION_AMOUNT = 100;
+
+const ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+function randomId(prefix: string, length: number): string {
+  const bytes = randomBytes(length - prefix.length);
+  let out = prefix;
+  for (const byte of bytes) out += ALPHABET[byte % ALPHABET.length];
+  return out;
+}
+
+function reject(statusCode: number, code: string, message: string): never {
+  throw new SandboxError(statusCode, code, message);
+}
+
+function checkRequest(schema: RequestSchema, body: unknown): Record<string, unknown> {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) reject(400, 'INVALID_REQUEST', 'request body must be a JSON object');
+  const problems = validateRequest(schema, body as Record<string, unknown>);
+  if (problems.length > 0) reject(400, 'INVALID_REQUEST', problems.join('; '));
+  return body as Record<string, unknown>;
+}
+
+export interface SandboxState {
+  readonly merchantId: string;
+  readonly clock: Clock;
+  authorizeWindow(terms: WindowTerms): string;
+  issueKey(method: PaymentMethod, body: unknown): Record<string, unknown>;
+  confirmPayment(body: unknown): Record<string, unknown>;
+  billingConfirm(body: unknown): Record<string, unknown>;
+  cancel(body: unknown): Record<string, unknown>;
+  ledger(): LedgerEntry[];
+  addFault(spec: FaultSpec): Fault;
+  takeFault(operation: GatewayOperationName): Fault | undefined;
+  faults(): Fault[];
+  clearFaults(): number;
+  reset(): void;
+}
+
+export function createSandboxState(options: { clock: Clock; merchantId: string }): SandboxState {
+  const { clock, merchantId } = options;
+  let windows = new Map<string, WindowTransaction>();
+  let keys = new Map<string, SandboxKey>();
+  let charges = new Map<string, Charge>();
+  let orderIds = new Set<string>();
+  let entries: LedgerEntry[] = [];
+  let faultQueue: Fault[] = [];
+  let faultSeq = 0;
+
+  const now = () => clock.now();
+
+  function book(entry: Omit<LedgerEntry, 'seq' | 'at'>, at: Date): void {
+    entries.push({ ...entry, seq: entries.length + 1, at: at.toISOString() });
+  }
+
+  function charge(operation: GatewayOperationName, method: PaymentMethod, amount: number, orderId: string | undefined, at: Date) {
+    const transactionId = randomId('T', 18);
+    charges.set(transactionId, { transactionId, method, merchantId, amount, remaining: amount, at, orderId });
+    book({ type: 'CHARGE', operation, method, merchantId, orderId, transactionId, amount }, at);
+    return transactionId;
+  }
+
+  function requireMerchant(body: Record<string, unknown>) {
+    if (body.merchantId !== merchantId) reject(400, 'INVALID_MERCHANT', 'merchantId does not match the authenticated merchant');
+  }
+
+  function takeWindow(body: Record<string, unknown>, use: 'ISSUE_KEY' | 'CONFIRM_PAYMENT'): WindowTransaction {
+    const window = windows.get(String(body.transactionId));
+    if (!window) reject(404, 'NOT_FOUND_TRANSACTION', 'no authenticated transaction with this transactionId');
+    if (window.usedBy) reject(409, 'ALREADY_PROCESSED_TRANSACTION', 'this transactionId was already used');
+    if (now().getTime() - window.createdAt.getTime() > WINDOW_TRANSACTION_TTL_MS) {
+      reject(400, 'EXPIRED_TRANSACTION', 'the authentication has expired');
+    }
+    window.usedBy = use;
+    return window;
+  }
+
+  return {
+    merchantId,
+    clock,
+
+    authorizeWindow(terms) {
+      if (terms.merchantId !== merchantId) reject(400, 'INVALID_MERCHANT', 'merchantId does not match this sandbox');
+      const id = randomId('W', 18);
+      windows.set(id, { id, terms, createdAt: now() });
+      return id;
+    },
+
+    issueKey(method, rawBody) {
+      const body = checkRequest(ISSUE_KEY_REQUEST, rawBody);
+      requireMerchant(body);
+      const window = takeWindow(body, 'ISSUE_KEY');
+      const { terms } = window;
+      if (terms.method !== method) reject(400, 'METHOD_MISMATCH', `the window authenticated ${terms.method}, not ${method}`);
+      if (method === 'MOBILE' && terms.issueKeyOnly) reject(400, 'NOT_SUPPORTED', 'MOBILE registration always approves its first payment');
+      const at = now();
+      const billingKey = randomId('BK', 20);
+      const key: SandboxKey = {
+        billingKey,
+        method,
+        merchantId,
+        userId: terms.userId,
+        phoneNumber: terms.userPhoneNumber ?? '01000000000',
+      };
+      let transactionId: string;
+      if (terms.issueKeyOnly) {
+        // The 100-unit check is charged and cancelled at once: nothing stays charged.
+        transactionId = charge('ISSUE_KEY', method, VERIFICATION_AMOUNT, terms.orderId, at);
+        entries[entries.length - 1]!.verification = true;
+        charges.get(transactionId)!.remaining = 0;
+        book({ type: 'CANCEL', operation: 'ISSUE_KEY', method, merchantId, orderId: terms.orderId, transactionId: randomId('C', 18), originalTransactionId: transactionId, amount: VERIFICATION_AMOUNT, verification: true }, at);
+      } else {
+        transactionId = charge('ISSUE_KEY', method, terms.amount, terms.orderId, at);
+        orderIds.add(terms.orderId);
+      }
+      if (method === 'MOBILE') {
+        key.carrier = CARRIERS[terms.userId.length % CARRIERS.length];
+        key.chain = { transactionId, amount: terms.amount, at };
+      }
+      keys.set(billingKey, key);
+      const response: Record<string, unknown> = {
+        code: 'SUCCESS',
+        message: 'The billing key was issued',
+        transactionId,
+        amount: String(terms.amount),
+        transactionDateTime: formatGatewayDateTime(at),
+        orderId: terms.orderId,
+        issueKeyOnly: terms.issueKeyOnly,
+        billingKey,
+      };
+      if (terms.userName) response.userName = terms.userName;
+      if (method === 'CARD') {
+        if (terms.userPhoneNumber) response.userPhoneNumber = terms.userPhoneNumber;
+        if (!terms.issueKeyOnly) {
+          response.cardInfo = {
+            cardCode: '11',
+            cardName: CARD_NAMES[terms.userId.length % CARD_NAMES.length],
+            cardNumber: `5365-10**-****-${String(1000 + (terms.userId.length * 37) % 9000)}`,
+            installmentMonth: '00',
+            approvalNumber: randomId('', 8),
+          };
+        }
+      } else {
+        response.carrier = key.carrier;
+        response.userPhoneNumber = key.phoneNumber;
+      }
+      return response;
+    },
+
+    confirmPayment(rawBody) {
+      const body = checkRequest(CONFIRM_PAYMENT_REQUEST, rawBody);
+      requireMerchant(body);
+      const window = windows.get(String(body.transactionId));
+      // Amount and method are checked before the transaction is consumed, so a refused confirm can be corrected.
+      if (window && String(window.terms.amount) !== body.amount) {
+        reject(400, 'AMOUNT_MISMATCH', 'amount differs from the amount the customer authenticated');
+      }
+      if (window && window.terms.method !== body.method) reject(400, 'METHOD_MISMATCH', 'method differs from the window');
+      const taken = takeWindow(body, 'CONFIRM_PAYMENT');
+      const at = now();
+      const transactionId = charge('CONFIRM_PAYMENT', taken.terms.method, taken.terms.amount, taken.terms.orderId, at);
+      const response: Record<string, unknown> = {
+        code: 'SUCCESS',
+        message: 'The payment was approved',
+        transactionId,
+        amount: String(taken.terms.amount),
+        orderId: taken.terms.orderId,
+        transactionDateTime: formatGatewayDateTime(at),
+      };
+      if (taken.terms.method === 'MOBILE') {
+        response.carrier = CARRIERS[taken.terms.userId.length % CARRIERS.length];
+        response.phoneNumber = taken.terms.userPhoneNumber ?? '01000000000';
+      }
+      return response;
+    },
+
+    billingConfirm(rawBody) {
+      const body = checkRequest(BILLING_CONFIRM_REQUEST, rawBody);
+      requireMerchant(body);
+      const key = keys.get(String(body.billingKey));
+      if (!key || key.merchantId !== merchantId) reject(404, 'INVALID_BILLING_KEY', 'unknown billing key');
+      if (key.method !== body.method) reject(400, 'METHOD_MISMATCH', `the billing key is for ${key.method}`);
+      const orderId = String(body.orderId);
+      if (orderIds.has(orderId)) reject(409, 'DUPLICATED_ORDER_ID', 'orderId was already used for a payment');
+      const amount = body.amount as number;
+      const at = now();
+      if (key.method === 'MOBILE') {
+        const head = key.chain!;
+        if (body.lastTransactionId !== head.transactionId) {
+          reject(400, 'MOBILE_LAST_TRANSACTION_MISMATCH', 'lastTransactionId is not the previous transaction of this billing key');
+        }
+        if (amount !== head.amount) reject(400, 'MOBILE_AMOUNT_MISMATCH', 'amount must equal the previous month’s amount');
+        const offset = mobileWindowOffsetDays(head.at, at, GATEWAY_ZONE);
+        if (Math.abs(offset) > MOBILE_WINDOW_DAYS) {
+          reject(400, 'MOBILE_DATE_OUT_OF_RANGE', `request date is ${offset} days from one month after the previous transaction`);
+        }
+      }
+      const transactionId = charge('BILLING_CONFIRM', key.method, amount, orderId, at);
+      orderIds.add(orderId);
+      const response: Record<string, unknown> = {
+        code: 'SUCCESS',
+        message: 'The payment was approved',
+        transactionId,
+        amount: String(amount),
+        orderId,
+        transactionDateTime: formatGatewayDateTime(at),
+      };
+      if (key.method === 'MOBILE') {
+        key.chain = { transactionId, amount, at };
+        // The interface's example names this field phoneNumber, its table userPhoneNumber; clients accept both.
+        response.phoneNumber = key.phoneNumber;
+        response.carrier = key.carrier;
+      }
+      return response;
+    },
+
+    cancel(rawBody) {
+      const body = checkRequest(CANCEL_REQUEST, rawBody);
+      requireMerchant(body);
+      const original = charges.get(String(body.transactionId));
+      if (!original) reject(404, 'NOT_FOUND_TRANSACTION', 'no payment with this transactionId');
+      if (original.method !== body.method) reject(400, 'METHOD_MISMATCH', `the payment was made with ${original.method}`);
+      const amount = Number(body.amount);
+      if (original.remaining === 0) reject(409, 'ALREADY_CANCELED', 'the payment was already cancelled in full');
+      if (amount > original.remaining) reject(400, 'CANCEL_AMOUNT_EXCEEDED', `at most ${original.remaining} can be cancelled`);
+      if (body.cancelType === 'C' && amount !== original.remaining) {
+        reject(400, 'INVALID_CANCEL_AMOUNT', 'a full cancellation must cancel the whole remaining amount');
+      }
+      const at = now();
+      if (original.method === 'MOBILE') {
+        if (body.cancelType !== 'C' || amount !== original.amount) {
+          reject(400, 'MOBILE_PARTIAL_CANCEL_NOT_ALLOWED', 'phone payments can only be cancelled in full');
+        }
+        if (!sameCalendarMonth(original.at, at, GATEWAY_ZONE)) {
+          reject(400, 'MOBILE_CANCEL_PERIOD_EXPIRED', 'phone payments can only be cancelled within the month of payment');
+        }
+      }
+      original.remaining -= amount;
+      const transactionId = randomId('C', 18);
+      book(
+        { type: 'CANCEL', operation: 'CANCEL', method: original.method, merchantId, orderId: original.orderId, transactionId, originalTransactionId: original.transactionId, amount },
+        at,
+      );
+      return {
+        code: 'SUCCESS',
+        message: 'The payment was cancelled',
+        transactionId,
+        cancelAmount: String(amount),
+        remainingAmount: String(original.remaining),
+        transactionDateTime: formatGatewayDateTime(at),
+      };
+    },
+
+    ledger: () => entries.map((entry) => ({ ...entry })),
+
+    addFault(spec) {
+      const fault: Fault = {
+        id: ++faultSeq,
+        operation: spec.operation ?? 'ANY',
+        kind: spec.kind,
+        count: spec.count ?? 1,
+        latencyMs: spec.latencyMs ?? 0,
+        code: spec.code,
+        message: spec.message,
+        booked: spec.kind === 'decline' ? false : spec.booked ?? BOOKED_BY_DEFAULT[spec.kind],
+        holdMs: spec.holdMs ?? 5 * 60_000,
+        field: spec.field ?? 'amount',
+      };
+      faultQueue.push(fault);
+      return fault;
+    },
+
+    takeFault(operation) {
+      const fault = faultQueue.find((f) => f.count > 0 && (f.operation === 'ANY' || f.operation === operation));
+      if (!fault) return undefined;
+      fault.count -= 1;
+      faultQueue = faultQueue.filter((f) => f.count > 0);
+      return { ...fault };
+    },
+
+    faults: () => faultQueue.map((f) => ({ ...f })),
+
+    clearFaults() {
+      const count = faultQueue.length;
+      faultQueue = [];
+      return count;
+    },
+
+    reset() {
+      windows = new Map();
+      keys = new Map();
+      charges = new Map();
+      orderIds = new Set();
+      entries = [];
+      faultQueue = [];
+    },
+  };
+}
