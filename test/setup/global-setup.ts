@@ -38,7 +38,7 @@ function withDatabase(url: string, database: string): string {
 }
 
 export default async function setup(project: TestProject) {
-  const log = pino({ level: 'warn' });
+  const log = pino({ level: 'error' });
   let embedded: EmbeddedDatabase | undefined;
   let workDir: string | undefined;
   let adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;

@@ -1,0 +1,87 @@
+// A standalone sandbox gateway on an ephemeral port, driven through its own HTTP control routes, and a gateway
+// client pointed at it: contract tests talk real HTTP end to end.
+import Fastify from 'fastify';
+import pino from 'pino';
+import { createGatewayClient } from '../../src/gateway/client.ts';
+import type { GatewayClient } from '../../src/gateway/types.ts';
+import { createSimulatedClock, type SimulatedClock } from '../../src/lib/clock.ts';
+import { createRedactor, type Redactor } from '../../src/lib/redact.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { sandboxRoutes } from '../../src/sandbox/sandbox.routes.ts';
+import { createSandboxState, type FaultSpec, type LedgerEntry, type WindowTerms } from '../../src/sandbox/sandbox.state.ts';
+import type { LogCapture } from './app.ts';
+
+export const SANDBOX_SECRET = 'sandbox_contract_secret_key';
+export const SANDBOX_MERCHANT = 'CONTRACT_MERCHANT';
+
+export interface RunningSandbox {
+  url: string;
+  app: { close(): Promise<void> };
+  clock: SimulatedClock;
+  ledger(): Promise<LedgerEntry[]>;
+  fault(spec: FaultSpec): Promise<void>;
+  setClock(instant: Date): Promise<void>;
+  reset(): Promise<void>;
+  /** Approves (or declines) the hosted window through its JSON call; returns the window's transactionId. */
+  authorize(terms: Partial<WindowTerms> & Pick<WindowTerms, 'method'>, decision?: 'approve' | 'decline'): Promise<{ transactionId?: string; redirectUrl: string }>;
+  close(): Promise<void>;
+}
+
+async function json<T>(response: Response): Promise<T> {
+  if (!response.ok) throw new Error(`sandbox control answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+export async function startSandbox(): Promise<RunningSandbox> {
+  const clock = createSimulatedClock();
+  const app = Fastify({ loggerInstance: pino({ level: 'silent' }) });
+  await app.register(sandboxRoutes, { state: createSandboxState({ clock, merchantId: SANDBOX_MERCHANT }), secretKey: SANDBOX_SECRET, prefix: '' });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  const post = (path: string, body: unknown, method = 'POST') =>
+    fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return {
+    url,
+    app,
+    clock,
+    ledger: async () => (await json<{ entries: LedgerEntry[] }>(await fetch(`${url}/_control/ledger`))).entries,
+    fault: async (spec) => void (await json(await post('/_control/faults', spec))),
+    setClock: async (instant) => void (await json(await post('/_control/clock', { now: instant.toISOString() }, 'PUT'))),
+    reset: async () => void (await json(await post('/_control/reset', {}))),
+    authorize: async (terms, decision = 'approve') =>
+      json(
+        await post('/window/authorize', {
+          paymentsMethod: terms.method,
+          merchantId: terms.merchantId ?? SANDBOX_MERCHANT,
+          orderId: terms.orderId ?? `reg-${Math.random().toString(36).slice(2, 10)}`,
+          orderName: terms.orderName ?? 'Monthly plan',
+          amount: String(terms.amount ?? 9900),
+          userId: terms.userId ?? 'user-1',
+          successUrl: terms.successUrl ?? 'http://merchant.test/billing/success?state=s1',
+          failUrl: terms.failUrl ?? 'http://merchant.test/billing/fail?state=s1',
+          issueKeyOnly: terms.issueKeyOnly ?? false,
+          itemCode: terms.itemCode,
+          userName: terms.userName,
+          userPhoneNumber: terms.userPhoneNumber,
+          decision,
+        }),
+      ),
+    close: () => app.close(),
+  };
+}
+
+export function clientFor(
+  url: string,
+  options: { secretKey?: string; merchantId?: string; timeoutMs?: number; logs?: LogCapture; redactor?: Redactor } = {},
+): GatewayClient {
+  const redactor = options.redactor ?? createRedactor([options.secretKey ?? SANDBOX_SECRET]);
+  return createGatewayClient({
+    baseUrl: url,
+    secretKey: options.secretKey ?? SANDBOX_SECRET,
+    merchantId: options.merchantId ?? SANDBOX_MERCHANT,
+    timeoutMs: options.timeoutMs ?? 2000,
+    mobileIssueKeyPath: '/v1/billing/mobile/issue-key',
+    cancelPath: '/payments/cancel',
+    log: createLogger({ level: options.logs ? 'trace' : 'silent', redactor, destination: options.logs }),
+    redactor,
+  });
+}
