@@ -131,6 +131,23 @@ describe('server process', () => {
     expect(server.output()).toMatch(/DATABASE_URL/);
   });
 
+  it('npm run sandbox serves the sandbox gateway alone on SANDBOX_PORT and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const sandbox = run('src/sandbox/server.ts', { SANDBOX_PORT: String(port), HOST: '127.0.0.1' });
+    cleanup.push(() => void sandbox.child.kill('SIGKILL'));
+    const deadline = Date.now() + 30_000;
+    let clock: Response | undefined;
+    while (Date.now() < deadline && !clock) {
+      clock = await fetch(`http://127.0.0.1:${port}/_control/clock`).catch(() => undefined);
+      if (!clock) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(clock?.status).toBe(200);
+    const unauthorized = await fetch(`http://127.0.0.1:${port}/billing/confirm`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(unauthorized.status).toBe(401);
+    sandbox.child.kill('SIGTERM');
+    expect(await sandbox.exit).toBe(0);
+  });
+
   it('db:migrate on an up-to-date database changes nothing and exits 0', async () => {
     const database = await createTestDatabase();
     cleanup.push(() => database.drop());

@@ -199,8 +199,11 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     return transactionId;
   }
 
-  function requireMerchant(body: Record<string, unknown>) {
+  /** The interface's field rules, then the merchant: every operation starts here. */
+  function acceptRequest(schema: RequestSchema, rawBody: unknown): Record<string, unknown> {
+    const body = checkRequest(schema, rawBody);
     if (body.merchantId !== merchantId) reject(400, 'INVALID_MERCHANT', 'merchantId does not match the authenticated merchant');
+    return body;
   }
 
   function takeWindow(body: Record<string, unknown>, use: 'ISSUE_KEY' | 'CONFIRM_PAYMENT'): WindowTransaction {
@@ -226,8 +229,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     },
 
     issueKey(method, rawBody) {
-      const body = checkRequest(ISSUE_KEY_REQUEST, rawBody);
-      requireMerchant(body);
+      const body = acceptRequest(ISSUE_KEY_REQUEST, rawBody);
       const window = takeWindow(body, 'ISSUE_KEY');
       const { terms } = window;
       if (terms.method !== method) reject(400, 'METHOD_MISMATCH', `the window authenticated ${terms.method}, not ${method}`);
@@ -287,8 +289,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     },
 
     confirmPayment(rawBody) {
-      const body = checkRequest(CONFIRM_PAYMENT_REQUEST, rawBody);
-      requireMerchant(body);
+      const body = acceptRequest(CONFIRM_PAYMENT_REQUEST, rawBody);
       const window = windows.get(String(body.transactionId));
       // Amount and method are checked before the transaction is consumed, so a refused confirm can be corrected.
       if (window && String(window.terms.amount) !== body.amount) {
@@ -314,8 +315,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     },
 
     billingConfirm(rawBody) {
-      const body = checkRequest(BILLING_CONFIRM_REQUEST, rawBody);
-      requireMerchant(body);
+      const body = acceptRequest(BILLING_CONFIRM_REQUEST, rawBody);
       const key = keys.get(String(body.billingKey));
       if (!key || key.merchantId !== merchantId) reject(404, 'INVALID_BILLING_KEY', 'unknown billing key');
       if (key.method !== body.method) reject(400, 'METHOD_MISMATCH', `the billing key is for ${key.method}`);
@@ -354,8 +354,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     },
 
     cancel(rawBody) {
-      const body = checkRequest(CANCEL_REQUEST, rawBody);
-      requireMerchant(body);
+      const body = acceptRequest(CANCEL_REQUEST, rawBody);
       const original = charges.get(String(body.transactionId));
       if (!original) reject(404, 'NOT_FOUND_TRANSACTION', 'no payment with this transactionId');
       if (original.method !== body.method) reject(400, 'METHOD_MISMATCH', `the payment was made with ${original.method}`);
