@@ -304,7 +304,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     issueBillingKey(input) {
       const path = input.method === 'CARD' ? '/v1/billing/card/issue-key' : options.mobileIssueKeyPath;
       const body = { transactionId: input.transactionId, merchantId: options.merchantId };
-      return call('ISSUE_KEY', path, ISSUE_KEY_REQUEST, body, { requireBillingKey: true });
+      return call('ISSUE_KEY', path, ISSUE_KEY_REQUEST, body, {
+        requireBillingKey: true,
+        orderId: input.expectedOrderId,
+        amount: input.expectedAmount,
+      });
     },
     chargeBillingKey(input) {
       const body: Record<string, unknown> = {

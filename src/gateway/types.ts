@@ -69,6 +69,9 @@ export interface ConfirmPaymentInput {
 export interface IssueBillingKeyInput {
   method: PaymentMethod;
   transactionId: string;
+  /** What the registration asked for: an approval answering another orderId or amount is UNKNOWN. */
+  expectedOrderId?: string;
+  expectedAmount?: number;
 }
 
 export interface ChargeBillingKeyInput {

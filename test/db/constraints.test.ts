@@ -34,10 +34,16 @@ describe('database constraints', () => {
     await expect(createAttempt(db, { paymentId: payment.id, attemptNumber: 2 })).resolves.toBeTruthy();
   });
 
-  it('never reuse an orderId for the same operation (rule 2)', async () => {
+  it('never reuse a billing charge orderId (rule 2), while a key-issuance replay may repeat the window orderId', async () => {
     const payment = await createPayment(db);
     await createAttempt(db, { paymentId: payment.id, attemptNumber: 1, orderId: 'order-1', status: 'DECLINED' });
     await expect(createAttempt(db, { paymentId: payment.id, attemptNumber: 2, orderId: 'order-1' })).rejects.toThrow(/Unique constraint/);
+    const other = await createPayment(db);
+    await expect(createAttempt(db, { paymentId: other.id, attemptNumber: 1, orderId: 'order-1' })).rejects.toThrow(/Unique constraint/);
+
+    const initial = await createPayment(db, { kind: 'INITIAL' });
+    await createAttempt(db, { paymentId: initial.id, attemptNumber: 1, operation: 'ISSUE_KEY', orderId: 'window-1', status: 'UNKNOWN' });
+    await expect(createAttempt(db, { paymentId: initial.id, attemptNumber: 2, operation: 'ISSUE_KEY', orderId: 'window-1' })).resolves.toBeTruthy();
   });
 
   it('refuse an orderId over 50 bytes of UTF-8, counting Hangul as 3 bytes', async () => {

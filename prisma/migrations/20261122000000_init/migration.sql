@@ -278,7 +278,7 @@ CREATE INDEX "payment_attempts_status_leaseExpiresAt_idx" ON "payment_attempts"(
 CREATE UNIQUE INDEX "payment_attempts_paymentId_attemptNumber_key" ON "payment_attempts"("paymentId", "attemptNumber");
 
 -- CreateIndex
-CREATE UNIQUE INDEX "payment_attempts_operation_orderId_key" ON "payment_attempts"("operation", "orderId");
+CREATE INDEX "payment_attempts_orderId_idx" ON "payment_attempts"("orderId");
 
 -- CreateIndex
 CREATE INDEX "idempotency_records_expiresAt_idx" ON "idempotency_records"("expiresAt");
@@ -335,6 +335,9 @@ ALTER TABLE "registrations" ADD CONSTRAINT "registrations_orderId_bytes" CHECK (
 ALTER TABLE "orders" ADD CONSTRAINT "orders_orderId_bytes" CHECK (octet_length("orderId") <= 50);
 ALTER TABLE "payments" ADD CONSTRAINT "payments_orderId_bytes" CHECK (octet_length("orderId") <= 50);
 ALTER TABLE "payment_attempts" ADD CONSTRAINT "payment_attempts_orderId_bytes" CHECK (octet_length("orderId") <= 50);
+
+-- A billing charge's orderId is never sent twice (DESIGN.md §3 rule 2).
+CREATE UNIQUE INDEX "payment_attempts_billing_orderId_key" ON "payment_attempts"("orderId") WHERE "operation" = 'BILLING_CONFIRM';
 
 -- At most one gateway call in flight per payment: two workers can never both be calling for it.
 CREATE UNIQUE INDEX "payment_attempts_one_in_flight" ON "payment_attempts"("paymentId") WHERE "status" = 'IN_FLIGHT';
