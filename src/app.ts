@@ -12,9 +12,22 @@ import { createLogger } from './lib/logger.ts';
 import errorHandler from './plugins/error-handler.ts';
 import dbPlugin from './plugins/db.ts';
 import gatewayPlugin from './plugins/gateway.ts';
+import authPlugin from './plugins/auth.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
+import { createKeyring } from './lib/crypto.ts';
+import { checkoutRoutes } from './modules/checkout/checkout.routes.ts';
+import { createRegistrationsService } from './modules/registrations/registrations.service.ts';
+import { registrationsRoutes } from './modules/registrations/registrations.routes.ts';
+import { createSubscriptionsService } from './modules/subscriptions/subscriptions.service.ts';
+import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.ts';
+import { createPaymentsService } from './modules/payments/payments.service.ts';
+import { paymentsRoutes } from './modules/payments/payments.routes.ts';
 
 declare module 'fastify' {
+  interface FastifySchema {
+    /** OpenAPI grouping of a route. */
+    tags?: string[];
+  }
   interface FastifyInstance {
     config: Config;
     clock: Clock;
@@ -55,7 +68,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(formbody);
   await app.register(dbPlugin, { connectionString: config.databaseUrl });
   await app.register(gatewayPlugin);
+  await app.register(authPlugin);
   await app.register(healthRoutes);
+
+  const keyring = createKeyring(config.encryptionKeys);
+  const deps = { db: app.db, gateway: app.gateway, clock, config, keyring, log: app.log };
+  const registrations = createRegistrationsService(deps);
+  const subscriptions = createSubscriptionsService(deps);
+  const payments = createPaymentsService(deps);
+
+  await app.register(checkoutRoutes({
+    '/billing/success': registrations.handleSuccess,
+    '/billing/fail': registrations.handleFail,
+  }));
+  await app.register(registrationsRoutes(registrations), { prefix: '/api/v1' });
+  await app.register(subscriptionsRoutes(subscriptions), { prefix: '/api/v1' });
+  await app.register(paymentsRoutes(payments), { prefix: '/api/v1' });
 
   return app;
 }

@@ -48,3 +48,18 @@ export async function buildTestApp(
     : createLogger({ level: 'silent', redactor });
   return buildApp(config, { logger, redactor });
 }
+
+/** The app listening on a free port, with PUBLIC_BASE_URL pointing at it, as a browser would reach it. */
+export async function startTestApp(
+  databaseUrl: string,
+  options: { env?: Record<string, string>; logs?: LogCapture } = {},
+): Promise<{ app: App; baseUrl: string }> {
+  const { freePort } = await import('../setup/global-setup.ts');
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const app = await buildTestApp(databaseUrl, { ...options, env: { PUBLIC_BASE_URL: baseUrl, ...options.env } });
+  await app.listen({ host: '127.0.0.1', port });
+  return { app, baseUrl };
+}
+
+export const apiHeaders = { authorization: `Bearer ${TEST_API_KEY}` };

@@ -50,6 +50,8 @@ CREATE TABLE "registrations" (
     "failureCode" TEXT,
     "failureMessage" TEXT,
     "completedAt" TIMESTAMPTZ(3),
+    "leaseOwner" TEXT,
+    "leaseExpiresAt" TIMESTAMPTZ(3),
     "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" TIMESTAMPTZ(3) NOT NULL,
 
@@ -131,6 +133,8 @@ CREATE TABLE "orders" (
     "failureCode" TEXT,
     "failureMessage" TEXT,
     "completedAt" TIMESTAMPTZ(3),
+    "leaseOwner" TEXT,
+    "leaseExpiresAt" TIMESTAMPTZ(3),
     "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" TIMESTAMPTZ(3) NOT NULL,
 

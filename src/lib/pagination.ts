@@ -1,0 +1,39 @@
+// Keyset pagination (DESIGN.md §5 "Lists are {items, nextCursor}"): newest first by (createdAt, id); the cursor is
+// the last item's key, opaque to clients.
+import { ValidationError } from './errors.ts';
+
+export interface PageKey {
+  createdAt: Date;
+  id: string;
+}
+
+export function encodeCursor(key: PageKey): string {
+  return Buffer.from(JSON.stringify([key.createdAt.toISOString(), key.id]), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): PageKey | undefined {
+  if (!cursor) return undefined;
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(createdAt);
+    if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !/^[0-9a-f-]{36}$/.test(id)) throw new Error('bad cursor');
+    return { createdAt: date, id };
+  } catch {
+    throw new ValidationError('cursor is not valid');
+  }
+}
+
+/** The Prisma where-clause for "after this key" in (createdAt desc, id desc) order. */
+export function afterCursor(key: PageKey | undefined) {
+  if (!key) return {};
+  return { OR: [{ createdAt: { lt: key.createdAt } }, { createdAt: key.createdAt, id: { lt: key.id } }] };
+}
+
+export const PAGE_ORDER = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
+
+/** Fetch limit + 1 rows; this returns the page and the cursor of the next one. */
+export function toPage<T extends PageKey>(rows: T[], limit: number): { items: T[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+}

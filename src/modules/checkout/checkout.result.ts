@@ -1,0 +1,65 @@
+// What a browser route answers (DESIGN.md §5 "Browser route failures"): a success with ids, or a failure with a
+// stable code. The routes turn it into a 303 redirect or, with Accept: application/json, a JSON answer.
+export type CheckoutFailureCode =
+  | 'INVALID_STATE'
+  | 'STATE_EXPIRED'
+  | 'WINDOW_FAILED'
+  | 'ORDER_MISMATCH'
+  | 'AMOUNT_MISMATCH'
+  | 'GATEWAY_DECLINED'
+  | 'PAYMENT_OUTCOME_UNKNOWN'
+  | 'GATEWAY_UNAVAILABLE'
+  | 'STATE_CONFLICT'
+  | 'VALIDATION_ERROR';
+
+/** JSON mode: 4xx for the caller's errors, 502/503 for gateway outcomes. */
+export const FAILURE_STATUS: Record<CheckoutFailureCode, number> = {
+  INVALID_STATE: 400,
+  VALIDATION_ERROR: 400,
+  STATE_EXPIRED: 410,
+  WINDOW_FAILED: 422,
+  ORDER_MISMATCH: 409,
+  AMOUNT_MISMATCH: 409,
+  STATE_CONFLICT: 409,
+  GATEWAY_DECLINED: 502,
+  PAYMENT_OUTCOME_UNKNOWN: 502,
+  GATEWAY_UNAVAILABLE: 503,
+};
+
+interface Ids {
+  registrationId?: string;
+  subscriptionId?: string;
+  orderId?: string;
+  paymentId?: string;
+  returnUrl?: string | null;
+}
+
+export type CheckoutResult =
+  | ({ status: 'success' } & Ids)
+  | ({ status: 'failed'; code: CheckoutFailureCode; message: string; gatewayCode?: string; reason?: string } & Ids);
+
+export function success(ids: Ids): CheckoutResult {
+  return { status: 'success', ...ids };
+}
+
+export function failure(
+  code: CheckoutFailureCode,
+  message: string,
+  extra: Ids & { gatewayCode?: string; reason?: string } = {},
+): CheckoutResult {
+  return { status: 'failed', code, message, ...extra };
+}
+
+/**
+ * Polls until `done(row)` or the time is up; returns the last row read. Real time on purpose: this bounds how
+ * long a browser waits, which a frozen simulated clock must not stretch forever.
+ */
+export async function waitForLease<T>(read: () => Promise<T>, done: (row: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let row = await read();
+  while (!done(row) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    row = await read();
+  }
+  return row;
+}

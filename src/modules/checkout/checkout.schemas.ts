@@ -1,0 +1,57 @@
+// Shared TypeBox pieces of the merchant API and browser routes.
+import { Type } from 'typebox';
+
+export const Method = Type.Union([Type.Literal('CARD'), Type.Literal('MOBILE')]);
+export const Amount = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+export const Uuid = Type.String({ pattern: '^[0-9a-fA-F-]{36}$' });
+export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const HttpUrl = Type.String({ pattern: '^https?://', maxLength: 2000 });
+export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 20 });
+export const Cursor = Type.String({ maxLength: 200 });
+export const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const CheckoutStatus = Type.Union([
+  Type.Literal('PENDING'),
+  Type.Literal('COMPLETED'),
+  Type.Literal('FAILED'),
+  Type.Literal('EXPIRED'),
+  Type.Literal('NEEDS_ATTENTION'),
+]);
+
+export const WindowParams = Type.Object({
+  paymentsMethod: Method,
+  merchantId: Type.String(),
+  orderId: Type.String(),
+  orderName: Type.String(),
+  amount: Type.Integer(),
+  userId: Type.Optional(Type.String()),
+  successUrl: Type.String(),
+  failUrl: Type.String(),
+  issueKeyOnly: Type.Boolean(),
+  itemCode: Type.Optional(Type.String()),
+  userName: Type.Optional(Type.String()),
+  userPhoneNumber: Type.Optional(Type.String()),
+  url: Type.Optional(Type.String()),
+});
+
+/** What the gateway sends the browser back with: strings from a query string or a form; extra fields allowed. */
+export const RedirectFields = Type.Object(
+  {
+    state: Type.Optional(Type.String({ maxLength: 200 })),
+    transactionId: Type.Optional(Type.String({ maxLength: 200 })),
+    code: Type.Optional(Type.String({ maxLength: 200 })),
+    message: Type.Optional(Type.String({ maxLength: 1000 })),
+    orderId: Type.Optional(Type.String({ maxLength: 200 })),
+    method: Type.Optional(Type.String({ maxLength: 20 })),
+    amount: Type.Optional(Type.String({ maxLength: 20 })),
+  },
+  { additionalProperties: true },
+);
+
+export const ErrorResponse = Type.Object({
+  statusCode: Type.Integer(),
+  code: Type.String(),
+  error: Type.String(),
+  message: Type.String(),
+  details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+});

@@ -1,0 +1,100 @@
+// Terms a merchant asks for (registrations and one-time orders), checked when they are created (DESIGN.md §2:
+// byte limits of the interface counted in UTF-8, so a bad orderName fails now with a clear 400, not months later
+// at charge time), and the parameters of the gateway's hosted window built from them.
+import type { Config } from '../../config.ts';
+import { utf8Bytes } from '../../gateway/fields.ts';
+import { ValidationError } from '../../lib/errors.ts';
+import { maskPhoneNumber } from '../../lib/redact.ts';
+
+export type Method = 'CARD' | 'MOBILE';
+
+export interface Terms {
+  userId?: string;
+  method: Method;
+  amount: number;
+  orderName: string;
+  itemCode?: string;
+  userName?: string;
+  userPhoneNumber?: string;
+}
+
+// Limits of the billing payment request (gateway-interface.md) and of key issuance's echo fields.
+const BYTE_LIMITS: Array<[keyof Terms, number]> = [
+  ['userId', 60],
+  ['orderName', 100],
+  ['itemCode', 10],
+  ['userName', 20],
+  ['userPhoneNumber', 20],
+];
+
+export function validateTerms(terms: Terms, config: Config): void {
+  for (const [field, limit] of BYTE_LIMITS) {
+    const value = terms[field];
+    if (typeof value === 'string' && utf8Bytes(value) > limit) {
+      throw new ValidationError(`${field} is ${utf8Bytes(value)} bytes of UTF-8; the gateway allows at most ${limit}`);
+    }
+  }
+  if (terms.orderName.trim() === '') throw new ValidationError('orderName must not be blank');
+  if (terms.userPhoneNumber !== undefined && !/^\+?[0-9][0-9 -]{6,18}$/.test(terms.userPhoneNumber)) {
+    throw new ValidationError('userPhoneNumber must be a phone number (digits, spaces or hyphens)');
+  }
+  const max = config.amountMax[terms.method];
+  if (max !== undefined && terms.amount > max) {
+    throw new ValidationError(`amount ${terms.amount} is over the ${terms.method} maximum of ${max}`);
+  }
+  if (terms.method === 'MOBILE' && !terms.itemCode) throw new ValidationError('itemCode is required for MOBILE');
+}
+
+export function checkoutUrls(config: Config, flow: 'billing' | 'payments', state: string) {
+  const query = `state=${encodeURIComponent(state)}`;
+  return {
+    successUrl: `${config.publicBaseUrl}/${flow}/success?${query}`,
+    failUrl: `${config.publicBaseUrl}/${flow}/fail?${query}`,
+  };
+}
+
+export interface WindowParams {
+  paymentsMethod: Method;
+  merchantId: string;
+  orderId: string;
+  orderName: string;
+  amount: number;
+  userId?: string;
+  successUrl: string;
+  failUrl: string;
+  issueKeyOnly: boolean;
+  itemCode?: string;
+  userName?: string;
+  /** Masked: responses never carry a customer's phone number (DESIGN.md §5); the merchant has it already. */
+  userPhoneNumber?: string;
+  url?: string;
+}
+
+/** What the gateway's JavaScript SDK takes; `url` (the sandbox's window page) only in sandbox mode. */
+export function windowParams(
+  config: Config,
+  input: Terms & { orderId: string; successUrl: string; failUrl: string; issueKeyOnly: boolean },
+): WindowParams {
+  const params: WindowParams = {
+    paymentsMethod: input.method,
+    merchantId: config.gateway.merchantId!,
+    orderId: input.orderId,
+    orderName: input.orderName,
+    amount: input.amount,
+    userId: input.userId,
+    successUrl: input.successUrl,
+    failUrl: input.failUrl,
+    issueKeyOnly: input.issueKeyOnly,
+  };
+  if (input.itemCode) params.itemCode = input.itemCode;
+  if (input.userName) params.userName = input.userName;
+  if (input.userPhoneNumber) params.userPhoneNumber = maskPhoneNumber(input.userPhoneNumber);
+  if (!config.gateway.baseUrl) {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== undefined && key !== 'userPhoneNumber') query.set(key, String(value));
+    }
+    params.url = `${config.publicBaseUrl}/sandbox/window?${query}`;
+  }
+  return params;
+}

@@ -1,0 +1,20 @@
+// Merchant API: payments (DESIGN.md §5).
+import type { App } from '../../app.ts';
+import { IdParams } from '../checkout/checkout.schemas.ts';
+import { ListPaymentsQuery, PaymentList, PaymentResponse } from './payments.schemas.ts';
+import { serializePayment, type createPaymentsService } from './payments.service.ts';
+
+export function paymentsRoutes(service: ReturnType<typeof createPaymentsService>) {
+  return async (app: App) => {
+    app.addHook('onRequest', app.requireApiKey);
+
+    app.get('/payments', { schema: { tags: ['payments'], querystring: ListPaymentsQuery, response: { 200: PaymentList } } }, async (request) => {
+      const page = await service.listPayments(request.query);
+      return { items: page.items.map((row) => serializePayment(row)), nextCursor: page.nextCursor };
+    });
+
+    app.get('/payments/:id', { schema: { tags: ['payments'], params: IdParams, response: { 200: PaymentResponse } } }, async (request) =>
+      serializePayment(await service.getPayment(request.params.id)),
+    );
+  };
+}

@@ -1,0 +1,72 @@
+// Payments and their attempts, read through the merchant API (DESIGN.md §5 payment shape).
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { Db } from '../../db/prisma.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+
+type PaymentRow = Prisma.PaymentGetPayload<object>;
+type AttemptRow = Prisma.PaymentAttemptGetPayload<object>;
+export type PaymentStatus = PaymentRow['status'];
+
+export function serializeAttempt(row: AttemptRow) {
+  return {
+    id: row.id,
+    attemptNumber: row.attemptNumber,
+    operation: row.operation,
+    orderId: row.orderId,
+    amount: row.amount,
+    outcome: row.status,
+    gatewayCode: row.gatewayCode ?? undefined,
+    gatewayMessage: row.gatewayMessage ?? undefined,
+    transactionId: row.transactionId ?? undefined,
+    approvedAt: row.approvedAt?.toISOString(),
+    sentAt: row.sentAt?.toISOString(),
+    completedAt: row.completedAt?.toISOString(),
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export function serializePayment(row: PaymentRow & { attempts?: AttemptRow[] }) {
+  return {
+    id: row.id,
+    subscriptionId: row.subscriptionId ?? undefined,
+    registrationId: row.registrationId ?? undefined,
+    oneTimeOrderId: row.oneTimeOrderId ?? undefined,
+    cycle: row.cycle ?? undefined,
+    orderId: row.orderId,
+    kind: row.kind,
+    method: row.method,
+    amount: row.amount,
+    status: row.status,
+    transactionId: row.transactionId ?? undefined,
+    approvedAt: row.approvedAt?.toISOString(),
+    failureCode: row.failureCode ?? undefined,
+    failureMessage: row.failureMessage ?? undefined,
+    canceledAmount: row.canceledAmount,
+    attentionReason: row.attentionReason ?? undefined,
+    attempts: row.attempts?.map(serializeAttempt),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export function createPaymentsService(deps: { db: Db }) {
+  const { db } = deps;
+
+  async function getPayment(id: string) {
+    const row = await db.payment.findUnique({ where: { id }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } });
+    if (!row) throw new NotFoundError('Payment');
+    return row;
+  }
+
+  async function listPayments(filter: { subscriptionId?: string; status?: PaymentStatus; limit: number; cursor?: string }) {
+    const rows = await db.payment.findMany({
+      where: { subscriptionId: filter.subscriptionId, status: filter.status, ...afterCursor(decodeCursor(filter.cursor)) },
+      orderBy: PAGE_ORDER,
+      take: filter.limit + 1,
+    });
+    return toPage(rows, filter.limit);
+  }
+
+  return { getPayment, listPayments };
+}

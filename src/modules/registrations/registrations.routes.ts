@@ -1,0 +1,23 @@
+// Merchant API: registrations (DESIGN.md §5). Thin: schema, auth, one service call.
+import type { App } from '../../app.ts';
+import { IdParams } from '../checkout/checkout.schemas.ts';
+import { CreateRegistrationBody, RegistrationResponse } from './registrations.schemas.ts';
+import type { createRegistrationsService } from './registrations.service.ts';
+
+export function registrationsRoutes(service: ReturnType<typeof createRegistrationsService>) {
+  return async (app: App) => {
+    app.addHook('onRequest', app.requireApiKey);
+
+    app.post(
+      '/registrations',
+      { schema: { tags: ['registrations'], body: CreateRegistrationBody, response: { 201: RegistrationResponse } } },
+      async (request, reply) => reply.status(201).send(await service.createRegistration(request.body)),
+    );
+
+    app.get(
+      '/registrations/:id',
+      { schema: { tags: ['registrations'], params: IdParams, response: { 200: RegistrationResponse } } },
+      async (request) => service.getRegistration(request.params.id),
+    );
+  };
+}

@@ -1,0 +1,41 @@
+import { Type } from 'typebox';
+import { Amount, CheckoutStatus, HttpUrl, Method, WindowParams } from '../checkout/checkout.schemas.ts';
+
+export const CreateRegistrationBody = Type.Object(
+  {
+    userId: Type.String({ minLength: 1, maxLength: 60 }),
+    method: Method,
+    amount: Amount,
+    orderName: Type.String({ minLength: 1, maxLength: 100 }),
+    interval: Type.Optional(
+      Type.Object(
+        {
+          unit: Type.Union([Type.Literal('day'), Type.Literal('week'), Type.Literal('month'), Type.Literal('year')]),
+          count: Type.Integer({ minimum: 1, maximum: 120 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    itemCode: Type.Optional(Type.String({ minLength: 1, maxLength: 10 })),
+    issueKeyOnly: Type.Optional(Type.Boolean()),
+    userName: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+    userPhoneNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+    returnUrl: Type.Optional(HttpUrl),
+  },
+  { additionalProperties: false },
+);
+
+export const RegistrationResponse = Type.Object({
+  id: Type.String(),
+  state: Type.String(),
+  status: CheckoutStatus,
+  orderId: Type.String(),
+  successUrl: Type.String(),
+  failUrl: Type.String(),
+  expiresAt: Type.String({ format: 'date-time' }),
+  window: WindowParams,
+  subscriptionId: Type.Optional(Type.String()),
+  failureCode: Type.Optional(Type.String()),
+  failureMessage: Type.Optional(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+});

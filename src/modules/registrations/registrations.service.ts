@@ -1,0 +1,369 @@
+// Registrations (DESIGN.md §1.1, §5): the merchant asks for one; the customer authenticates in the gateway's
+// window; the success redirect exchanges the window's transactionId for a billing key, stores it encrypted,
+// records the registration's own payment and creates the subscription.
+//
+// Invariants kept here:
+// - the single-use `state` (256 random bits) is the only thing that binds a browser redirect to a registration;
+// - concurrent redirects with one state call the gateway once: the caller must hold the registration's lease;
+// - write before call: when the registration charges money, its INITIAL payment and an IN_FLIGHT attempt are
+//   committed before issue-key is called (rule 1), and the outcome is written fenced on that lease (rule 5);
+// - amounts come from our database, never from the redirect (rule 7);
+// - an UNKNOWN issuance is never turned into a failure: the registration waits in NEEDS_ATTENTION, and a replay
+//   may call issue-key again with the same transactionId (the gateway's window transaction is single use, so
+//   that call cannot charge twice).
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/prisma.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { utf8Bytes } from '../../gateway/fields.ts';
+import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Keyring } from '../../lib/crypto.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
+import { failure, success, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { expireAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
+import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
+
+type Tx = Prisma.TransactionClient;
+type RegistrationRow = Prisma.RegistrationGetPayload<{ include: { subscription: { select: { id: true } } } }>;
+
+export interface CreateRegistrationInput {
+  userId: string;
+  method: Method;
+  amount: number;
+  orderName: string;
+  interval?: { unit: 'day' | 'week' | 'month' | 'year'; count: number };
+  itemCode?: string;
+  issueKeyOnly?: boolean;
+  userName?: string;
+  userPhoneNumber?: string;
+  returnUrl?: string;
+}
+
+export interface RedirectInput {
+  state?: string;
+  transactionId?: string;
+  code?: string;
+  message?: string;
+  orderId?: string;
+}
+
+export interface RegistrationsDeps {
+  db: Db;
+  gateway: GatewayClient;
+  clock: Clock;
+  config: Config;
+  keyring: Keyring;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+/** Our registration orderId: derived from the row id, 33 bytes, unique (rule 2). */
+export function registrationOrderId(id: string): string {
+  return `R${id.replace(/-/g, '')}`;
+}
+
+export function createRegistrationsService(deps: RegistrationsDeps) {
+  const { db, gateway, clock, config, keyring, log } = deps;
+  const leaseMs = config.scheduler.leaseMs;
+
+  function serialize(row: RegistrationRow) {
+    const urls = checkoutUrls(config, 'billing', row.state);
+    return {
+      id: row.id,
+      state: row.state,
+      status: row.status,
+      orderId: row.orderId,
+      ...urls,
+      expiresAt: row.expiresAt.toISOString(),
+      window: windowParams(config, {
+        method: row.method,
+        amount: row.amount,
+        orderName: row.orderName,
+        userId: row.userId,
+        itemCode: row.itemCode ?? undefined,
+        userName: row.userName ?? undefined,
+        userPhoneNumber: row.userPhoneNumber ?? undefined,
+        orderId: row.orderId,
+        issueKeyOnly: row.issueKeyOnly,
+        ...urls,
+      }),
+      subscriptionId: row.subscription?.id,
+      failureCode: row.failureCode ?? undefined,
+      failureMessage: row.failureMessage ?? undefined,
+      createdAt: row.createdAt.toISOString(),
+    };
+  }
+
+  async function createRegistration(input: CreateRegistrationInput) {
+    const interval = input.interval ?? { unit: 'month' as const, count: 1 };
+    const issueKeyOnly = input.issueKeyOnly ?? false;
+    validateTerms(input, config);
+    if (input.method === 'MOBILE') {
+      if (interval.unit !== 'month' || interval.count !== 1) {
+        throw new ValidationError('MOBILE subscriptions are billed monthly: interval must be {unit: "month", count: 1}');
+      }
+      if (issueKeyOnly) {
+        throw new ValidationError('issueKeyOnly is not available for MOBILE: the registration’s payment starts the chain');
+      }
+    }
+    const id = randomUUID();
+    const row = await db.registration.create({
+      data: {
+        id,
+        state: randomBytes(32).toString('base64url'),
+        orderId: registrationOrderId(id),
+        userId: input.userId,
+        method: input.method,
+        amount: input.amount,
+        orderName: input.orderName,
+        intervalUnit: interval.unit,
+        intervalCount: interval.count,
+        itemCode: input.itemCode,
+        issueKeyOnly,
+        userName: input.userName,
+        userPhoneNumber: input.userPhoneNumber,
+        returnUrl: input.returnUrl,
+        expiresAt: new Date(clock.now().getTime() + config.registrationTtlMs),
+      },
+      include: { subscription: { select: { id: true } } },
+    });
+    return serialize(row);
+  }
+
+  async function getRegistration(id: string) {
+    const row = await db.registration.findUnique({ where: { id }, include: { subscription: { select: { id: true } } } });
+    if (!row) throw new NotFoundError('Registration');
+    return serialize(row);
+  }
+
+  const findByState = (state: string) =>
+    db.registration.findUnique({ where: { state }, include: { subscription: { select: { id: true } } } });
+
+  /** What a finished (or waiting) registration answers, so a replay returns the same result. */
+  function settled(row: RegistrationRow): CheckoutResult | undefined {
+    const ids = { registrationId: row.id, returnUrl: row.returnUrl };
+    switch (row.status) {
+      case 'COMPLETED':
+        return success({ ...ids, subscriptionId: row.subscription?.id });
+      case 'FAILED':
+        return failure('INVALID_STATE', 'This registration has already failed', { ...ids, reason: row.failureCode ?? undefined });
+      case 'EXPIRED':
+        return failure('STATE_EXPIRED', 'This registration has expired; ask for a new one', ids);
+      default:
+        return undefined;
+    }
+  }
+
+  async function handleFail(input: RedirectInput): Promise<CheckoutResult> {
+    if (!input.state) return failure('INVALID_STATE', 'state is missing');
+    const row = await findByState(input.state);
+    if (!row) return failure('INVALID_STATE', 'Unknown state');
+    const done = settled(row);
+    if (done) return done;
+    // Only a registration with no exchange under way can fail from the window; an attached transaction wins.
+    const failed = await db.registration.updateMany({
+      where: { id: row.id, status: 'PENDING', transactionId: null },
+      data: { status: 'FAILED', failureCode: 'WINDOW_FAILED', failureMessage: truncate(`${input.code ?? ''} ${input.message ?? ''}`.trim()) },
+    });
+    if (failed.count === 0) {
+      const current = (await findByState(input.state))!;
+      return settled(current) ?? pendingResult(current);
+    }
+    return failure('WINDOW_FAILED', input.message ?? 'The customer did not complete the payment window', {
+      registrationId: row.id,
+      returnUrl: row.returnUrl,
+      gatewayCode: input.code,
+    });
+  }
+
+  async function handleSuccess(input: RedirectInput): Promise<CheckoutResult> {
+    if (!input.state) return failure('INVALID_STATE', 'state is missing');
+    const row = await findByState(input.state);
+    if (!row) return failure('INVALID_STATE', 'Unknown state');
+    const ids = { registrationId: row.id, returnUrl: row.returnUrl };
+    const done = settled(row);
+    if (done) return done;
+
+    const now = clock.now();
+    if (row.status === 'PENDING' && row.transactionId === null && row.expiresAt <= now) {
+      await db.registration.updateMany({ where: { id: row.id, status: 'PENDING', transactionId: null }, data: { status: 'EXPIRED' } });
+      return failure('STATE_EXPIRED', 'This registration has expired; ask for a new one', ids);
+    }
+    if (input.code !== undefined && input.code !== 'SUCCESS') return handleFail(input);
+    if (!input.transactionId) return failure('VALIDATION_ERROR', 'transactionId is missing', ids);
+    if (utf8Bytes(input.transactionId) > 20) return failure('VALIDATION_ERROR', 'transactionId is longer than 20 bytes', ids);
+    if (input.orderId !== undefined && input.orderId !== row.orderId) {
+      return failure('ORDER_MISMATCH', 'The window answered for another order', ids);
+    }
+    if (row.transactionId !== null && row.transactionId !== input.transactionId) {
+      return failure('INVALID_STATE', 'Another transaction is already attached to this registration', ids);
+    }
+
+    const leaseOwner = randomUUID();
+    const claim = await claimIssuance(row, input.transactionId, leaseOwner, now);
+    if (!claim) {
+      // Another request holds the lease: wait for its answer and give the same one.
+      const final = await waitForLease(() => findByState(input.state!), (r) => r?.leaseOwner === null, config.gateway.timeoutMs + 5_000);
+      return (final && settled(final)) ?? pendingResult(final ?? row);
+    }
+
+    const result = await gateway.issueBillingKey({
+      method: row.method,
+      transactionId: input.transactionId,
+      expectedOrderId: row.orderId,
+      expectedAmount: row.amount,
+    });
+    try {
+      return await recordIssuance(row, claim, result, leaseOwner);
+    } catch (error) {
+      if (error instanceof StaleLeaseError) {
+        log.error({ registrationId: row.id, outcome: result.outcome }, 'registration lease lost before the outcome was recorded');
+        return failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', ids);
+      }
+      throw error;
+    }
+  }
+
+  /** A registration that is neither finished nor being worked on answers by its status. */
+  function pendingResult(row: RegistrationRow): CheckoutResult {
+    const ids = { registrationId: row.id, returnUrl: row.returnUrl };
+    if (row.status === 'NEEDS_ATTENTION') {
+      return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', ids);
+    }
+    if (row.leaseOwner !== null) return failure('STATE_CONFLICT', 'The registration is still being completed; try again shortly', ids);
+    return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
+  }
+
+  interface Claim {
+    paymentId?: string;
+    attemptId?: string;
+    hadUnknown: boolean;
+  }
+
+  /**
+   * Takes the registration's lease and, when it charges money, writes the INITIAL payment and an IN_FLIGHT
+   * attempt, all in one short transaction. Returns undefined when another request holds the lease.
+   */
+  async function claimIssuance(row: RegistrationRow, transactionId: string, leaseOwner: string, now: Date): Promise<Claim | undefined> {
+    const leaseExpiresAt = new Date(now.getTime() + leaseMs);
+    return db.$transaction(async (tx) => {
+      const claimed = await tx.registration.updateMany({
+        where: {
+          id: row.id,
+          status: { in: ['PENDING', 'NEEDS_ATTENTION'] },
+          OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }],
+        },
+        data: { leaseOwner, leaseExpiresAt, transactionId },
+      });
+      if (claimed.count === 0) return undefined;
+      if (row.issueKeyOnly) return { hadUnknown: row.status === 'NEEDS_ATTENTION' };
+      return prepareInitialAttempt(tx, row, leaseOwner, leaseExpiresAt, now);
+    });
+  }
+
+  async function prepareInitialAttempt(tx: Tx, row: RegistrationRow, leaseOwner: string, leaseExpiresAt: Date, now: Date): Promise<Claim> {
+    const payment =
+      (await tx.payment.findFirst({ where: { registrationId: row.id, kind: 'INITIAL' } })) ??
+      (await tx.payment.create({
+        data: { registrationId: row.id, kind: 'INITIAL', method: row.method, amount: row.amount, orderId: row.orderId, cycle: 0, dueAt: now },
+      }));
+    let latest = await tx.paymentAttempt.findFirst({ where: { paymentId: payment.id }, orderBy: { attemptNumber: 'desc' } });
+    if (latest?.status === 'IN_FLIGHT' && (await expireAttempt(tx, latest.id, now))) {
+      // The request that made it died mid-call: money may have moved (rule 4).
+      await tx.payment.update({ where: { id: payment.id }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
+      latest = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: latest.id } });
+    }
+    const hadUnknown = (await tx.paymentAttempt.count({ where: { paymentId: payment.id, status: 'UNKNOWN' } })) > 0;
+    let attemptId: string;
+    if (latest?.status === 'NOT_SENT') {
+      // Never reached the gateway: the same attempt, the same orderId, is sent again.
+      await tx.paymentAttempt.update({ where: { id: latest.id }, data: { status: 'IN_FLIGHT', leaseOwner, leaseExpiresAt } });
+      attemptId = latest.id;
+    } else {
+      const attempt = await tx.paymentAttempt.create({
+        data: {
+          paymentId: payment.id,
+          attemptNumber: (latest?.attemptNumber ?? 0) + 1,
+          operation: 'ISSUE_KEY',
+          orderId: row.orderId,
+          amount: row.amount,
+          leaseOwner,
+          leaseExpiresAt,
+        },
+      });
+      attemptId = attempt.id;
+      await tx.payment.update({ where: { id: payment.id }, data: { attemptCount: { increment: 1 } } });
+    }
+    return { paymentId: payment.id, attemptId, hadUnknown };
+  }
+
+  async function recordIssuance(row: RegistrationRow, claim: Claim, result: GatewayResult, leaseOwner: string): Promise<CheckoutResult> {
+    const now = clock.now();
+    const ids = { registrationId: row.id, returnUrl: row.returnUrl };
+    return db.$transaction(async (tx) => {
+      const release = async (data: Prisma.RegistrationUpdateManyMutationInput) => {
+        const fenced = await tx.registration.updateMany({ where: { id: row.id, leaseOwner }, data: { ...data, leaseOwner: null, leaseExpiresAt: null } });
+        if (fenced.count === 0) throw new StaleLeaseError(`registration ${row.id}`);
+      };
+      if (claim.attemptId) await recordAttemptOutcome(tx, { attemptId: claim.attemptId, leaseOwner, result, now });
+
+      switch (result.outcome) {
+        case 'SUCCEEDED': {
+          const approvedAt = result.fields.transactionDateTime ?? now;
+          const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
+          const initialPayment = row.issueKeyOnly ? undefined : { transactionId: result.fields.transactionId!, amount: row.amount, approvedAt };
+          const subscription = await createSubscriptionFromRegistration(tx, {
+            registration: row,
+            billingKeyId: key.id,
+            anchorAt: approvedAt,
+            initialPayment,
+            now,
+            timezone: config.timezone,
+          });
+          if (claim.paymentId) {
+            await tx.payment.update({
+              where: { id: claim.paymentId },
+              data: { status: 'SUCCEEDED', subscriptionId: subscription.id, transactionId: result.fields.transactionId, approvedAt, attentionReason: null, failureCode: null, failureMessage: null },
+            });
+          }
+          await release({ status: 'COMPLETED', completedAt: now, failureCode: null, failureMessage: null });
+          log.info({ registrationId: row.id, subscriptionId: subscription.id }, 'registration completed');
+          return success({ ...ids, subscriptionId: subscription.id, paymentId: claim.paymentId });
+        }
+        case 'DECLINED': {
+          if (claim.hadUnknown) {
+            // An earlier call's outcome is unknown; a decline now may mean that call went through. Not guessed.
+            await release({ status: 'NEEDS_ATTENTION', failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`) });
+            return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
+          }
+          if (claim.paymentId) {
+            await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'FAILED', failureCode: result.code, failureMessage: result.message } });
+          }
+          await release({ status: 'FAILED', failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
+          return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code, paymentId: claim.paymentId });
+        }
+        case 'UNKNOWN': {
+          if (claim.paymentId) {
+            await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'UNKNOWN', attentionReason: result.reason } });
+          }
+          await release({ status: 'NEEDS_ATTENTION', failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
+          log.warn({ registrationId: row.id, reason: result.reason }, 'registration needs attention: key issuance outcome unknown');
+          return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
+        }
+        case 'NOT_SENT': {
+          await release({});
+          return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', { ...ids, paymentId: claim.paymentId });
+        }
+      }
+    });
+  }
+
+  return { createRegistration, getRegistration, handleSuccess, handleFail };
+}
+
+function truncate(text: string, max = 500): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,0 +1,29 @@
+// Merchant API: subscriptions (DESIGN.md §5).
+import type { App } from '../../app.ts';
+import { IdParams } from '../checkout/checkout.schemas.ts';
+import { CancelSubscriptionBody, ListSubscriptionsQuery, SubscriptionList, SubscriptionResponse } from './subscriptions.schemas.ts';
+import { serializeSubscription, type createSubscriptionsService } from './subscriptions.service.ts';
+
+export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptionsService>) {
+  return async (app: App) => {
+    app.addHook('onRequest', app.requireApiKey);
+
+    app.get('/subscriptions', { schema: { tags: ['subscriptions'], querystring: ListSubscriptionsQuery, response: { 200: SubscriptionList } } }, async (request) => {
+      const page = await service.listSubscriptions(request.query);
+      return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
+    });
+
+    app.get('/subscriptions/:id', { schema: { tags: ['subscriptions'], params: IdParams, response: { 200: SubscriptionResponse } } }, async (request) =>
+      serializeSubscription(await service.getSubscription(request.params.id)),
+    );
+
+    app.post(
+      '/subscriptions/:id/cancel',
+      { schema: { tags: ['subscriptions'], params: IdParams, body: CancelSubscriptionBody, response: { 200: SubscriptionResponse } } },
+      async (request) => {
+        const body = (request.body ?? {}) as { atPeriodEnd?: boolean };
+        return serializeSubscription(await service.cancelSubscription(request.params.id, { atPeriodEnd: body.atPeriodEnd ?? false }));
+      },
+    );
+  };
+}

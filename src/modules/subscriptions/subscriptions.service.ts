@@ -1,0 +1,154 @@
+// Subscriptions: created from a completed registration, read and cancelled through the merchant API.
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { Db } from '../../db/prisma.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { addInterval, type IntervalUnit } from '../../lib/calendar.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { maskPhoneNumber } from '../../lib/redact.ts';
+import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+import { transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
+
+type Tx = Prisma.TransactionClient;
+
+const WITH_KEY = { billingKey: true } as const;
+type SubscriptionRow = Prisma.SubscriptionGetPayload<{ include: typeof WITH_KEY }>;
+
+/** The public shape (DESIGN.md §5): the billing key itself never appears, phone numbers are masked. */
+export function serializeSubscription(row: SubscriptionRow) {
+  return {
+    id: row.id,
+    userId: row.userId,
+    method: row.method,
+    status: row.status,
+    amount: row.amount,
+    orderName: row.orderName,
+    interval: { unit: row.intervalUnit, count: row.intervalCount },
+    itemCode: row.itemCode ?? undefined,
+    currentPeriodStart: row.currentPeriodStart.toISOString(),
+    currentPeriodEnd: row.currentPeriodEnd.toISOString(),
+    nextChargeAt: row.nextChargeAt?.toISOString() ?? null,
+    cancelAtPeriodEnd: row.cancelAtPeriodEnd,
+    canceledAt: row.canceledAt?.toISOString() ?? undefined,
+    needsAttention: row.needsAttention,
+    attentionReason: row.attentionReason ?? undefined,
+    billingKey: {
+      id: row.billingKey.id,
+      method: row.billingKey.method,
+      status: row.billingKey.status,
+      cardName: row.billingKey.cardName ?? undefined,
+      cardNumber: row.billingKey.cardNumber ?? undefined,
+      carrier: row.billingKey.carrier ?? undefined,
+      phoneNumber: maskPhoneNumber(row.billingKey.phoneNumber),
+    },
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export interface NewSubscriptionInput {
+  registration: {
+    id: string;
+    userId: string;
+    method: 'CARD' | 'MOBILE';
+    amount: number;
+    orderName: string;
+    intervalUnit: IntervalUnit;
+    intervalCount: number;
+    itemCode: string | null;
+    issueKeyOnly: boolean;
+  };
+  billingKeyId: string;
+  /** When the registration's payment (or key issuance) was approved: the anchor of every cycle. */
+  anchorAt: Date;
+  /** The registration's payment, when it charged one: it starts the MOBILE chain. */
+  initialPayment?: { transactionId: string; amount: number; approvedAt: Date };
+  now: Date;
+  timezone: string;
+}
+
+/**
+ * Cycle n is due at anchor + n intervals. A registration that charged its amount has paid cycle 0, so cycle 1 is
+ * next, one interval after the approval; a CARD registration with issueKeyOnly paid nothing and is due at once
+ * (DESIGN.md §5).
+ */
+export async function createSubscriptionFromRegistration(tx: Tx, input: NewSubscriptionInput) {
+  const { registration, anchorAt } = input;
+  const unit = registration.intervalUnit;
+  const periodEnd = addInterval(anchorAt, unit, registration.intervalCount, input.timezone);
+  const paid = input.initialPayment !== undefined;
+  return tx.subscription.create({
+    data: {
+      registrationId: registration.id,
+      billingKeyId: input.billingKeyId,
+      userId: registration.userId,
+      method: registration.method,
+      amount: registration.amount,
+      orderName: registration.orderName,
+      intervalUnit: unit,
+      intervalCount: registration.intervalCount,
+      itemCode: registration.itemCode,
+      anchorAt,
+      cycle: paid ? 1 : 0,
+      currentPeriodStart: anchorAt,
+      currentPeriodEnd: periodEnd,
+      nextChargeAt: paid ? periodEnd : input.now,
+      lastTransactionId: input.initialPayment?.transactionId,
+      lastAmount: input.initialPayment?.amount,
+      lastTransactionAt: input.initialPayment?.approvedAt,
+    },
+  });
+}
+
+export function createSubscriptionsService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+
+  async function getSubscription(id: string) {
+    const row = await db.subscription.findUnique({ where: { id }, include: WITH_KEY });
+    if (!row) throw new NotFoundError('Subscription');
+    return row;
+  }
+
+  async function listSubscriptions(filter: { userId?: string; status?: SubscriptionStatus; needsAttention?: boolean; limit: number; cursor?: string }) {
+    const rows = await db.subscription.findMany({
+      where: {
+        userId: filter.userId,
+        status: filter.status,
+        needsAttention: filter.needsAttention,
+        ...afterCursor(decodeCursor(filter.cursor)),
+      },
+      include: WITH_KEY,
+      orderBy: PAGE_ORDER,
+      take: filter.limit + 1,
+    });
+    return toPage(rows, filter.limit);
+  }
+
+  /**
+   * Cancels now (no further charge; the billing key is revoked on our side, since the gateway documents no
+   * termination call) or at the end of the current period (charging stops at the boundary).
+   */
+  async function cancelSubscription(id: string, options: { atPeriodEnd: boolean; reason?: string }) {
+    await getSubscription(id);
+    const now = clock.now();
+    await db.$transaction(async (tx) => {
+      if (options.atPeriodEnd) {
+        const updated = await tx.subscription.updateMany({
+          where: { id, status: { in: ['ACTIVE', 'PAST_DUE', 'PAUSED'] } },
+          data: { cancelAtPeriodEnd: true, cancelReason: options.reason ?? 'CANCELED_BY_MERCHANT' },
+        });
+        if (updated.count === 0) await transitionSubscription(tx, id, 'cancel');
+        return;
+      }
+      await transitionSubscription(tx, id, 'cancel', {
+        canceledAt: now,
+        nextChargeAt: null,
+        cancelReason: options.reason ?? 'CANCELED_BY_MERCHANT',
+      });
+      const row = await tx.subscription.findUniqueOrThrow({ where: { id } });
+      await tx.billingKey.updateMany({ where: { id: row.billingKeyId, status: 'ACTIVE' }, data: { status: 'REVOKED', revokedAt: now } });
+    });
+    return getSubscription(id);
+  }
+
+  return { getSubscription, listSubscriptions, cancelSubscription };
+}
