@@ -22,6 +22,8 @@ import { createSubscriptionsService } from './modules/subscriptions/subscription
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.ts';
 import { createPaymentsService } from './modules/payments/payments.service.ts';
 import { paymentsRoutes } from './modules/payments/payments.routes.ts';
+import { createOrdersService } from './modules/orders/orders.service.ts';
+import { ordersRoutes } from './modules/orders/orders.routes.ts';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -76,11 +78,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const registrations = createRegistrationsService(deps);
   const subscriptions = createSubscriptionsService(deps);
   const payments = createPaymentsService(deps);
+  const orders = createOrdersService(deps);
 
   await app.register(checkoutRoutes({
     '/billing/success': registrations.handleSuccess,
     '/billing/fail': registrations.handleFail,
+    '/payments/success': orders.handleSuccess,
+    '/payments/fail': orders.handleFail,
   }));
+  await app.register(ordersRoutes(orders), { prefix: '/api/v1' });
   await app.register(registrationsRoutes(registrations), { prefix: '/api/v1' });
   await app.register(subscriptionsRoutes(subscriptions), { prefix: '/api/v1' });
   await app.register(paymentsRoutes(payments), { prefix: '/api/v1' });

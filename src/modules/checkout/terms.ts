@@ -27,7 +27,7 @@ const BYTE_LIMITS: Array<[keyof Terms, number]> = [
   ['userPhoneNumber', 20],
 ];
 
-export function validateTerms(terms: Terms, config: Config): void {
+export function validateTerms(terms: Terms, config: Config, options: { recurring: boolean }): void {
   for (const [field, limit] of BYTE_LIMITS) {
     const value = terms[field];
     if (typeof value === 'string' && utf8Bytes(value) > limit) {
@@ -42,7 +42,8 @@ export function validateTerms(terms: Terms, config: Config): void {
   if (max !== undefined && terms.amount > max) {
     throw new ValidationError(`amount ${terms.amount} is over the ${terms.method} maximum of ${max}`);
   }
-  if (terms.method === 'MOBILE' && !terms.itemCode) throw new ValidationError('itemCode is required for MOBILE');
+  // MOBILE billing payments carry itemCode (gateway-interface.md); a one-time confirmation does not.
+  if (options.recurring && terms.method === 'MOBILE' && !terms.itemCode) throw new ValidationError('itemCode is required for MOBILE');
 }
 
 export function checkoutUrls(config: Config, flow: 'billing' | 'payments', state: string) {

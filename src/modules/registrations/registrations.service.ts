@@ -100,7 +100,7 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
   async function createRegistration(input: CreateRegistrationInput) {
     const interval = input.interval ?? { unit: 'month' as const, count: 1 };
     const issueKeyOnly = input.issueKeyOnly ?? false;
-    validateTerms(input, config);
+    validateTerms(input, config, { recurring: true });
     if (input.method === 'MOBILE') {
       if (interval.unit !== 'month' || interval.count !== 1) {
         throw new ValidationError('MOBILE subscriptions are billed monthly: interval must be {unit: "month", count: 1}');

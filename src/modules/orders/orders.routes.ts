@@ -1,0 +1,19 @@
+// Merchant API: one-time orders (DESIGN.md §5).
+import type { App } from '../../app.ts';
+import { IdParams } from '../checkout/checkout.schemas.ts';
+import { CreateOrderBody, OrderResponse } from './orders.schemas.ts';
+import type { createOrdersService } from './orders.service.ts';
+
+export function ordersRoutes(service: ReturnType<typeof createOrdersService>) {
+  return async (app: App) => {
+    app.addHook('onRequest', app.requireApiKey);
+
+    app.post('/orders', { schema: { tags: ['orders'], body: CreateOrderBody, response: { 201: OrderResponse } } }, async (request, reply) =>
+      reply.status(201).send(await service.createOrder(request.body)),
+    );
+
+    app.get('/orders/:id', { schema: { tags: ['orders'], params: IdParams, response: { 200: OrderResponse } } }, async (request) =>
+      service.getOrder(request.params.id),
+    );
+  };
+}

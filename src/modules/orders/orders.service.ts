@@ -1,0 +1,227 @@
+// One-time orders (DESIGN.md §1.3): the success redirect is confirmed with /payments/confirm, always with the
+// amount we stored (rule 7). A redirect whose amount differs is refused before anything is sent. The ONE_TIME
+// payment and its IN_FLIGHT attempt are committed before the call (rule 1); an UNKNOWN confirmation leaves the
+// order NEEDS_ATTENTION and is never confirmed again automatically (rule 4).
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/prisma.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { utf8Bytes } from '../../gateway/fields.ts';
+import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
+import { failure, success, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { expireAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
+import type { RedirectInput } from '../registrations/registrations.service.ts';
+
+type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
+
+export interface CreateOrderInput {
+  userId?: string;
+  method: Method;
+  amount: number;
+  orderName: string;
+  itemCode?: string;
+  returnUrl?: string;
+}
+
+export function oneTimeOrderId(id: string): string {
+  return `O${id.replace(/-/g, '')}`;
+}
+
+export function createOrdersService(deps: { db: Db; gateway: GatewayClient; clock: Clock; config: Config; log: Pick<Logger, 'info' | 'warn' | 'error'> }) {
+  const { db, gateway, clock, config, log } = deps;
+  const include = { payment: { select: { id: true } } } as const;
+
+  function serialize(row: OrderRow) {
+    const urls = checkoutUrls(config, 'payments', row.state);
+    return {
+      id: row.id,
+      state: row.state,
+      status: row.status,
+      orderId: row.orderId,
+      amount: row.amount,
+      ...urls,
+      expiresAt: row.expiresAt.toISOString(),
+      window: windowParams(config, {
+        method: row.method,
+        amount: row.amount,
+        orderName: row.orderName,
+        userId: row.userId ?? undefined,
+        itemCode: row.itemCode ?? undefined,
+        orderId: row.orderId,
+        issueKeyOnly: false,
+        ...urls,
+      }),
+      paymentId: row.payment?.id,
+      failureCode: row.failureCode ?? undefined,
+      failureMessage: row.failureMessage ?? undefined,
+      createdAt: row.createdAt.toISOString(),
+    };
+  }
+
+  async function createOrder(input: CreateOrderInput) {
+    validateTerms(input, config, { recurring: false });
+    const id = randomUUID();
+    const row = await db.order.create({
+      data: {
+        id,
+        state: randomBytes(32).toString('base64url'),
+        orderId: oneTimeOrderId(id),
+        userId: input.userId,
+        method: input.method,
+        amount: input.amount,
+        orderName: input.orderName,
+        itemCode: input.itemCode,
+        returnUrl: input.returnUrl,
+        expiresAt: new Date(clock.now().getTime() + config.registrationTtlMs),
+      },
+      include,
+    });
+    return serialize(row);
+  }
+
+  async function getOrder(id: string) {
+    const row = await db.order.findUnique({ where: { id }, include });
+    if (!row) throw new NotFoundError('Order');
+    return serialize(row);
+  }
+
+  const findByState = (state: string) => db.order.findUnique({ where: { state }, include });
+
+  function settled(row: OrderRow): CheckoutResult | undefined {
+    const ids = { orderId: row.id, paymentId: row.payment?.id, returnUrl: row.returnUrl };
+    switch (row.status) {
+      case 'COMPLETED':
+        return success(ids);
+      case 'FAILED':
+        return failure('INVALID_STATE', 'This order has already failed', ids);
+      case 'EXPIRED':
+        return failure('STATE_EXPIRED', 'This order has expired', ids);
+      case 'NEEDS_ATTENTION':
+        return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', ids);
+      default:
+        return row.leaseOwner === null ? undefined : failure('STATE_CONFLICT', 'The payment is still being confirmed; try again shortly', ids);
+    }
+  }
+
+  async function handleFail(input: RedirectInput): Promise<CheckoutResult> {
+    if (!input.state) return failure('INVALID_STATE', 'state is missing');
+    const row = await findByState(input.state);
+    if (!row) return failure('INVALID_STATE', 'Unknown state');
+    const done = settled(row);
+    if (done) return done;
+    const failed = await db.order.updateMany({
+      where: { id: row.id, status: 'PENDING', leaseOwner: null },
+      data: { status: 'FAILED', failureCode: 'WINDOW_FAILED', failureMessage: `${input.code ?? ''} ${input.message ?? ''}`.trim().slice(0, 500) },
+    });
+    if (failed.count === 0) return settled((await findByState(input.state))!) ?? failure('STATE_CONFLICT', 'The order changed; try again');
+    return failure('WINDOW_FAILED', input.message ?? 'The customer did not complete the payment window', { orderId: row.id, returnUrl: row.returnUrl, gatewayCode: input.code });
+  }
+
+  async function handleSuccess(input: RedirectInput & { amount?: string }): Promise<CheckoutResult> {
+    if (!input.state) return failure('INVALID_STATE', 'state is missing');
+    const row = await findByState(input.state);
+    if (!row) return failure('INVALID_STATE', 'Unknown state');
+    const ids = { orderId: row.id, returnUrl: row.returnUrl };
+    const done = settled(row);
+    if (done) return done;
+    const now = clock.now();
+    if (row.expiresAt <= now && row.transactionId === null) {
+      await db.order.updateMany({ where: { id: row.id, status: 'PENDING', transactionId: null }, data: { status: 'EXPIRED' } });
+      return failure('STATE_EXPIRED', 'This order has expired', ids);
+    }
+    if (input.code !== undefined && input.code !== 'SUCCESS') return handleFail(input);
+    if (!input.transactionId) return failure('VALIDATION_ERROR', 'transactionId is missing', ids);
+    if (utf8Bytes(input.transactionId) > 20) return failure('VALIDATION_ERROR', 'transactionId is longer than 20 bytes', ids);
+    if (input.orderId !== undefined && input.orderId !== row.orderId) return failure('ORDER_MISMATCH', 'The window answered for another order', ids);
+    if (input.amount !== undefined && input.amount !== String(row.amount)) {
+      // Rule 7: the amount is ours. A redirect saying otherwise was tampered with or is for another order.
+      return failure('AMOUNT_MISMATCH', 'The amount in the redirect differs from the order; nothing was confirmed', ids);
+    }
+    if (row.transactionId !== null && row.transactionId !== input.transactionId) {
+      return failure('INVALID_STATE', 'Another transaction is already attached to this order', ids);
+    }
+
+    const leaseOwner = randomUUID();
+    const claim = await claimConfirmation(row, input.transactionId, leaseOwner, now);
+    if (!claim) {
+      const final = await waitForLease(() => findByState(input.state!), (r) => r?.leaseOwner === null, config.gateway.timeoutMs + 5_000);
+      return (final && settled(final)) ?? failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
+    }
+    const result = await gateway.confirmPayment({ method: row.method, transactionId: input.transactionId, amount: row.amount });
+    try {
+      return await recordConfirmation(row, claim, result, leaseOwner);
+    } catch (error) {
+      if (error instanceof StaleLeaseError) {
+        log.error({ orderId: row.id, outcome: result.outcome }, 'order lease lost before the outcome was recorded');
+        return failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
+      }
+      throw error;
+    }
+  }
+
+  async function claimConfirmation(row: OrderRow, transactionId: string, leaseOwner: string, now: Date) {
+    const leaseExpiresAt = new Date(now.getTime() + config.scheduler.leaseMs);
+    return db.$transaction(async (tx) => {
+      const claimed = await tx.order.updateMany({
+        where: { id: row.id, status: 'PENDING', OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] },
+        data: { leaseOwner, leaseExpiresAt, transactionId },
+      });
+      if (claimed.count === 0) return undefined;
+      const payment =
+        (await tx.payment.findUnique({ where: { oneTimeOrderId: row.id } })) ??
+        (await tx.payment.create({ data: { oneTimeOrderId: row.id, kind: 'ONE_TIME', method: row.method, amount: row.amount, orderId: row.orderId, dueAt: now } }));
+      const latest = await tx.paymentAttempt.findFirst({ where: { paymentId: payment.id }, orderBy: { attemptNumber: 'desc' } });
+      if (latest?.status === 'IN_FLIGHT' && (await expireAttempt(tx, latest.id, now))) {
+        // The request that was confirming died mid-call: the outcome is unknown and is not guessed.
+        await tx.payment.update({ where: { id: payment.id }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
+        await tx.order.update({ where: { id: row.id }, data: { status: 'NEEDS_ATTENTION', leaseOwner: null, leaseExpiresAt: null, failureCode: 'PAYMENT_OUTCOME_UNKNOWN' } });
+        return undefined;
+      }
+      if (latest?.status === 'NOT_SENT') {
+        await tx.paymentAttempt.update({ where: { id: latest.id }, data: { status: 'IN_FLIGHT', leaseOwner, leaseExpiresAt } });
+        return { paymentId: payment.id, attemptId: latest.id };
+      }
+      const attempt = await tx.paymentAttempt.create({
+        data: { paymentId: payment.id, attemptNumber: (latest?.attemptNumber ?? 0) + 1, operation: 'PAYMENT_CONFIRM', orderId: row.orderId, amount: row.amount, leaseOwner, leaseExpiresAt },
+      });
+      await tx.payment.update({ where: { id: payment.id }, data: { attemptCount: { increment: 1 } } });
+      return { paymentId: payment.id, attemptId: attempt.id };
+    });
+  }
+
+  async function recordConfirmation(row: OrderRow, claim: { paymentId: string; attemptId: string }, result: GatewayResult, leaseOwner: string): Promise<CheckoutResult> {
+    const now = clock.now();
+    const ids = { orderId: row.id, paymentId: claim.paymentId, returnUrl: row.returnUrl };
+    return db.$transaction(async (tx) => {
+      await recordAttemptOutcome(tx, { attemptId: claim.attemptId, leaseOwner, result, now });
+      const release = async (data: Prisma.OrderUpdateManyMutationInput) => {
+        const fenced = await tx.order.updateMany({ where: { id: row.id, leaseOwner }, data: { ...data, leaseOwner: null, leaseExpiresAt: null } });
+        if (fenced.count === 0) throw new StaleLeaseError(`order ${row.id}`);
+      };
+      switch (result.outcome) {
+        case 'SUCCEEDED':
+          await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'SUCCEEDED', transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now } });
+          await release({ status: 'COMPLETED', completedAt: now });
+          return success(ids);
+        case 'DECLINED':
+          await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'FAILED', failureCode: result.code, failureMessage: result.message } });
+          await release({ status: 'FAILED', failureCode: 'GATEWAY_DECLINED', failureMessage: `${result.code}: ${result.message ?? ''}`.slice(0, 500) });
+          return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code });
+        case 'UNKNOWN':
+          await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'UNKNOWN', attentionReason: result.reason } });
+          await release({ status: 'NEEDS_ATTENTION', failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
+          log.warn({ orderId: row.id, reason: result.reason }, 'order needs attention: confirmation outcome unknown');
+          return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', ids);
+        case 'NOT_SENT':
+          await release({});
+          return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
+      }
+    });
+  }
+
+  return { createOrder, getOrder, handleSuccess, handleFail };
+}
