@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './setup/global-setup.ts';
-import { createTestDatabase } from './helpers/database.ts';
+import { createPrismaClient, createTestDatabase } from './helpers/database.ts';
+import { createRegistration } from './factories/index.ts';
+import { createKeyring } from '../src/lib/crypto.ts';
+import { readBillingKey, storeBillingKey } from '../src/modules/billing-keys/billing-keys.service.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -146,6 +149,26 @@ describe('server process', () => {
     expect(unauthorized.status).toBe(401);
     sandbox.child.kill('SIGTERM');
     expect(await sandbox.exit).toBe(0);
+  });
+
+  it('keys:rotate re-encrypts stored billing keys under the first configured key and exits 0', async () => {
+    const database = await createTestDatabase();
+    cleanup.push(() => database.drop());
+    const db = createPrismaClient(database.url);
+    const registration = await createRegistration(db);
+    const k0 = { id: 'k0', key: Buffer.alloc(32, 4) };
+    const k1 = { id: 'k1', key: Buffer.alloc(32, 5) };
+    await db.$transaction((tx) => storeBillingKey(tx, createKeyring([k0]), { registrationId: registration.id, userId: 'u', method: 'CARD', fields: { billingKey: 'BK_ROTATE_ME_0001', extra: {} } }));
+    const rotate = run('src/cli/rotate-keys.ts', {
+      DATABASE_URL: database.url,
+      BILLING_KEY_ENCRYPTION_KEYS: `k1:${k1.key.toString('base64')},k0:${k0.key.toString('base64')}`,
+    });
+    expect(await rotate.exit).toBe(0);
+    expect(rotate.output()).toContain('"rotated":1');
+    const row = await db.billingKey.findFirstOrThrow();
+    expect(readBillingKey(createKeyring([k1]), row)).toBe('BK_ROTATE_ME_0001');
+    expect(rotate.output()).not.toContain('BK_ROTATE_ME_0001');
+    await db.$disconnect();
   });
 
   it('db:migrate on an up-to-date database changes nothing and exits 0', async () => {

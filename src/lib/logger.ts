@@ -25,6 +25,14 @@ export function createLogger({ level, redactor, destination }: LoggerOptions): L
           return out;
         },
       },
+      serializers: {
+        // Paths only: query strings carry state tokens, transaction ids and, on the sandbox window, names.
+        req: (req: { method?: string; url?: string; ip?: string; id?: string }) => ({
+          method: req.method,
+          url: typeof req.url === 'string' ? req.url.split('?')[0] : req.url,
+          remoteAddress: req.ip,
+        }),
+      },
       hooks: {
         // Free-text messages are scrubbed too: a secret interpolated into a message must not escape.
         logMethod(args, method) {
