@@ -1,0 +1,82 @@
+// The whole development flow in a real browser (headless Chromium from Debian's `chromium` package, driven by
+// playwright-core; .ci/run installs it): the merchant creates a registration, the customer opens the sandbox
+// window, clicks Approve, is sent back to our success route and lands on the result page; the subscription is
+// then visible through the merchant API.
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.ts';
+import { apiHeaders, startTestApp } from '../helpers/app.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+let database: TestDatabase;
+let app: App;
+let baseUrl: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  ({ app, baseUrl } = await startTestApp(database.url));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+  await database?.drop();
+});
+
+async function register(body: Record<string, unknown>) {
+  const response = await fetch(`${baseUrl}/api/v1/registrations`, {
+    method: 'POST',
+    headers: { ...apiHeaders, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(201);
+  return (await response.json()) as { id: string; window: { url: string } };
+}
+
+describe('registration in a browser', () => {
+  it.each([
+    ['a 303 redirect (GET)', ''],
+    ['a form POST', '&redirect=POST'],
+  ])('Approve in the sandbox window returns to the result page by %s and the subscription exists', async (_name, suffix) => {
+    const registration = await register({ userId: `browser-user${suffix ? '-post' : ''}`, method: 'CARD', amount: 12900, orderName: '브라우저 플랜' });
+    const page = await browser.newPage();
+    try {
+      await page.goto(registration.window.url + suffix);
+      expect(await page.locator('dd', { hasText: '12,900 KRW' }).count()).toBe(1);
+      await Promise.all([page.waitForURL(`${baseUrl}/result?**`), page.click('#approve')]);
+      await expect(page.locator('#outcome').getAttribute('data-status')).resolves.toBe('success');
+      await expect(page.locator('#outcome').textContent()).resolves.toBe('All set');
+
+      const landed = new URL(page.url());
+      expect(landed.searchParams.get('registrationId')).toBe(registration.id);
+      const subscriptionId = landed.searchParams.get('subscriptionId')!;
+      const subscription = await (await fetch(`${baseUrl}/api/v1/subscriptions/${subscriptionId}`, { headers: apiHeaders })).json();
+      expect(subscription).toMatchObject({ id: subscriptionId, status: 'ACTIVE', amount: 12900, orderName: '브라우저 플랜' });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('Decline returns to the result page with a plain-words failure and no subscription', async () => {
+    const registration = await register({ userId: 'browser-decline', method: 'CARD', amount: 5000, orderName: 'Plan' });
+    const page = await browser.newPage();
+    try {
+      await page.goto(registration.window.url);
+      await Promise.all([page.waitForURL(`${baseUrl}/result?**`), page.click('#decline')]);
+      await expect(page.locator('#outcome').getAttribute('data-status')).resolves.toBe('failed');
+      await expect(page.locator('body').textContent()).resolves.toContain('Nothing was charged');
+      const fetched = (await (await fetch(`${baseUrl}/api/v1/registrations/${registration.id}`, { headers: apiHeaders })).json()) as { status: string; subscriptionId?: string };
+      expect(fetched).toMatchObject({ status: 'FAILED' });
+      expect(fetched.subscriptionId).toBeUndefined();
+    } finally {
+      await page.close();
+    }
+  });
+});
