@@ -63,3 +63,18 @@ export async function waitForLease<T>(read: () => Promise<T>, done: (row: T) => 
   }
   return row;
 }
+
+/** The checks every success redirect passes before anything is claimed or sent (DESIGN.md §5). */
+export function precheckRedirect(
+  row: { orderId: string; transactionId: string | null },
+  input: { transactionId?: string; orderId?: string },
+  ids: Record<string, unknown>,
+): CheckoutResult | undefined {
+  if (!input.transactionId) return failure('VALIDATION_ERROR', 'transactionId is missing', ids);
+  if (Buffer.byteLength(input.transactionId, 'utf8') > 20) return failure('VALIDATION_ERROR', 'transactionId is longer than 20 bytes', ids);
+  if (input.orderId !== undefined && input.orderId !== row.orderId) return failure('ORDER_MISMATCH', 'The window answered for another order', ids);
+  if (row.transactionId !== null && row.transactionId !== input.transactionId) {
+    return failure('INVALID_STATE', 'Another transaction is already attached', ids);
+  }
+  return undefined;
+}

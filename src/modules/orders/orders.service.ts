@@ -7,13 +7,12 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { utf8Bytes } from '../../gateway/fields.ts';
 import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
-import { failure, success, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
-import { expireAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
+import { failure, precheckRedirect, success, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
 import type { RedirectInput } from '../registrations/registrations.service.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
@@ -91,6 +90,7 @@ export function createOrdersService(deps: { db: Db; gateway: GatewayClient; cloc
 
   const findByState = (state: string) => db.order.findUnique({ where: { state }, include });
 
+  /** What a finished, waiting or busy order answers; undefined when a request may go ahead. */
   function settled(row: OrderRow): CheckoutResult | undefined {
     const ids = { orderId: row.id, paymentId: row.payment?.id, returnUrl: row.returnUrl };
     switch (row.status) {
@@ -102,8 +102,10 @@ export function createOrdersService(deps: { db: Db; gateway: GatewayClient; cloc
         return failure('STATE_EXPIRED', 'This order has expired', ids);
       case 'NEEDS_ATTENTION':
         return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', ids);
-      default:
-        return row.leaseOwner === null ? undefined : failure('STATE_CONFLICT', 'The payment is still being confirmed; try again shortly', ids);
+      default: {
+        const busy = row.leaseOwner !== null && row.leaseExpiresAt !== null && row.leaseExpiresAt > clock.now();
+        return busy ? failure('STATE_CONFLICT', 'The payment is still being confirmed; try again shortly', ids) : undefined;
+      }
     }
   }
 
@@ -134,24 +136,21 @@ export function createOrdersService(deps: { db: Db; gateway: GatewayClient; cloc
       return failure('STATE_EXPIRED', 'This order has expired', ids);
     }
     if (input.code !== undefined && input.code !== 'SUCCESS') return handleFail(input);
-    if (!input.transactionId) return failure('VALIDATION_ERROR', 'transactionId is missing', ids);
-    if (utf8Bytes(input.transactionId) > 20) return failure('VALIDATION_ERROR', 'transactionId is longer than 20 bytes', ids);
-    if (input.orderId !== undefined && input.orderId !== row.orderId) return failure('ORDER_MISMATCH', 'The window answered for another order', ids);
+    const refused = precheckRedirect(row, input, ids);
+    if (refused) return refused;
     if (input.amount !== undefined && input.amount !== String(row.amount)) {
       // Rule 7: the amount is ours. A redirect saying otherwise was tampered with or is for another order.
       return failure('AMOUNT_MISMATCH', 'The amount in the redirect differs from the order; nothing was confirmed', ids);
     }
-    if (row.transactionId !== null && row.transactionId !== input.transactionId) {
-      return failure('INVALID_STATE', 'Another transaction is already attached to this order', ids);
-    }
+    const transactionId = input.transactionId!;
 
     const leaseOwner = randomUUID();
-    const claim = await claimConfirmation(row, input.transactionId, leaseOwner, now);
+    const claim = await claimConfirmation(row, transactionId, leaseOwner, now);
     if (!claim) {
       const final = await waitForLease(() => findByState(input.state!), (r) => r?.leaseOwner === null, config.gateway.timeoutMs + 5_000);
       return (final && settled(final)) ?? failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
     }
-    const result = await gateway.confirmPayment({ method: row.method, transactionId: input.transactionId, amount: row.amount });
+    const result = await gateway.confirmPayment({ method: row.method, transactionId, amount: row.amount });
     try {
       return await recordConfirmation(row, claim, result, leaseOwner);
     } catch (error) {
@@ -174,22 +173,17 @@ export function createOrdersService(deps: { db: Db; gateway: GatewayClient; cloc
       const payment =
         (await tx.payment.findUnique({ where: { oneTimeOrderId: row.id } })) ??
         (await tx.payment.create({ data: { oneTimeOrderId: row.id, kind: 'ONE_TIME', method: row.method, amount: row.amount, orderId: row.orderId, dueAt: now } }));
-      const latest = await tx.paymentAttempt.findFirst({ where: { paymentId: payment.id }, orderBy: { attemptNumber: 'desc' } });
-      if (latest?.status === 'IN_FLIGHT' && (await expireAttempt(tx, latest.id, now))) {
-        // The request that was confirming died mid-call: the outcome is unknown and is not guessed.
-        await tx.payment.update({ where: { id: payment.id }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
+      const attempt = await prepareAttempt(tx, {
+        paymentId: payment.id, operation: 'PAYMENT_CONFIRM', orderId: row.orderId, amount: row.amount, leaseOwner, leaseExpiresAt, now,
+        allowAfterUnknown: false,
+      });
+      if (attempt.attemptId === undefined) {
+        // The request that was confirming died mid-call: the outcome is unknown and is not guessed, and the
+        // order is not confirmed again automatically (rule 4).
         await tx.order.update({ where: { id: row.id }, data: { status: 'NEEDS_ATTENTION', leaseOwner: null, leaseExpiresAt: null, failureCode: 'PAYMENT_OUTCOME_UNKNOWN' } });
         return undefined;
       }
-      if (latest?.status === 'NOT_SENT') {
-        await tx.paymentAttempt.update({ where: { id: latest.id }, data: { status: 'IN_FLIGHT', leaseOwner, leaseExpiresAt } });
-        return { paymentId: payment.id, attemptId: latest.id };
-      }
-      const attempt = await tx.paymentAttempt.create({
-        data: { paymentId: payment.id, attemptNumber: (latest?.attemptNumber ?? 0) + 1, operation: 'PAYMENT_CONFIRM', orderId: row.orderId, amount: row.amount, leaseOwner, leaseExpiresAt },
-      });
-      await tx.payment.update({ where: { id: payment.id }, data: { attemptCount: { increment: 1 } } });
-      return { paymentId: payment.id, attemptId: attempt.id };
+      return { paymentId: payment.id, attemptId: attempt.attemptId };
     });
   }
 

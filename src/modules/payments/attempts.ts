@@ -52,3 +52,60 @@ export async function expireAttempt(tx: Tx, attemptId: string, now: Date): Promi
   });
   return expired.count === 1;
 }
+
+export interface PreparedAttempt {
+  /** Undefined when no call may be made: an earlier outcome is unknown and allowAfterUnknown is false. */
+  attemptId: string | undefined;
+  /** An earlier attempt's outcome is unknown (money may have moved): a decline now proves nothing. */
+  hadUnknown: boolean;
+  /** A dead process's IN_FLIGHT attempt was just turned UNKNOWN by this call. */
+  expiredInFlight: boolean;
+}
+
+/**
+ * The IN_FLIGHT attempt a call is about to make for `paymentId` (rule 1). An attempt left IN_FLIGHT past its
+ * lease becomes UNKNOWN first (rule 4). When any attempt is UNKNOWN, no new call is prepared unless
+ * `allowAfterUnknown` (only a key-issuance replay, which the gateway's single-use window transaction makes
+ * safe). A NOT_SENT attempt is sent again as the same row with the same orderId; otherwise a new attempt is
+ * numbered after the last.
+ */
+export async function prepareAttempt(
+  tx: Tx,
+  input: {
+    paymentId: string;
+    operation: 'ISSUE_KEY' | 'BILLING_CONFIRM' | 'PAYMENT_CONFIRM' | 'CANCEL';
+    orderId: string;
+    amount: number;
+    leaseOwner: string;
+    leaseExpiresAt: Date;
+    now: Date;
+    allowAfterUnknown: boolean;
+  },
+): Promise<PreparedAttempt> {
+  let latest = await tx.paymentAttempt.findFirst({ where: { paymentId: input.paymentId }, orderBy: { attemptNumber: 'desc' } });
+  let expiredInFlight = false;
+  if (latest?.status === 'IN_FLIGHT' && (await expireAttempt(tx, latest.id, input.now))) {
+    expiredInFlight = true;
+    await tx.payment.update({ where: { id: input.paymentId }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
+    latest = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: latest.id } });
+  }
+  const hadUnknown = (await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'UNKNOWN' } })) > 0;
+  if (hadUnknown && !input.allowAfterUnknown) return { attemptId: undefined, hadUnknown, expiredInFlight };
+  if (latest?.status === 'NOT_SENT') {
+    await tx.paymentAttempt.update({ where: { id: latest.id }, data: { status: 'IN_FLIGHT', leaseOwner: input.leaseOwner, leaseExpiresAt: input.leaseExpiresAt } });
+    return { attemptId: latest.id, hadUnknown, expiredInFlight };
+  }
+  const attempt = await tx.paymentAttempt.create({
+    data: {
+      paymentId: input.paymentId,
+      attemptNumber: (latest?.attemptNumber ?? 0) + 1,
+      operation: input.operation,
+      orderId: input.orderId,
+      amount: input.amount,
+      leaseOwner: input.leaseOwner,
+      leaseExpiresAt: input.leaseExpiresAt,
+    },
+  });
+  await tx.payment.update({ where: { id: input.paymentId }, data: { attemptCount: { increment: 1 } } });
+  return { attemptId: attempt.id, hadUnknown, expiredInFlight };
+}

@@ -16,15 +16,14 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { utf8Bytes } from '../../gateway/fields.ts';
 import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Keyring } from '../../lib/crypto.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
-import { failure, success, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
-import { expireAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
+import { failure, precheckRedirect, success, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -193,17 +192,12 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       return failure('STATE_EXPIRED', 'This registration has expired; ask for a new one', ids);
     }
     if (input.code !== undefined && input.code !== 'SUCCESS') return handleFail(input);
-    if (!input.transactionId) return failure('VALIDATION_ERROR', 'transactionId is missing', ids);
-    if (utf8Bytes(input.transactionId) > 20) return failure('VALIDATION_ERROR', 'transactionId is longer than 20 bytes', ids);
-    if (input.orderId !== undefined && input.orderId !== row.orderId) {
-      return failure('ORDER_MISMATCH', 'The window answered for another order', ids);
-    }
-    if (row.transactionId !== null && row.transactionId !== input.transactionId) {
-      return failure('INVALID_STATE', 'Another transaction is already attached to this registration', ids);
-    }
+    const refused = precheckRedirect(row, input, ids);
+    if (refused) return refused;
+    const transactionId = input.transactionId!;
 
     const leaseOwner = randomUUID();
-    const claim = await claimIssuance(row, input.transactionId, leaseOwner, now);
+    const claim = await claimIssuance(row, transactionId, leaseOwner, now);
     if (!claim) {
       // Another request holds the lease: wait for its answer and give the same one.
       const final = await waitForLease(() => findByState(input.state!), (r) => r?.leaseOwner === null, config.gateway.timeoutMs + 5_000);
@@ -212,7 +206,7 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
 
     const result = await gateway.issueBillingKey({
       method: row.method,
-      transactionId: input.transactionId,
+      transactionId,
       expectedOrderId: row.orderId,
       expectedAmount: row.amount,
     });
@@ -270,34 +264,12 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       (await tx.payment.create({
         data: { registrationId: row.id, kind: 'INITIAL', method: row.method, amount: row.amount, orderId: row.orderId, cycle: 0, dueAt: now },
       }));
-    let latest = await tx.paymentAttempt.findFirst({ where: { paymentId: payment.id }, orderBy: { attemptNumber: 'desc' } });
-    if (latest?.status === 'IN_FLIGHT' && (await expireAttempt(tx, latest.id, now))) {
-      // The request that made it died mid-call: money may have moved (rule 4).
-      await tx.payment.update({ where: { id: payment.id }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
-      latest = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: latest.id } });
-    }
-    const hadUnknown = (await tx.paymentAttempt.count({ where: { paymentId: payment.id, status: 'UNKNOWN' } })) > 0;
-    let attemptId: string;
-    if (latest?.status === 'NOT_SENT') {
-      // Never reached the gateway: the same attempt, the same orderId, is sent again.
-      await tx.paymentAttempt.update({ where: { id: latest.id }, data: { status: 'IN_FLIGHT', leaseOwner, leaseExpiresAt } });
-      attemptId = latest.id;
-    } else {
-      const attempt = await tx.paymentAttempt.create({
-        data: {
-          paymentId: payment.id,
-          attemptNumber: (latest?.attemptNumber ?? 0) + 1,
-          operation: 'ISSUE_KEY',
-          orderId: row.orderId,
-          amount: row.amount,
-          leaseOwner,
-          leaseExpiresAt,
-        },
-      });
-      attemptId = attempt.id;
-      await tx.payment.update({ where: { id: payment.id }, data: { attemptCount: { increment: 1 } } });
-    }
-    return { paymentId: payment.id, attemptId, hadUnknown };
+    // A dead request's attempt becomes UNKNOWN here; the replay may still call issue-key (see the file header).
+    const attempt = await prepareAttempt(tx, {
+      paymentId: payment.id, operation: 'ISSUE_KEY', orderId: row.orderId, amount: row.amount, leaseOwner, leaseExpiresAt, now,
+      allowAfterUnknown: true,
+    });
+    return { paymentId: payment.id, attemptId: attempt.attemptId, hadUnknown: attempt.hadUnknown };
   }
 
   async function recordIssuance(row: RegistrationRow, claim: Claim, result: GatewayResult, leaseOwner: string): Promise<CheckoutResult> {

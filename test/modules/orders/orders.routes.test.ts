@@ -93,6 +93,23 @@ describe('one-time orders', () => {
     expect(await sandboxLedger(app)).toHaveLength(1);
   });
 
+  it('a confirmation left in flight by a crashed request becomes UNKNOWN once its lease expires, and is not sent again', async () => {
+    const order = await createOrder();
+    const window = await decideWindow(app, order.window);
+    // What a process killed mid-call leaves behind: the order's lease and an IN_FLIGHT attempt, both expired.
+    const past = new Date(Date.now() - 60_000);
+    await app.db.order.update({ where: { id: order.id }, data: { transactionId: window.transactionId, leaseOwner: 'dead', leaseExpiresAt: past } });
+    const payment = await app.db.payment.create({ data: { oneTimeOrderId: order.id, kind: 'ONE_TIME', method: 'CARD', amount: 30000, orderId: order.orderId, attemptCount: 1 } });
+    await app.db.paymentAttempt.create({ data: { paymentId: payment.id, attemptNumber: 1, operation: 'PAYMENT_CONFIRM', orderId: order.orderId, amount: 30000, leaseOwner: 'dead', leaseExpiresAt: past } });
+
+    const response = await follow(app, window.redirectUrl, { json: true });
+    expect(response.json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN' });
+    expect(await app.db.paymentAttempt.findMany()).toMatchObject([{ status: 'UNKNOWN', attemptNumber: 1 }]);
+    expect(await app.db.payment.findUniqueOrThrow({ where: { id: payment.id } })).toMatchObject({ status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED', attemptCount: 1 });
+    expect((await app.db.order.findUniqueOrThrow({ where: { id: order.id } })).status).toBe('NEEDS_ATTENTION');
+    expect(await sandboxLedger(app)).toEqual([]);
+  });
+
   it('a gateway decline fails the order and its payment', async () => {
     await sandboxFault(app, { operation: 'CONFIRM_PAYMENT', kind: 'decline', code: 'LIMIT_EXCEEDED' });
     const order = await createOrder();

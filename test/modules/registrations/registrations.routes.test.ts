@@ -312,6 +312,22 @@ describe('gateway outcomes during key issuance', () => {
     expect((await sandboxLedger(app)).filter((e) => e.type === 'CHARGE')).toHaveLength(1);
   });
 
+  it('an issuance left in flight by a crashed request becomes UNKNOWN, and the replay may issue the key', async () => {
+    const registration = await createRegistration(app, CARD);
+    const window = await decideWindow(app, registration.window);
+    const past = new Date(clock.now().getTime() - 1);
+    await app.db.registration.update({ where: { id: registration.id }, data: { transactionId: window.transactionId, leaseOwner: 'dead', leaseExpiresAt: past } });
+    const payment = await app.db.payment.create({ data: { registrationId: registration.id, kind: 'INITIAL', method: 'CARD', amount: 9900, orderId: registration.orderId, cycle: 0, attemptCount: 1 } });
+    await app.db.paymentAttempt.create({ data: { paymentId: payment.id, attemptNumber: 1, operation: 'ISSUE_KEY', orderId: registration.orderId, amount: 9900, leaseOwner: 'dead', leaseExpiresAt: past } });
+
+    // The window transaction was never used (the dead call did not reach the gateway), so issue-key succeeds.
+    const response = await follow(app, window.redirectUrl, { json: true });
+    expect(response.json()).toMatchObject({ status: 'success', subscriptionId: expect.any(String) });
+    const attempts = await app.db.paymentAttempt.findMany({ orderBy: { attemptNumber: 'asc' } });
+    expect(attempts.map((a) => [a.attemptNumber, a.status])).toEqual([[1, 'UNKNOWN'], [2, 'SUCCEEDED']]);
+    expect((await sandboxLedger(app)).filter((e) => e.type === 'CHARGE')).toHaveLength(1);
+  });
+
   it('after an UNKNOWN that charged nothing, a replay completes the registration', async () => {
     await sandboxFault(app, { operation: 'ISSUE_KEY', kind: 'http_500' });
     const { window, response } = await complete(CARD);
