@@ -1,65 +1,53 @@
 // The database itself refuses what would break the money-safety rules (DESIGN.md §3), whatever the code does.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db/prisma.ts';
-import { createPrismaClient, createTestDatabase, truncateAll, type TestDatabase } from '../helpers/database.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../helpers/database.ts';
 import { createAttempt, createPayment, createRegistration, createSubscription } from '../factories/index.ts';
 
-let database: TestDatabase;
-let db: Db;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  db = createPrismaClient(database.url);
-});
-afterAll(async () => {
-  await db.$disconnect();
-  await database.drop();
-});
-beforeEach(() => truncateAll(db));
+const t = useTestDatabase();
 
 describe('database constraints', () => {
   it('allow one payment per subscription cycle (rule 5)', async () => {
-    const subscription = await createSubscription(db);
-    await createPayment(db, { subscriptionId: subscription.id, cycle: 1, status: 'SUCCEEDED' });
-    await expect(createPayment(db, { subscriptionId: subscription.id, cycle: 1, status: 'SUCCEEDED' })).rejects.toThrow(/Unique constraint/);
-    await expect(createPayment(db, { subscriptionId: subscription.id, cycle: 1 })).rejects.toThrow(/Unique constraint/);
-    await expect(createPayment(db, { subscriptionId: subscription.id, cycle: 2 })).resolves.toBeTruthy();
+    const subscription = await createSubscription(t.db);
+    await createPayment(t.db, { subscriptionId: subscription.id, cycle: 1, status: 'SUCCEEDED' });
+    await expect(createPayment(t.db, { subscriptionId: subscription.id, cycle: 1, status: 'SUCCEEDED' })).rejects.toThrow(/Unique constraint/);
+    await expect(createPayment(t.db, { subscriptionId: subscription.id, cycle: 1 })).rejects.toThrow(/Unique constraint/);
+    await expect(createPayment(t.db, { subscriptionId: subscription.id, cycle: 2 })).resolves.toBeTruthy();
   });
 
   it('allow at most one gateway call in flight per payment', async () => {
-    const payment = await createPayment(db);
-    await createAttempt(db, { paymentId: payment.id, attemptNumber: 1 });
-    await expect(createAttempt(db, { paymentId: payment.id, attemptNumber: 2 })).rejects.toThrow(/Unique constraint/);
-    await db.paymentAttempt.updateMany({ where: { paymentId: payment.id }, data: { status: 'DECLINED' } });
-    await expect(createAttempt(db, { paymentId: payment.id, attemptNumber: 2 })).resolves.toBeTruthy();
+    const payment = await createPayment(t.db);
+    await createAttempt(t.db, { paymentId: payment.id, attemptNumber: 1 });
+    await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 2 })).rejects.toThrow(/Unique constraint/);
+    await t.db.paymentAttempt.updateMany({ where: { paymentId: payment.id }, data: { status: 'DECLINED' } });
+    await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 2 })).resolves.toBeTruthy();
   });
 
   it('never reuse a billing charge orderId (rule 2), while a key-issuance replay may repeat the window orderId', async () => {
-    const payment = await createPayment(db);
-    await createAttempt(db, { paymentId: payment.id, attemptNumber: 1, orderId: 'order-1', status: 'DECLINED' });
-    await expect(createAttempt(db, { paymentId: payment.id, attemptNumber: 2, orderId: 'order-1' })).rejects.toThrow(/Unique constraint/);
-    const other = await createPayment(db);
-    await expect(createAttempt(db, { paymentId: other.id, attemptNumber: 1, orderId: 'order-1' })).rejects.toThrow(/Unique constraint/);
+    const payment = await createPayment(t.db);
+    await createAttempt(t.db, { paymentId: payment.id, attemptNumber: 1, orderId: 'order-1', status: 'DECLINED' });
+    await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 2, orderId: 'order-1' })).rejects.toThrow(/Unique constraint/);
+    const other = await createPayment(t.db);
+    await expect(createAttempt(t.db, { paymentId: other.id, attemptNumber: 1, orderId: 'order-1' })).rejects.toThrow(/Unique constraint/);
 
-    const initial = await createPayment(db, { kind: 'INITIAL' });
-    await createAttempt(db, { paymentId: initial.id, attemptNumber: 1, operation: 'ISSUE_KEY', orderId: 'window-1', status: 'UNKNOWN' });
-    await expect(createAttempt(db, { paymentId: initial.id, attemptNumber: 2, operation: 'ISSUE_KEY', orderId: 'window-1' })).resolves.toBeTruthy();
+    const initial = await createPayment(t.db, { kind: 'INITIAL' });
+    await createAttempt(t.db, { paymentId: initial.id, attemptNumber: 1, operation: 'ISSUE_KEY', orderId: 'window-1', status: 'UNKNOWN' });
+    await expect(createAttempt(t.db, { paymentId: initial.id, attemptNumber: 2, operation: 'ISSUE_KEY', orderId: 'window-1' })).resolves.toBeTruthy();
   });
 
   it('refuse an orderId over 50 bytes of UTF-8, counting Hangul as 3 bytes', async () => {
-    await expect(createPayment(db, { orderId: '가'.repeat(17) })).rejects.toThrow(/orderId_bytes/);
-    await expect(createPayment(db, { orderId: '가'.repeat(16) })).resolves.toBeTruthy();
+    await expect(createPayment(t.db, { orderId: '가'.repeat(17) })).rejects.toThrow(/orderId_bytes/);
+    await expect(createPayment(t.db, { orderId: '가'.repeat(16) })).resolves.toBeTruthy();
   });
 
   it('refuse amounts that are not positive and refunds above the amount', async () => {
-    await expect(createPayment(db, { amount: 0 })).rejects.toThrow(/amount_positive/);
-    await expect(createRegistration(db, { amount: -1 })).rejects.toThrow(/amount_positive/);
-    await expect(createPayment(db, { amount: 1000, canceledAmount: 1001 })).rejects.toThrow(/canceledAmount_range/);
+    await expect(createPayment(t.db, { amount: 0 })).rejects.toThrow(/amount_positive/);
+    await expect(createRegistration(t.db, { amount: -1 })).rejects.toThrow(/amount_positive/);
+    await expect(createPayment(t.db, { amount: 1000, canceledAmount: 1001 })).rejects.toThrow(/canceledAmount_range/);
   });
 
   it('allow one initial payment per registration', async () => {
-    const registration = await createRegistration(db);
-    await createPayment(db, { kind: 'INITIAL', registrationId: registration.id });
-    await expect(createPayment(db, { kind: 'INITIAL', registrationId: registration.id })).rejects.toThrow(/Unique constraint/);
+    const registration = await createRegistration(t.db);
+    await createPayment(t.db, { kind: 'INITIAL', registrationId: registration.id });
+    await expect(createPayment(t.db, { kind: 'INITIAL', registrationId: registration.id })).rejects.toThrow(/Unique constraint/);
   });
 });

@@ -1,7 +1,7 @@
 // A database of the test file's own, cloned from the migrated template made by test/setup/global-setup.ts.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import { createPrismaClient, type Db } from '../../src/db/prisma.ts';
 
 export interface TestDatabase {
@@ -66,3 +66,26 @@ export async function truncateAll(db: Db): Promise<void> {
 }
 
 export { createPrismaClient };
+
+/**
+ * A migrated database and a Prisma client for the whole test file, emptied before each test. Call at the top
+ * level of a test file; read `.db` inside tests.
+ */
+export function useTestDatabase(): { readonly db: Db } {
+  let database: TestDatabase;
+  let db: Db;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = createPrismaClient(database.url);
+  });
+  afterAll(async () => {
+    await db.$disconnect();
+    await database.drop();
+  });
+  beforeEach(() => truncateAll(db));
+  return {
+    get db() {
+      return db;
+    },
+  };
+}

@@ -1,32 +1,20 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Db } from '../../../src/db/prisma.ts';
+import { describe, expect, it } from 'vitest';
 import { createKeyring } from '../../../src/lib/crypto.ts';
 import { readBillingKey, rotateBillingKeys, storeBillingKey } from '../../../src/modules/billing-keys/billing-keys.service.ts';
-import { createPrismaClient, createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
+import { useTestDatabase } from '../../helpers/database.ts';
 import { createRegistration } from '../../factories/index.ts';
 
 const K0 = { id: 'k0', key: Buffer.alloc(32, 1) };
 const K1 = { id: 'k1', key: Buffer.alloc(32, 2) };
 
-let database: TestDatabase;
-let db: Db;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  db = createPrismaClient(database.url);
-});
-afterAll(async () => {
-  await db.$disconnect();
-  await database.drop();
-});
-beforeEach(() => truncateAll(db));
+const t = useTestDatabase();
 
 async function storeKeys(count: number, keyring = createKeyring([K0])) {
   const stored: Array<{ id: string; plaintext: string }> = [];
   for (let i = 0; i < count; i += 1) {
-    const registration = await createRegistration(db);
+    const registration = await createRegistration(t.db);
     const plaintext = `BK_PLAINTEXT_${i}_${registration.id.slice(0, 6)}`;
-    const row = await db.$transaction((tx) => storeBillingKey(tx, keyring, { registrationId: registration.id, userId: 'u', method: 'CARD', fields: { billingKey: plaintext, extra: {} } }));
+    const row = await t.db.$transaction((tx) => storeBillingKey(tx, keyring, { registrationId: registration.id, userId: 'u', method: 'CARD', fields: { billingKey: plaintext, extra: {} } }));
     stored.push({ id: row.id, plaintext });
   }
   return stored;
@@ -35,7 +23,7 @@ async function storeKeys(count: number, keyring = createKeyring([K0])) {
 describe('billing key encryption at rest', () => {
   it('stores ciphertext with a fresh IV per key and the key id, never the plaintext', async () => {
     const [a, b] = await storeKeys(2);
-    const rows = await db.billingKey.findMany({ orderBy: { createdAt: 'asc' } });
+    const rows = await t.db.billingKey.findMany({ orderBy: { createdAt: 'asc' } });
     expect(rows.map((r) => r.encryptionKeyId)).toEqual(['k0', 'k0']);
     expect(Buffer.from(rows[0]!.keyIv).equals(Buffer.from(rows[1]!.keyIv))).toBe(false);
     for (const row of rows) expect(Buffer.from(row.keyCiphertext).toString('latin1')).not.toContain('BK_PLAINTEXT');
@@ -45,9 +33,9 @@ describe('billing key encryption at rest', () => {
 
   it('refuses a ciphertext copied to another row, and a key id that is not configured', async () => {
     const [a, b] = await storeKeys(2);
-    const rowA = await db.billingKey.findUniqueOrThrow({ where: { id: a!.id } });
-    await db.billingKey.update({ where: { id: b!.id }, data: { keyIv: rowA.keyIv, keyTag: rowA.keyTag, keyCiphertext: rowA.keyCiphertext } });
-    const rowB = await db.billingKey.findUniqueOrThrow({ where: { id: b!.id } });
+    const rowA = await t.db.billingKey.findUniqueOrThrow({ where: { id: a!.id } });
+    await t.db.billingKey.update({ where: { id: b!.id }, data: { keyIv: rowA.keyIv, keyTag: rowA.keyTag, keyCiphertext: rowA.keyCiphertext } });
+    const rowB = await t.db.billingKey.findUniqueOrThrow({ where: { id: b!.id } });
     expect(() => readBillingKey(createKeyring([K0]), rowB)).toThrow(/authentication failed/);
     expect(() => readBillingKey(createKeyring([K1]), rowA)).toThrow(/k0 is not configured/);
   });
@@ -56,25 +44,25 @@ describe('billing key encryption at rest', () => {
 describe('rotateBillingKeys', () => {
   it('re-encrypts every key under the first key; afterwards the old key can be dropped', async () => {
     const stored = await storeKeys(5);
-    const result = await rotateBillingKeys(db, createKeyring([K1, K0]), { batchSize: 2 });
+    const result = await rotateBillingKeys(t.db, createKeyring([K1, K0]), { batchSize: 2 });
     expect(result).toEqual({ rotated: 5, skipped: 0, remaining: 0 });
     const onlyNew = createKeyring([K1]);
     for (const { id, plaintext } of stored) {
-      const row = await db.billingKey.findUniqueOrThrow({ where: { id } });
+      const row = await t.db.billingKey.findUniqueOrThrow({ where: { id } });
       expect(row.encryptionKeyId).toBe('k1');
       expect(readBillingKey(onlyNew, row)).toBe(plaintext);
     }
-    expect(await rotateBillingKeys(db, createKeyring([K1, K0]))).toEqual({ rotated: 0, skipped: 0, remaining: 0 });
+    expect(await rotateBillingKeys(t.db, createKeyring([K1, K0]))).toEqual({ rotated: 0, skipped: 0, remaining: 0 });
   });
 
   it('two rotations at once rewrite each row once and lose nothing', async () => {
     const stored = await storeKeys(8);
     const keyring = createKeyring([K1, K0]);
-    const [first, second] = await Promise.all([rotateBillingKeys(db, keyring, { batchSize: 3 }), rotateBillingKeys(db, keyring, { batchSize: 3 })]);
+    const [first, second] = await Promise.all([rotateBillingKeys(t.db, keyring, { batchSize: 3 }), rotateBillingKeys(t.db, keyring, { batchSize: 3 })]);
     expect(first.rotated + second.rotated).toBe(8);
     expect(first.remaining + second.remaining).toBe(0);
     for (const { id, plaintext } of stored) {
-      expect(readBillingKey(createKeyring([K1]), await db.billingKey.findUniqueOrThrow({ where: { id } }))).toBe(plaintext);
+      expect(readBillingKey(createKeyring([K1]), await t.db.billingKey.findUniqueOrThrow({ where: { id } }))).toBe(plaintext);
     }
   });
 });
