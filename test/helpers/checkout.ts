@@ -1,23 +1,11 @@
 // Drives the customer's side of a checkout: the sandbox window's decision (through its JSON call), then the
 // redirect back to our success or fail route, exactly as the browser would follow it.
 import type { App } from '../../src/app.ts';
+import type { WindowParams } from '../../src/modules/checkout/terms.ts';
 import { apiHeaders } from './app.ts';
 
-export interface WindowLike {
-  paymentsMethod: string;
-  merchantId: string;
-  orderId: string;
-  orderName: string;
-  amount: number;
-  userId?: string;
-  successUrl: string;
-  failUrl: string;
-  issueKeyOnly: boolean;
-  itemCode?: string;
-  userName?: string;
-}
 
-export async function decideWindow(app: App, window: WindowLike, decision: 'approve' | 'decline' = 'approve', extra: Record<string, unknown> = {}) {
+export async function decideWindow(app: App, window: WindowParams, decision: 'approve' | 'decline' = 'approve', extra: Record<string, unknown> = {}) {
   const response = await app.inject({
     method: 'POST',
     url: '/sandbox/window/authorize',
@@ -48,7 +36,7 @@ export function follow(app: App, redirectUrl: string, options: { json?: boolean;
 export async function createRegistration(app: App, body: Record<string, unknown>) {
   const response = await app.inject({ method: 'POST', url: '/api/v1/registrations', headers: apiHeaders, payload: body });
   if (response.statusCode !== 201) throw new Error(`registration answered ${response.statusCode}: ${response.body}`);
-  return response.json() as { id: string; state: string; status: string; orderId: string; successUrl: string; failUrl: string; expiresAt: string; window: WindowLike & { url?: string; userPhoneNumber?: string } };
+  return response.json() as { id: string; state: string; status: string; orderId: string; successUrl: string; failUrl: string; expiresAt: string; window: WindowParams };
 }
 
 export async function sandboxLedger(app: App) {
