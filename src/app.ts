@@ -24,6 +24,9 @@ import { createPaymentsService } from './modules/payments/payments.service.ts';
 import { paymentsRoutes } from './modules/payments/payments.routes.ts';
 import { createOrdersService } from './modules/orders/orders.service.ts';
 import { ordersRoutes } from './modules/orders/orders.routes.ts';
+import { createChargeService } from './modules/payments/charge.service.ts';
+import { adminRoutes } from './modules/admin/admin.routes.ts';
+import schedulerPlugin from './plugins/scheduler.ts';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -79,6 +82,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const subscriptions = createSubscriptionsService(deps);
   const payments = createPaymentsService(deps);
   const orders = createOrdersService(deps);
+  const charges = createChargeService(deps);
+  await app.register(schedulerPlugin, { charges });
 
   await app.register(checkoutRoutes({
     '/billing/success': registrations.handleSuccess,
@@ -90,6 +95,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(registrationsRoutes(registrations), { prefix: '/api/v1' });
   await app.register(subscriptionsRoutes(subscriptions), { prefix: '/api/v1' });
   await app.register(paymentsRoutes(payments), { prefix: '/api/v1' });
+  await app.register(adminRoutes(charges), { prefix: '/admin' });
 
   return app;
 }

@@ -1,5 +1,6 @@
 // The one place that reads the environment (DESIGN.md §7). Every variable of DESIGN.md §5 is declared in
 // EnvSchema, validated once through @fastify/env, then turned into the typed Config the rest of the code takes.
+import { validateDetailed } from 'node-cron';
 import Fastify from 'fastify';
 import fastifyEnv from '@fastify/env';
 import { Type, type Static } from 'typebox';
@@ -208,6 +209,11 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   const encryptionKeys = attempt(() => parseEncryptionKeys(env.BILLING_KEY_ENCRYPTION_KEYS)) ?? [];
   const retryDelaysMs = attempt(() => parseDurationList(env.RETRY_DELAYS, 'RETRY_DELAYS')) ?? [];
   const registrationTtlMs = attempt(() => parseDuration(env.REGISTRATION_TTL, 'REGISTRATION_TTL')) ?? 0;
+  const cronCheck = validateDetailed(env.SCHEDULER_CRON);
+  if (!cronCheck.valid) {
+    const why = cronCheck.errors.map((e) => `${e.field}: ${e.message}`).join(', ');
+    problems.push(`SCHEDULER_CRON: "${env.SCHEDULER_CRON}" is not a cron expression (${why || 'unparseable'})`);
+  }
   if (!isValidTimeZone(env.BILLING_TIMEZONE)) problems.push(`BILLING_TIMEZONE: unknown time zone "${env.BILLING_TIMEZONE}"`);
 
   for (const name of ['PUBLIC_BASE_URL', 'PAYMENT_API_BASE_URL', 'RETURN_URL'] as const) {

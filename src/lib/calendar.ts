@@ -48,3 +48,28 @@ export function mobileWindowOffsetDays(lastSuccessAt: Date, now: Date, zone: str
 }
 
 export const MOBILE_WINDOW_DAYS = 5;
+
+export interface Interval {
+  unit: IntervalUnit;
+  count: number;
+}
+
+/** When cycle n of a subscription anchored at `anchor` is due: anchor + n intervals, never from the last due date. */
+export function cycleDueAt(anchor: Date, interval: Interval, n: number, zone: string): Date {
+  return addInterval(anchor, interval.unit, interval.count * n, zone);
+}
+
+/**
+ * The cycle whose period contains `now`: the largest n ≥ `from` with cycleDueAt(n) ≤ now, or `from` itself when
+ * that is not due yet. Used after downtime so that missed periods are not charged in a burst (rule 10).
+ */
+export function cycleContaining(anchor: Date, interval: Interval, now: Date, zone: string, from = 0): number {
+  if (cycleDueAt(anchor, interval, from, zone) > now) return from;
+  const key = `${interval.unit}s` as 'days' | 'weeks' | 'months' | 'years';
+  const elapsed = DateTime.fromJSDate(now, { zone }).diff(DateTime.fromJSDate(anchor, { zone }), key).as(key);
+  // The estimate can be off by one either way around month ends and DST; step to the exact answer.
+  let n = Math.max(from, Math.floor(elapsed / interval.count));
+  while (n > from && cycleDueAt(anchor, interval, n, zone) > now) n -= 1;
+  while (cycleDueAt(anchor, interval, n + 1, zone) <= now) n += 1;
+  return n;
+}

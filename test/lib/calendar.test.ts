@@ -1,8 +1,12 @@
 import fc from 'fast-check';
+import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import {
   addInterval,
   calendarDaysBetween,
+  cycleContaining,
+  cycleDueAt,
+  type Interval,
   formatGatewayDateTime,
   mobileWindowOffsetDays,
   parseGatewayDateTime,
@@ -69,5 +73,66 @@ describe('calendar', () => {
         },
       ),
     );
+  });
+
+  const anchors = fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2080-01-01T00:00:00Z'), noInvalidDate: true });
+  const intervals: fc.Arbitrary<Interval> = fc.record({
+    unit: fc.constantFrom('day' as const, 'week' as const, 'month' as const, 'year' as const),
+    count: fc.integer({ min: 1, max: 12 }),
+  });
+  const zones = fc.constantFrom(SEOUL, 'UTC', 'America/New_York', 'Europe/Berlin');
+
+  it('property: due dates strictly increase and cycle n is always n intervals from the anchor (no drift)', () => {
+    fc.assert(
+      fc.property(anchors, intervals, zones, fc.integer({ min: 0, max: 60 }), (anchor, interval, zone, n) => {
+        const due = cycleDueAt(anchor, interval, n, zone);
+        const next = cycleDueAt(anchor, interval, n + 1, zone);
+        expect(next.getTime()).toBeGreaterThan(due.getTime());
+        // Independent of how cycleDueAt computes it: the calendar position is exactly n intervals from the anchor.
+        const a = DateTime.fromJSDate(anchor, { zone });
+        const d = DateTime.fromJSDate(due, { zone });
+        if (interval.unit === 'day' || interval.unit === 'week') {
+          const days = interval.count * n * (interval.unit === 'week' ? 7 : 1);
+          expect(calendarDaysBetween(anchor, due, zone)).toBe(days);
+        } else {
+          const months = interval.count * n * (interval.unit === 'year' ? 12 : 1);
+          expect(d.year * 12 + d.month - (a.year * 12 + a.month)).toBe(months);
+          expect(d.day).toBe(Math.min(a.day, d.daysInMonth!));
+        }
+      }),
+    );
+  });
+
+  it('property: a month-end anchor lands on each month’s last day or on the anchor’s day, never earlier', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 2000, max: 2080 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 36 }), (year, month, n) => {
+        const anchor = DateTime.fromObject({ year, month, day: 1, hour: 9 }, { zone: SEOUL }).endOf('month').set({ hour: 9, minute: 0, second: 0, millisecond: 0 });
+        const due = DateTime.fromJSDate(cycleDueAt(anchor.toJSDate(), { unit: 'month', count: 1 }, n, SEOUL), { zone: SEOUL });
+        expect(due.day).toBe(Math.min(anchor.day, due.daysInMonth!));
+        expect(due.hour).toBe(9);
+      }),
+    );
+  });
+
+  it('property: cycleContaining(now) is the one cycle whose period [due(n), due(n+1)) holds now', () => {
+    fc.assert(
+      fc.property(anchors, intervals, zones, fc.integer({ min: 0, max: 5 * 366 * 86_400 }), fc.integer({ min: 0, max: 5 }), (anchor, interval, zone, seconds, from) => {
+        const now = new Date(anchor.getTime() + seconds * 1000);
+        const n = cycleContaining(anchor, interval, now, zone, from);
+        expect(n).toBeGreaterThanOrEqual(from);
+        if (n === from && cycleDueAt(anchor, interval, from, zone) > now) return; // not due yet
+        expect(cycleDueAt(anchor, interval, n, zone).getTime()).toBeLessThanOrEqual(now.getTime());
+        expect(cycleDueAt(anchor, interval, n + 1, zone).getTime()).toBeGreaterThan(now.getTime());
+      }),
+    );
+  });
+
+  it('cycleContaining jumps over missed periods: 3 months of downtime charge the period containing now', () => {
+    const anchor = kst('2028-01-31T10:00:00');
+    const monthly = { unit: 'month' as const, count: 1 };
+    expect(cycleContaining(anchor, monthly, kst('2028-02-29T09:59:59'), SEOUL, 1)).toBe(1);
+    expect(cycleContaining(anchor, monthly, kst('2028-02-29T10:00:00'), SEOUL, 1)).toBe(1);
+    expect(cycleContaining(anchor, monthly, kst('2028-05-30T12:00:00'), SEOUL, 1)).toBe(3);
+    expect(cycleContaining(anchor, monthly, kst('2028-05-31T10:00:00'), SEOUL, 1)).toBe(4);
   });
 });

@@ -56,6 +56,8 @@ export async function expireAttempt(tx: Tx, attemptId: string, now: Date): Promi
 export interface PreparedAttempt {
   /** Undefined when no call may be made: an earlier outcome is unknown and allowAfterUnknown is false. */
   attemptId: string | undefined;
+  /** The orderId the call must carry (a NOT_SENT attempt keeps its own). */
+  orderId: string | undefined;
   /** An earlier attempt's outcome is unknown (money may have moved): a decline now proves nothing. */
   hadUnknown: boolean;
   /** A dead process's IN_FLIGHT attempt was just turned UNKNOWN by this call. */
@@ -74,7 +76,8 @@ export async function prepareAttempt(
   input: {
     paymentId: string;
     operation: 'ISSUE_KEY' | 'BILLING_CONFIRM' | 'PAYMENT_CONFIRM' | 'CANCEL';
-    orderId: string;
+    /** The attempt's orderId, or a function of its attempt number (billing charges: rule 2). */
+    orderId: string | ((attemptNumber: number) => string);
     amount: number;
     leaseOwner: string;
     leaseExpiresAt: Date;
@@ -90,22 +93,24 @@ export async function prepareAttempt(
     latest = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: latest.id } });
   }
   const hadUnknown = (await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'UNKNOWN' } })) > 0;
-  if (hadUnknown && !input.allowAfterUnknown) return { attemptId: undefined, hadUnknown, expiredInFlight };
+  if (hadUnknown && !input.allowAfterUnknown) return { attemptId: undefined, orderId: undefined, hadUnknown, expiredInFlight };
   if (latest?.status === 'NOT_SENT') {
     await tx.paymentAttempt.update({ where: { id: latest.id }, data: { status: 'IN_FLIGHT', leaseOwner: input.leaseOwner, leaseExpiresAt: input.leaseExpiresAt } });
-    return { attemptId: latest.id, hadUnknown, expiredInFlight };
+    return { attemptId: latest.id, orderId: latest.orderId, hadUnknown, expiredInFlight };
   }
+  const attemptNumber = (latest?.attemptNumber ?? 0) + 1;
+  const orderId = typeof input.orderId === 'function' ? input.orderId(attemptNumber) : input.orderId;
   const attempt = await tx.paymentAttempt.create({
     data: {
       paymentId: input.paymentId,
-      attemptNumber: (latest?.attemptNumber ?? 0) + 1,
+      attemptNumber,
       operation: input.operation,
-      orderId: input.orderId,
+      orderId,
       amount: input.amount,
       leaseOwner: input.leaseOwner,
       leaseExpiresAt: input.leaseExpiresAt,
     },
   });
-  await tx.payment.update({ where: { id: input.paymentId }, data: { attemptCount: { increment: 1 } } });
-  return { attemptId: attempt.id, hadUnknown, expiredInFlight };
+  await tx.payment.update({ where: { id: input.paymentId }, data: { attemptCount: { increment: 1 }, orderId } });
+  return { attemptId: attempt.id, orderId, hadUnknown, expiredInFlight };
 }

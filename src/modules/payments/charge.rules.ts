@@ -1,0 +1,198 @@
+// What a charge of one subscription may do now (DESIGN.md §3 rules 6, 9, 10, 11 and §5): pure functions of the
+// subscription, its open payment and the time, so the scheduler, the admin charge and the tests share one answer.
+// Nothing here talks to the database or the gateway.
+import {
+  addInterval,
+  cycleContaining,
+  cycleDueAt,
+  mobileWindowOffsetDays,
+  MOBILE_WINDOW_DAYS,
+  type Interval,
+  type IntervalUnit,
+} from '../../lib/calendar.ts';
+
+export interface ChargeableSubscription {
+  id: string;
+  method: 'CARD' | 'MOBILE';
+  status: 'ACTIVE' | 'PAST_DUE' | 'PAUSED' | 'CANCELED';
+  amount: number;
+  intervalUnit: IntervalUnit;
+  intervalCount: number;
+  anchorAt: Date;
+  /** The next cycle to be paid. */
+  cycle: number;
+  currentPeriodEnd: Date;
+  nextChargeAt: Date | null;
+  cancelAtPeriodEnd: boolean;
+  needsAttention: boolean;
+  lastTransactionId: string | null;
+  lastAmount: number | null;
+  lastTransactionAt: Date | null;
+  billingKeyStatus: 'ACTIVE' | 'REVOKED';
+}
+
+/** The payment of `subscription.cycle`, when one was started. */
+export interface OpenPayment {
+  cycle: number;
+  status: 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN' | 'CANCELED';
+  amount: number;
+  dueAt: Date;
+  /** Attempts the gateway declined. */
+  declines: number;
+}
+
+export type RefusalCode =
+  | 'NOT_DUE'
+  | 'SUBSCRIPTION_NOT_ACTIVE'
+  | 'BILLING_KEY_REVOKED'
+  | 'PAYMENT_OUTCOME_UNKNOWN'
+  | 'NEEDS_ATTENTION'
+  | 'MOBILE_CHAIN_MISSING'
+  | 'MOBILE_AMOUNT_MISMATCH'
+  | 'MOBILE_WINDOW_CLOSED';
+
+export type ChargePlan =
+  | {
+      action: 'CHARGE';
+      cycle: number;
+      dueAt: Date;
+      amount: number;
+      /** Earlier cycles passed over after downtime (rule 10): never charged. */
+      skippedCycles: number;
+      /** MOBILE: the chain head the gateway checks. */
+      lastTransactionId?: string;
+    }
+  | { action: 'CANCEL_AT_PERIOD_END' }
+  | {
+      action: 'REFUSE';
+      code: RefusalCode;
+      message: string;
+      /** The refusal needs a person (and, for MOBILE, usually a new registration). */
+      attention: boolean;
+      /** The subscription becomes PAST_DUE (a MOBILE window that closed without a success). */
+      pastDue: boolean;
+    };
+
+export interface PlanContext {
+  now: Date;
+  timezone: string;
+  /** A scheduled pass charges only what is due; an operator's charge may also be early for CARD retries. */
+  trigger: 'SCHEDULER' | 'ADMIN';
+}
+
+const refuse = (code: RefusalCode, message: string, options: { attention?: boolean; pastDue?: boolean } = {}): ChargePlan => ({
+  action: 'REFUSE',
+  code,
+  message,
+  attention: options.attention ?? false,
+  pastDue: options.pastDue ?? false,
+});
+
+export const intervalOf = (s: Pick<ChargeableSubscription, 'intervalUnit' | 'intervalCount'>): Interval => ({
+  unit: s.intervalUnit,
+  count: s.intervalCount,
+});
+
+/** MOBILE: the next charge sits one month after the last success, the centre of the ±5-day window (rule 9). */
+export function mobileDueAt(lastTransactionAt: Date, timezone: string): Date {
+  return addInterval(lastTransactionAt, 'month', 1, timezone);
+}
+
+export function planCharge(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): ChargePlan {
+  const { now, timezone } = ctx;
+  if (sub.status !== 'ACTIVE' && sub.status !== 'PAST_DUE') {
+    return refuse('SUBSCRIPTION_NOT_ACTIVE', `A ${sub.status} subscription is not charged`);
+  }
+  if (sub.needsAttention) return refuse('NEEDS_ATTENTION', 'The subscription is waiting for an operator');
+  if (sub.cancelAtPeriodEnd && now >= sub.currentPeriodEnd) return { action: 'CANCEL_AT_PERIOD_END' };
+  if (sub.billingKeyStatus !== 'ACTIVE') return refuse('BILLING_KEY_REVOKED', 'The billing key was revoked', { attention: true });
+  if (open?.status === 'UNKNOWN') {
+    return refuse('PAYMENT_OUTCOME_UNKNOWN', `The outcome of cycle ${open.cycle} is unknown; an operator must resolve it first`, { attention: true });
+  }
+  if (open?.status === 'SUCCEEDED') {
+    // Cannot happen through this service (a success advances the cycle in the same transaction); refused so the
+    // database's one-success-per-cycle rule is never even tried.
+    return refuse('NEEDS_ATTENTION', `Cycle ${open.cycle} is already paid but the subscription did not advance`, { attention: true });
+  }
+  if (sub.nextChargeAt === null) return refuse('NOT_DUE', 'The subscription has no next charge date');
+  if (ctx.trigger === 'SCHEDULER' && sub.nextChargeAt > now) {
+    return refuse('NOT_DUE', `The next charge is due at ${sub.nextChargeAt.toISOString()}`);
+  }
+  return sub.method === 'MOBILE' ? planMobile(sub, open, ctx) : planCard(sub, open, ctx);
+}
+
+function planCard(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): ChargePlan {
+  const interval = intervalOf(sub);
+  if (open) {
+    // A retry (or a NOT_SENT attempt sent again) stays with its cycle and its amount.
+    return { action: 'CHARGE', cycle: open.cycle, dueAt: open.dueAt, amount: open.amount, skippedCycles: 0 };
+  }
+  const firstDue = cycleDueAt(sub.anchorAt, interval, sub.cycle, ctx.timezone);
+  if (firstDue > ctx.now) return refuse('NOT_DUE', `Cycle ${sub.cycle} is due at ${firstDue.toISOString()}`);
+  // After downtime, charge the period that contains now, once; the periods missed are not back-charged.
+  const cycle = cycleContaining(sub.anchorAt, interval, ctx.now, ctx.timezone, sub.cycle);
+  return {
+    action: 'CHARGE',
+    cycle,
+    dueAt: cycleDueAt(sub.anchorAt, interval, cycle, ctx.timezone),
+    amount: sub.amount,
+    skippedCycles: cycle - sub.cycle,
+  };
+}
+
+function planMobile(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): ChargePlan {
+  if (!sub.lastTransactionId || sub.lastAmount === null || !sub.lastTransactionAt) {
+    return refuse('MOBILE_CHAIN_MISSING', 'No previous MOBILE transaction to chain from; a new registration is needed', { attention: true, pastDue: true });
+  }
+  const amount = open?.amount ?? sub.amount;
+  if (amount !== sub.lastAmount) {
+    return refuse('MOBILE_AMOUNT_MISMATCH', `A MOBILE charge must repeat the last amount ${sub.lastAmount}, not ${amount}; a new registration is needed`, { attention: true });
+  }
+  const offset = mobileWindowOffsetDays(sub.lastTransactionAt, ctx.now, ctx.timezone);
+  if (offset > MOBILE_WINDOW_DAYS) {
+    return refuse('MOBILE_WINDOW_CLOSED', `The ±${MOBILE_WINDOW_DAYS}-day window around ${mobileDueAt(sub.lastTransactionAt, ctx.timezone).toISOString()} closed ${offset - MOBILE_WINDOW_DAYS} day(s) ago; a new registration is needed`, { attention: true, pastDue: true });
+  }
+  if (offset < -MOBILE_WINDOW_DAYS) {
+    return refuse('MOBILE_WINDOW_CLOSED', `The ±${MOBILE_WINDOW_DAYS}-day window opens ${-offset - MOBILE_WINDOW_DAYS} day(s) from now`);
+  }
+  return {
+    action: 'CHARGE',
+    cycle: open?.cycle ?? sub.cycle,
+    dueAt: open?.dueAt ?? mobileDueAt(sub.lastTransactionAt, ctx.timezone),
+    amount,
+    skippedCycles: 0,
+    lastTransactionId: sub.lastTransactionId,
+  };
+}
+
+export type DeclinePlan =
+  | { action: 'RETRY'; retryAt: Date }
+  | { action: 'CANCEL'; reason: 'RETRIES_EXHAUSTED' }
+  | { action: 'WINDOW_CLOSED' };
+
+/**
+ * After the `declines`-th decline of a cycle due at `dueAt` (rule 11, DESIGN.md §5): retry k happens at
+ * dueAt + delays[k-1]. After downtime a retry time may already be past; the retries then keep their spacing from
+ * now instead of firing in a burst. When the delays run out the subscription is cancelled; a MOBILE retry that
+ * would fall outside the ±5-day window is not scheduled.
+ */
+export function planAfterDecline(input: {
+  method: 'CARD' | 'MOBILE';
+  dueAt: Date;
+  declines: number;
+  retryDelaysMs: number[];
+  lastTransactionAt: Date | null;
+  now: Date;
+  timezone: string;
+}): DeclinePlan {
+  const { retryDelaysMs: delays, declines } = input;
+  if (declines > delays.length) return { action: 'CANCEL', reason: 'RETRIES_EXHAUSTED' };
+  const delay = delays[declines - 1]!;
+  const gap = delay - (declines >= 2 ? delays[declines - 2]! : 0);
+  const retryAt = new Date(Math.max(input.dueAt.getTime() + delay, input.now.getTime() + gap));
+  if (input.method === 'MOBILE') {
+    if (!input.lastTransactionAt) return { action: 'WINDOW_CLOSED' };
+    if (mobileWindowOffsetDays(input.lastTransactionAt, retryAt, input.timezone) > MOBILE_WINDOW_DAYS) return { action: 'WINDOW_CLOSED' };
+  }
+  return { action: 'RETRY', retryAt };
+}

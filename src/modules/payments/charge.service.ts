@@ -1,0 +1,450 @@
+// The charging engine (DESIGN.md §3, all rules): claims due subscriptions, charges them through the gateway and
+// records every outcome. The scheduler's tick, POST /admin/scheduler/run and the admin charge all come here.
+//
+// Invariants kept here:
+// - claims take a lease on the subscription row with FOR UPDATE SKIP LOCKED, so replicas never work on the same
+//   subscription at once; every later write is fenced on that lease (rule 5);
+// - the payment and an IN_FLIGHT attempt with a deterministic orderId are committed before the gateway is
+//   called, and no transaction is open during the call (rules 1, 2);
+// - the database allows one successful payment per cycle (payments_one_success_per_cycle), whatever happens here;
+// - a MOBILE success stores its transactionId as the next chain head in the transaction that records it (rule 6);
+// - UNKNOWN is never retried and never turned into a failure: it raises needsAttention (rule 4). An attempt left
+//   IN_FLIGHT past its lease (a dead process) becomes UNKNOWN in the sweep that starts every pass;
+// - a subscription is charged at most once per pass, for the period containing now (rule 10).
+import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/prisma.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
+import { cycleDueAt } from '../../lib/calendar.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Keyring } from '../../lib/crypto.ts';
+import { readBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { expireAttempt, prepareAttempt, recordAttemptOutcome, StaleLeaseError } from './attempts.ts';
+import { intervalOf, mobileDueAt, planAfterDecline, planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
+
+type Tx = Prisma.TransactionClient;
+type Trigger = 'SCHEDULER' | 'ADMIN';
+
+export interface ChargeDeps {
+  db: Db;
+  gateway: GatewayClient;
+  clock: Clock;
+  config: Config;
+  keyring: Keyring;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+/** How one claimed subscription ended. SKIPPED: a rule refused, the call was not sent, or the claim was lost. */
+export type ChargeOutcome = 'SUCCEEDED' | 'DECLINED' | 'UNKNOWN' | 'SKIPPED';
+
+export interface ChargeReport {
+  subscriptionId: string;
+  outcome: ChargeOutcome;
+  paymentId?: string;
+  /** Why nothing was sent: a rule's code, NOT_SENT, LEASE_LOST or CANCELED_AT_PERIOD_END. */
+  code?: RefusalCode | 'NOT_SENT' | 'LEASE_LOST' | 'CANCELED_AT_PERIOD_END' | 'BILLING_KEY_UNREADABLE' | 'ERROR';
+  message?: string;
+  gatewayCode?: string;
+}
+
+export interface PassReport {
+  claimed: number;
+  succeeded: number;
+  declined: number;
+  unknown: number;
+  skipped: number;
+}
+
+/** Deterministic charge orderId (rule 2): subscription, cycle and attempt, at most 50 bytes. */
+export function chargeOrderId(subscriptionId: string, cycle: number, attempt: number): string {
+  const orderId = `S${subscriptionId.replace(/-/g, '')}-${cycle}-${attempt}`;
+  if (Buffer.byteLength(orderId, 'utf8') > 50) throw new Error(`orderId for cycle ${cycle} attempt ${attempt} exceeds 50 bytes`);
+  return orderId;
+}
+
+const LIVE = ['ACTIVE', 'PAST_DUE'] as const;
+
+interface Ready {
+  kind: 'READY';
+  subscriptionId: string;
+  method: 'CARD' | 'MOBILE';
+  plan: Extract<ChargePlan, { action: 'CHARGE' }>;
+  paymentId: string;
+  attemptId: string;
+  orderId: string;
+  billingKey: string;
+  userId: string;
+  orderName: string;
+  itemCode: string | null;
+  lastTransactionAt: Date | null;
+}
+
+type Prepared = Ready | { kind: 'DONE'; report: ChargeReport };
+
+export function createChargeService(deps: ChargeDeps) {
+  const { db, gateway, clock, config, keyring, log } = deps;
+  const { leaseMs, batchSize, concurrency } = config.scheduler;
+  const zone = config.timezone;
+
+  let stopping = false;
+  const passes = new Set<Promise<PassReport>>();
+
+  /** Releases our lease on a subscription (and applies `data`); false when the lease was no longer ours. */
+  async function release(tx: Tx | Db, id: string, owner: string, data: Prisma.SubscriptionUpdateManyMutationInput = {}) {
+    const released = await tx.subscription.updateMany({ where: { id, leaseOwner: owner }, data: { ...data, leaseOwner: null, leaseExpiresAt: null } });
+    return released.count === 1;
+  }
+
+  async function claimBatch(owner: string, now: Date, exclude: string[]): Promise<string[]> {
+    const leaseExpiresAt = new Date(now.getTime() + leaseMs);
+    const rows = await db.$queryRaw<{ id: string }[]>`
+      UPDATE "subscriptions" SET "leaseOwner" = ${owner}, "leaseExpiresAt" = ${leaseExpiresAt}
+      WHERE "id" IN (
+        SELECT "id" FROM "subscriptions"
+        WHERE "status" IN ('ACTIVE', 'PAST_DUE') AND "needsAttention" = false
+          AND "nextChargeAt" <= ${now}
+          AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < ${now})
+          AND NOT ("id" = ANY(${exclude}::uuid[]))
+        ORDER BY "nextChargeAt"
+        LIMIT ${batchSize}
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING "id"`;
+    return rows.map((row) => row.id);
+  }
+
+  /** Takes the lease on one subscription for an operator's charge; false when someone else holds it. */
+  async function claimOne(id: string, owner: string, now: Date): Promise<boolean> {
+    const claimed = await db.subscription.updateMany({
+      where: { id, OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] },
+      data: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) },
+    });
+    return claimed.count === 1;
+  }
+
+  /**
+   * Attempts left IN_FLIGHT by a process that died become UNKNOWN once their lease has expired (rule 4): the
+   * payment becomes UNKNOWN and the subscription needs attention. Nothing is sent again.
+   */
+  async function sweepExpiredAttempts(now: Date): Promise<number> {
+    const stale = await db.paymentAttempt.findMany({
+      where: { status: 'IN_FLIGHT', operation: 'BILLING_CONFIRM', leaseExpiresAt: { lt: now } },
+      select: { id: true, paymentId: true, orderId: true, payment: { select: { subscriptionId: true } } },
+      take: 1000,
+    });
+    let expired = 0;
+    for (const attempt of stale) {
+      const done = await db.$transaction(async (tx) => {
+        if (!(await expireAttempt(tx, attempt.id, now))) return false;
+        await tx.payment.update({ where: { id: attempt.paymentId }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
+        if (attempt.payment.subscriptionId) {
+          await tx.subscription.update({
+            where: { id: attempt.payment.subscriptionId },
+            data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' },
+          });
+        }
+        return true;
+      });
+      if (done) {
+        expired += 1;
+        log.warn({ paymentId: attempt.paymentId, orderId: attempt.orderId }, 'charge attempt left in flight by a stopped process is now UNKNOWN');
+      }
+    }
+    return expired;
+  }
+
+  /** Everything before the call, in one short transaction fenced on our lease. */
+  async function prepare(id: string, owner: string, trigger: Trigger): Promise<Prepared> {
+    const now = clock.now();
+    const leaseExpiresAt = new Date(now.getTime() + leaseMs);
+    return db.$transaction(async (tx): Promise<Prepared> => {
+      // Renewing the lease locks the row for this transaction and proves it is still ours.
+      const renewed = await tx.subscription.updateMany({ where: { id, leaseOwner: owner }, data: { leaseExpiresAt } });
+      if (renewed.count === 0) return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST' } };
+      const sub = await tx.subscription.findUniqueOrThrow({ where: { id }, include: { billingKey: true } });
+      const open = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId: id, cycle: sub.cycle } } });
+      const declines = open ? await tx.paymentAttempt.count({ where: { paymentId: open.id, status: 'DECLINED' } }) : 0;
+      const plan = planCharge(
+        { ...sub, billingKeyStatus: sub.billingKey.status },
+        open && open.dueAt ? { cycle: sub.cycle, status: open.status, amount: open.amount, dueAt: open.dueAt, declines } : undefined,
+        { now, timezone: zone, trigger },
+      );
+
+      if (plan.action === 'CANCEL_AT_PERIOD_END') {
+        await release(tx, id, owner, { status: 'CANCELED', canceledAt: now, nextChargeAt: null, cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END' });
+        await revokeKey(tx, sub.billingKeyId, now);
+        log.info({ subscriptionId: id }, 'subscription cancelled at the end of its period');
+        return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CANCELED_AT_PERIOD_END' } };
+      }
+      if (plan.action === 'REFUSE') {
+        await release(tx, id, owner, {
+          ...(plan.attention ? { needsAttention: true, attentionReason: plan.code } : {}),
+          ...(plan.pastDue ? { status: 'PAST_DUE', nextChargeAt: null } : {}),
+        });
+        if (plan.attention) log.warn({ subscriptionId: id, code: plan.code }, `subscription needs attention: ${plan.message}`);
+        return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: plan.code, message: plan.message, paymentId: open?.id } };
+      }
+
+      let billingKey: string;
+      try {
+        billingKey = readBillingKey(keyring, sub.billingKey);
+      } catch {
+        // The encryption key that sealed it is no longer configured: nothing can be sent until it is.
+        await release(tx, id, owner, { needsAttention: true, attentionReason: 'BILLING_KEY_UNREADABLE' });
+        log.error({ subscriptionId: id, encryptionKeyId: sub.billingKey.encryptionKeyId }, 'billing key cannot be decrypted with the configured keys');
+        return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'BILLING_KEY_UNREADABLE' } };
+      }
+
+      const payment =
+        open ??
+        (await tx.payment.create({
+          data: {
+            subscriptionId: id,
+            cycle: plan.cycle,
+            kind: trigger === 'ADMIN' ? 'MANUAL' : 'RECURRING',
+            method: sub.method,
+            amount: plan.amount,
+            orderId: chargeOrderId(id, plan.cycle, 1),
+            dueAt: plan.dueAt,
+          },
+        }));
+      if (plan.cycle !== sub.cycle) {
+        await tx.subscription.update({ where: { id }, data: { cycle: plan.cycle } });
+        log.info({ subscriptionId: id, from: sub.cycle, to: plan.cycle }, 'missed periods after downtime are not back-charged');
+      }
+      const attempt = await prepareAttempt(tx, {
+        paymentId: payment.id,
+        operation: 'BILLING_CONFIRM',
+        orderId: (n) => chargeOrderId(id, plan.cycle, n),
+        amount: plan.amount,
+        leaseOwner: owner,
+        leaseExpiresAt,
+        now,
+        allowAfterUnknown: false,
+      });
+      if (!attempt.attemptId) {
+        await release(tx, id, owner, { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' });
+        return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'PAYMENT_OUTCOME_UNKNOWN', paymentId: payment.id } };
+      }
+      // A retry makes a FAILED payment PENDING again while it is in flight (DESIGN.md §5).
+      await tx.payment.update({ where: { id: payment.id }, data: { status: 'PENDING', nextRetryAt: null } });
+      return {
+        kind: 'READY',
+        subscriptionId: id,
+        method: sub.method,
+        plan,
+        paymentId: payment.id,
+        attemptId: attempt.attemptId,
+        orderId: attempt.orderId!,
+        billingKey,
+        userId: sub.userId,
+        orderName: sub.orderName,
+        itemCode: sub.itemCode,
+        lastTransactionAt: sub.lastTransactionAt,
+      };
+    });
+  }
+
+  async function revokeKey(tx: Tx, billingKeyId: string, now: Date) {
+    await tx.billingKey.updateMany({ where: { id: billingKeyId, status: 'ACTIVE' }, data: { status: 'REVOKED', revokedAt: now } });
+  }
+
+  /** Writes the gateway's answer in one transaction fenced on the attempt and the subscription's lease. */
+  async function record(ready: Ready, result: GatewayResult, owner: string): Promise<ChargeReport> {
+    const now = clock.now();
+    const { subscriptionId: id, plan, paymentId } = ready;
+    const base = { subscriptionId: id, paymentId };
+    return db.$transaction(async (tx): Promise<ChargeReport> => {
+      await recordAttemptOutcome(tx, { attemptId: ready.attemptId, leaseOwner: owner, result, now });
+      if (!(await release(tx, id, owner))) throw new StaleLeaseError(`subscription ${id}`);
+      // The row is locked by the release above; an operator may have paused or cancelled it during the call.
+      const sub = await tx.subscription.findUniqueOrThrow({ where: { id } });
+      const live = (LIVE as readonly string[]).includes(sub.status);
+
+      switch (result.outcome) {
+        case 'SUCCEEDED': {
+          const transactionId = result.fields.transactionId!;
+          const approvedAt = result.fields.transactionDateTime ?? now;
+          await tx.payment.update({
+            where: { id: paymentId },
+            data: { status: 'SUCCEEDED', transactionId, approvedAt, failureCode: null, failureMessage: null, attentionReason: null },
+          });
+          const nextCycle = plan.cycle + 1;
+          const period =
+            ready.method === 'MOBILE'
+              ? { start: approvedAt, end: mobileDueAt(approvedAt, zone) }
+              : { start: plan.dueAt, end: cycleDueAt(sub.anchorAt, intervalOf(sub), nextCycle, zone) };
+          await tx.subscription.update({
+            where: { id },
+            data: {
+              cycle: nextCycle,
+              currentPeriodStart: period.start,
+              currentPeriodEnd: period.end,
+              nextChargeAt: live ? period.end : sub.status === 'PAUSED' ? sub.nextChargeAt : null,
+              ...(sub.status === 'PAST_DUE' ? { status: 'ACTIVE' } : {}),
+              // The chain head moves in the same transaction as the success (rule 6).
+              lastTransactionId: transactionId,
+              lastAmount: plan.amount,
+              lastTransactionAt: approvedAt,
+            },
+          });
+          log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');
+          return { ...base, outcome: 'SUCCEEDED' };
+        }
+        case 'DECLINED': {
+          const declines = await tx.paymentAttempt.count({ where: { paymentId, status: 'DECLINED' } });
+          await tx.payment.update({ where: { id: paymentId }, data: { status: 'FAILED', failureCode: result.code ?? null, failureMessage: result.message ?? null } });
+          const next = planAfterDecline({
+            method: ready.method,
+            dueAt: plan.dueAt,
+            declines,
+            retryDelaysMs: config.retryDelaysMs,
+            lastTransactionAt: ready.lastTransactionAt,
+            now,
+            timezone: zone,
+          });
+          if (!live) {
+            // Paused or cancelled during the call: the decline is recorded, nothing is scheduled.
+          } else if (next.action === 'RETRY') {
+            await tx.payment.update({ where: { id: paymentId }, data: { nextRetryAt: next.retryAt } });
+            await tx.subscription.update({ where: { id }, data: { status: 'PAST_DUE', nextChargeAt: next.retryAt } });
+          } else if (next.action === 'CANCEL') {
+            await tx.subscription.update({ where: { id }, data: { status: 'CANCELED', canceledAt: now, nextChargeAt: null, cancelReason: next.reason } });
+            await revokeKey(tx, sub.billingKeyId, now);
+          } else {
+            await tx.subscription.update({
+              where: { id },
+              data: { status: 'PAST_DUE', nextChargeAt: null, needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED' },
+            });
+          }
+          log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, declines, next: next.action, gatewayCode: result.code }, 'charge declined');
+          return { ...base, outcome: 'DECLINED', gatewayCode: result.code, message: result.message };
+        }
+        case 'NOT_SENT':
+          // Same attempt row and orderId next time (DESIGN.md §5); the payment stays PENDING.
+          log.warn({ subscriptionId: id, paymentId, reason: result.reason, detail: result.detail }, 'charge not sent; it will be sent again');
+          return { ...base, outcome: 'SKIPPED', code: 'NOT_SENT', message: result.detail };
+        case 'UNKNOWN':
+          await tx.payment.update({ where: { id: paymentId }, data: { status: 'UNKNOWN', attentionReason: result.reason } });
+          await tx.subscription.update({ where: { id }, data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' } });
+          log.warn({ subscriptionId: id, paymentId, orderId: ready.orderId, reason: result.reason }, 'charge outcome unknown; the subscription needs attention');
+          return { ...base, outcome: 'UNKNOWN', message: result.reason };
+      }
+    });
+  }
+
+  /** Charges one subscription whose lease `owner` holds. Never throws for gateway outcomes. */
+  async function chargeClaimed(id: string, owner: string, trigger: Trigger): Promise<ChargeReport> {
+    const prepared = await prepare(id, owner, trigger);
+    if (prepared.kind === 'DONE') return prepared.report;
+    const result = await gateway.chargeBillingKey({
+      method: prepared.method,
+      billingKey: prepared.billingKey,
+      userId: prepared.userId,
+      amount: prepared.plan.amount,
+      orderName: prepared.orderName,
+      orderId: prepared.orderId,
+      ...(prepared.method === 'MOBILE' ? { lastTransactionId: prepared.plan.lastTransactionId, itemCode: prepared.itemCode ?? undefined } : {}),
+    });
+    try {
+      return await record(prepared, result, owner);
+    } catch (error) {
+      if (!(error instanceof StaleLeaseError)) throw error;
+      // Someone else took the subscription (our lease expired mid-call). The attempt stays IN_FLIGHT and becomes
+      // UNKNOWN in a sweep; the real answer is logged so an operator can resolve it.
+      log.error(
+        { subscriptionId: id, paymentId: prepared.paymentId, orderId: prepared.orderId, outcome: result.outcome, transactionId: result.fields.transactionId },
+        'charge answered after the lease was lost; the outcome was not recorded',
+      );
+      return { subscriptionId: id, paymentId: prepared.paymentId, outcome: 'UNKNOWN', code: 'LEASE_LOST' };
+    }
+  }
+
+  async function chargeOrRelease(id: string, owner: string, trigger: Trigger): Promise<ChargeReport> {
+    if (stopping) {
+      await release(db, id, owner);
+      return { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST', message: 'shutting down' };
+    }
+    try {
+      return await chargeClaimed(id, owner, trigger);
+    } catch (error) {
+      log.error({ subscriptionId: id, err: error }, 'charging a subscription failed');
+      await release(db, id, owner).catch(() => undefined);
+      return { subscriptionId: id, outcome: 'SKIPPED', code: 'ERROR' };
+    }
+  }
+
+  /**
+   * One charging pass: sweep dead attempts, then claim due subscriptions in batches until none is left, charging
+   * each with bounded concurrency. Idempotent: running it twice, or on several replicas at once, charges every
+   * due subscription once.
+   */
+  async function runPass(): Promise<PassReport> {
+    const report: PassReport = { claimed: 0, succeeded: 0, declined: 0, unknown: 0, skipped: 0 };
+    if (stopping) return report;
+    const pass = (async () => {
+      const owner = randomUUID();
+      const limit = pLimit(concurrency);
+      const seen: string[] = [];
+      await sweepExpiredAttempts(clock.now());
+      while (!stopping) {
+        const ids = await claimBatch(owner, clock.now(), seen);
+        if (ids.length === 0) break;
+        seen.push(...ids);
+        report.claimed += ids.length;
+        const results = await Promise.all(ids.map((id) => limit(() => chargeOrRelease(id, owner, 'SCHEDULER'))));
+        for (const r of results) {
+          if (r.outcome === 'SUCCEEDED') report.succeeded += 1;
+          else if (r.outcome === 'DECLINED') report.declined += 1;
+          else if (r.outcome === 'UNKNOWN') report.unknown += 1;
+          else report.skipped += 1;
+        }
+      }
+      if (report.claimed > 0) log.info(report, 'charging pass finished');
+      return report;
+    })();
+    passes.add(pass);
+    try {
+      return await pass;
+    } finally {
+      passes.delete(pass);
+    }
+  }
+
+  /** An operator's charge of one subscription, through the same rules (used by the admin routes). */
+  async function chargeSubscription(id: string, trigger: Trigger = 'ADMIN'): Promise<ChargeReport> {
+    const owner = randomUUID();
+    if (!(await claimOne(id, owner, clock.now()))) return { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST', message: 'the subscription is being charged right now' };
+    try {
+      return await chargeClaimed(id, owner, trigger);
+    } catch (error) {
+      await release(db, id, owner).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Graceful stop: no new claims and no new calls; calls in flight finish and their outcomes are recorded;
+   * subscriptions claimed but not started are released. Bounded by `timeoutMs`: after it, anything still in
+   * flight is left to its lease (and becomes UNKNOWN in a later sweep).
+   */
+  async function stop(timeoutMs: number): Promise<boolean> {
+    stopping = true;
+    if (passes.size === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const drained = Promise.allSettled([...passes]).then(() => true as const);
+    const finished = await Promise.race([drained, timedOut]);
+    clearTimeout(timer);
+    return finished;
+  }
+
+  return { runPass, chargeSubscription, sweepExpiredAttempts, stop };
+}
+
+export type ChargeService = ReturnType<typeof createChargeService>;

@@ -1,0 +1,46 @@
+// The scheduler (DESIGN.md §7): a node-cron tick (SCHEDULER_CRON) runs one charging pass; ticks never overlap in
+// one process, and replicas are kept apart by the pass's row leases, not by the cron. Closing the app stops the
+// tick and drains the pass in flight (bounded) before the database closes, so every answer received is recorded.
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { ChargeService } from '../modules/payments/charge.service.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    charges: ChargeService;
+  }
+}
+
+async function schedulerPlugin(app: FastifyInstance, options: { charges: ChargeService }) {
+  const { config } = app;
+  const { charges } = options;
+  app.decorate('charges', charges);
+  let task: ScheduledTask | undefined;
+
+  if (config.scheduler.enabled) {
+    app.addHook('onReady', async () => {
+      task = cron.schedule(
+        config.scheduler.cron,
+        async () => {
+          try {
+            await charges.runPass();
+          } catch (error) {
+            app.log.error({ err: error }, 'charging pass failed');
+          }
+        },
+        { name: 'charging-pass', noOverlap: true, timezone: config.timezone },
+      );
+      app.log.info({ cron: config.scheduler.cron }, 'scheduler started');
+    });
+  }
+
+  // preClose runs before onClose, while the database is still open.
+  app.addHook('preClose', async () => {
+    await task?.destroy();
+    const drained = await charges.stop(config.gateway.timeoutMs + 5_000);
+    if (!drained) app.log.warn('charging pass still running at shutdown; its attempts will become UNKNOWN when their leases expire');
+  });
+}
+
+export default fp(schedulerPlugin, { name: 'scheduler', fastify: '5.x', dependencies: ['db', 'gateway'] });
