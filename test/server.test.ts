@@ -1,58 +1,21 @@
 // The process as an operator runs it: src/server.ts and src/cli/migrate.ts in child processes.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './setup/global-setup.ts';
+import { ROOT, run, waitUntilReady } from './helpers/process.ts';
 import { createPrismaClient, createTestDatabase } from './helpers/database.ts';
 import { createRegistration } from './factories/index.ts';
 import { createKeyring } from '../src/lib/crypto.ts';
 import { readBillingKey, storeBillingKey } from '../src/modules/billing-keys/billing-keys.service.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = import.meta.resolve('tsx');
 const KEYS = {
   API_KEYS: 'server_test_api_key_0123456789',
   ADMIN_TOKENS: 'server_test_admin_token_0123456789',
   BILLING_KEY_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 3).toString('base64')}`,
 };
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  exit: Promise<number | null>;
-}
-
-function run(script: string, env: Record<string, string>, cwd = ROOT): Running {
-  let output = '';
-  const child = spawn(process.execPath, ['--import', TSX, path.join(ROOT, script)], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exit };
-}
-
-async function waitUntilReady(port: number, running: Running, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (running.child.exitCode !== null) throw new Error(`server exited early:\n${running.output()}`);
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/ready`);
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`server not ready in time:\n${running.output()}`);
-}
 
 function postmasterPid(dataDir: string): number | undefined {
   const file = path.join(dataDir, 'postmaster.pid');

@@ -247,6 +247,16 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     return reply.status(201).send(fault);
   });
 
+  // Fixture for bulk tests and benchmarks: keys for many customers without a window each. Charges made with
+  // them go through every rule like any other.
+  app.post('/_control/billing-keys', async (request, reply) => {
+    const { userIds } = (request.body ?? {}) as { userIds?: unknown };
+    if (!Array.isArray(userIds) || userIds.length === 0 || userIds.length > 10_000 || !userIds.every((u) => typeof u === 'string' && u.length > 0)) {
+      throw new SandboxError(400, 'INVALID_REQUEST', 'userIds must be 1 to 10000 non-empty strings');
+    }
+    return reply.status(201).send({ keys: state.mintCardKeys(userIds as string[]) });
+  });
+
   app.delete('/_control/faults', async () => ({ cleared: state.clearFaults() }));
 
   app.get('/_control/clock', async () => ({

@@ -169,6 +169,8 @@ export interface SandboxState {
   billingConfirm(body: unknown): Record<string, unknown>;
   cancel(body: unknown): Record<string, unknown>;
   ledger(): LedgerEntry[];
+  /** Test and benchmark fixture: CARD billing keys as if issued with issueKeyOnly (nothing booked). */
+  mintCardKeys(userIds: string[]): Array<{ billingKey: string; userId: string }>;
   addFault(spec: FaultSpec): Fault;
   takeFault(operation: GatewayOperationName): Fault | undefined;
   faults(): Fault[];
@@ -390,6 +392,14 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     },
 
     ledger: () => entries.map((entry) => ({ ...entry })),
+
+    mintCardKeys(userIds) {
+      return userIds.map((userId) => {
+        const billingKey = randomId('BK', 20);
+        keys.set(billingKey, { billingKey, method: 'CARD', merchantId, userId, phoneNumber: '01000000000' });
+        return { billingKey, userId };
+      });
+    },
 
     addFault(spec) {
       const fault: Fault = {

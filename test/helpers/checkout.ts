@@ -40,7 +40,7 @@ export async function createRegistration(app: App, body: Record<string, unknown>
 }
 
 export async function sandboxLedger(app: App) {
-  return (await app.inject({ method: 'GET', url: '/sandbox/_control/ledger' })).json().entries as Array<{ type: string; amount: number; orderId?: string; operation: string; transactionId: string }>;
+  return (await app.inject({ method: 'GET', url: '/sandbox/_control/ledger' })).json().entries as Array<{ type: string; amount: number; orderId?: string; operation: string; transactionId: string; at: string }>;
 }
 
 export async function sandboxFault(app: App, spec: Record<string, unknown>) {
