@@ -86,6 +86,8 @@ describe('loadConfig', () => {
     [{ PUBLIC_BASE_URL: 'not a url' }, /PUBLIC_BASE_URL/],
     [{ PAYMENT_API_BASE_URL: 'https://gateway.example' }, /PAYMENT_SECRET_KEY and PAYMENT_MERCHANT_ID/],
     [{ PAYMENT_MERCHANT_ID: 'M'.repeat(21) }, /PAYMENT_MERCHANT_ID/],
+    [{ SCHEDULER_CRON: 'every minute' }, /SCHEDULER_CRON/],
+    [{ SCHEDULER_CRON: '61 * * * *' }, /SCHEDULER_CRON.*minute/],
   ])('refuses %o with a message naming the variable', async (env, message) => {
     const attempt = loadConfig(env as Record<string, string>);
     await expect(attempt).rejects.toBeInstanceOf(ConfigError);

@@ -1,0 +1,125 @@
+// The charge rules as pure functions: what a charge may do now, and what follows a decline.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { planAfterDecline, planCharge, type ChargeableSubscription } from '../../../src/modules/payments/charge.rules.ts';
+import { chargeOrderId } from '../../../src/modules/payments/charge.service.ts';
+
+const SEOUL = 'Asia/Seoul';
+const kst = (local: string) => new Date(`${local}+09:00`);
+const DAY = 86_400_000;
+const DELAYS = [1, 3, 5].map((d) => d * DAY);
+
+function subscription(overrides: Partial<ChargeableSubscription> = {}): ChargeableSubscription {
+  return {
+    id: '00000000-0000-4000-8000-000000000001',
+    method: 'CARD',
+    status: 'ACTIVE',
+    amount: 9900,
+    intervalUnit: 'month',
+    intervalCount: 1,
+    anchorAt: kst('2027-01-31T10:00:00'),
+    cycle: 1,
+    currentPeriodEnd: kst('2027-02-28T10:00:00'),
+    nextChargeAt: kst('2027-02-28T10:00:00'),
+    cancelAtPeriodEnd: false,
+    needsAttention: false,
+    lastTransactionId: null,
+    lastAmount: null,
+    lastTransactionAt: null,
+    billingKeyStatus: 'ACTIVE',
+    ...overrides,
+  };
+}
+
+const ctx = (now: Date) => ({ now, timezone: SEOUL, trigger: 'SCHEDULER' as const });
+
+describe('planCharge', () => {
+  it('refuses before the due date and charges from it', () => {
+    expect(planCharge(subscription(), undefined, ctx(kst('2027-02-28T09:59:59')))).toMatchObject({ action: 'REFUSE', code: 'NOT_DUE' });
+    expect(planCharge(subscription(), undefined, ctx(kst('2027-02-28T10:00:00')))).toEqual({
+      action: 'CHARGE', cycle: 1, dueAt: kst('2027-02-28T10:00:00'), amount: 9900, skippedCycles: 0,
+    });
+  });
+
+  it('keeps a retry on its cycle and amount even after the amount changed', () => {
+    const open = { cycle: 1, status: 'FAILED' as const, amount: 8800, dueAt: kst('2027-02-28T10:00:00'), declines: 1 };
+    expect(planCharge(subscription({ status: 'PAST_DUE', nextChargeAt: kst('2027-03-01T10:00:00') }), open, ctx(kst('2027-03-01T10:00:00'))))
+      .toMatchObject({ action: 'CHARGE', cycle: 1, amount: 8800 });
+  });
+
+  it.each([
+    [{ status: 'PAUSED' as const }, 'SUBSCRIPTION_NOT_ACTIVE'],
+    [{ status: 'CANCELED' as const }, 'SUBSCRIPTION_NOT_ACTIVE'],
+    [{ needsAttention: true }, 'NEEDS_ATTENTION'],
+    [{ billingKeyStatus: 'REVOKED' as const }, 'BILLING_KEY_REVOKED'],
+    [{ method: 'MOBILE' as const }, 'MOBILE_CHAIN_MISSING'],
+    [{ method: 'MOBILE' as const, lastTransactionId: 'T1', lastAmount: 5000, lastTransactionAt: kst('2027-01-31T10:00:00') }, 'MOBILE_AMOUNT_MISMATCH'],
+  ])('refuses %o with %s', (overrides, code) => {
+    expect(planCharge(subscription(overrides), undefined, ctx(kst('2027-03-01T00:00:00')))).toMatchObject({ action: 'REFUSE', code });
+  });
+
+  it('refuses an UNKNOWN cycle until an operator resolves it', () => {
+    const open = { cycle: 1, status: 'UNKNOWN' as const, amount: 9900, dueAt: kst('2027-02-28T10:00:00'), declines: 0 };
+    expect(planCharge(subscription(), open, ctx(kst('2027-03-01T00:00:00')))).toMatchObject({ action: 'REFUSE', code: 'PAYMENT_OUTCOME_UNKNOWN', attention: true });
+  });
+
+  it('MOBILE: inside ±5 calendar days of last success + 1 month, and not after', () => {
+    const mobile = subscription({ method: 'MOBILE', lastTransactionId: 'T1', lastAmount: 9900, lastTransactionAt: kst('2027-03-10T23:30:00'), nextChargeAt: kst('2027-04-10T23:30:00') });
+    expect(planCharge(mobile, undefined, ctx(kst('2027-04-15T23:59:59')))).toMatchObject({ action: 'CHARGE', lastTransactionId: 'T1', dueAt: kst('2027-04-10T23:30:00') });
+    expect(planCharge(mobile, undefined, ctx(kst('2027-04-16T00:00:00')))).toMatchObject({ action: 'REFUSE', code: 'MOBILE_WINDOW_CLOSED', pastDue: true, attention: true });
+  });
+
+  it('cancels at the period end instead of charging', () => {
+    expect(planCharge(subscription({ cancelAtPeriodEnd: true }), undefined, ctx(kst('2027-02-28T10:00:00')))).toEqual({ action: 'CANCEL_AT_PERIOD_END' });
+  });
+});
+
+describe('planAfterDecline', () => {
+  const due = kst('2027-02-28T10:00:00');
+  const base = { method: 'CARD' as const, dueAt: due, retryDelaysMs: DELAYS, lastTransactionAt: null, timezone: SEOUL };
+
+  it('retries at due + 1, 3 and 5 days, then cancels', () => {
+    expect(planAfterDecline({ ...base, declines: 1, now: due })).toEqual({ action: 'RETRY', retryAt: new Date(due.getTime() + DAY) });
+    expect(planAfterDecline({ ...base, declines: 2, now: new Date(due.getTime() + DAY) })).toEqual({ action: 'RETRY', retryAt: new Date(due.getTime() + 3 * DAY) });
+    expect(planAfterDecline({ ...base, declines: 3, now: new Date(due.getTime() + 3 * DAY) })).toEqual({ action: 'RETRY', retryAt: new Date(due.getTime() + 5 * DAY) });
+    expect(planAfterDecline({ ...base, declines: 4, now: new Date(due.getTime() + 5 * DAY) })).toEqual({ action: 'CANCEL', reason: 'RETRIES_EXHAUSTED' });
+  });
+
+  it('after downtime keeps the spacing from now instead of retrying in a burst', () => {
+    const late = new Date(due.getTime() + 10 * DAY);
+    expect(planAfterDecline({ ...base, declines: 1, now: late })).toEqual({ action: 'RETRY', retryAt: new Date(late.getTime() + DAY) });
+    expect(planAfterDecline({ ...base, declines: 2, now: late })).toEqual({ action: 'RETRY', retryAt: new Date(late.getTime() + 2 * DAY) });
+  });
+
+  it('MOBILE: a retry outside the window is not scheduled', () => {
+    const mobile = { ...base, method: 'MOBILE' as const, lastTransactionAt: kst('2027-01-28T10:00:00'), retryDelaysMs: [1, 3, 7].map((d) => d * DAY) };
+    expect(planAfterDecline({ ...mobile, declines: 2, now: new Date(due.getTime() + DAY) })).toMatchObject({ action: 'RETRY' });
+    expect(planAfterDecline({ ...mobile, declines: 3, now: new Date(due.getTime() + 3 * DAY) })).toEqual({ action: 'WINDOW_CLOSED' });
+  });
+
+  it('property: a scheduled retry is never in the past and never earlier than its place in the schedule', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 60 * DAY }), (declines, lateBy) => {
+        const now = new Date(due.getTime() + lateBy);
+        const plan = planAfterDecline({ ...base, declines, now });
+        if (plan.action !== 'RETRY') throw new Error('expected a retry');
+        expect(plan.retryAt.getTime()).toBeGreaterThan(now.getTime());
+        expect(plan.retryAt.getTime()).toBeGreaterThanOrEqual(due.getTime() + DELAYS[declines - 1]!);
+      }),
+    );
+  });
+});
+
+describe('chargeOrderId', () => {
+  it('property: deterministic, distinct per (subscription, cycle, attempt), at most 50 bytes', () => {
+    fc.assert(
+      fc.property(fc.uuid(), fc.integer({ min: 0, max: 9_999_999 }), fc.integer({ min: 1, max: 999_999 }), (id, cycle, attempt) => {
+        const orderId = chargeOrderId(id, cycle, attempt);
+        expect(Buffer.byteLength(orderId)).toBeLessThanOrEqual(50);
+        expect(chargeOrderId(id, cycle, attempt)).toBe(orderId);
+        expect(chargeOrderId(id, cycle, attempt + 1)).not.toBe(orderId);
+        expect(chargeOrderId(id, cycle + 1, attempt)).not.toBe(orderId);
+      }),
+    );
+  });
+});
