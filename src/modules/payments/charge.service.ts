@@ -98,14 +98,15 @@ export function createChargeService(deps: ChargeDeps) {
     return released.count === 1;
   }
 
-  async function claimBatch(owner: string, now: Date, exclude: string[]): Promise<string[]> {
+  /** Claims up to a batch of subscriptions due by `dueBy` whose lease is free at `now`. */
+  async function claimBatch(owner: string, dueBy: Date, now: Date, exclude: string[]): Promise<string[]> {
     const leaseExpiresAt = new Date(now.getTime() + leaseMs);
     const rows = await db.$queryRaw<{ id: string }[]>`
       UPDATE "subscriptions" SET "leaseOwner" = ${owner}, "leaseExpiresAt" = ${leaseExpiresAt}
       WHERE "id" IN (
         SELECT "id" FROM "subscriptions"
         WHERE "status" IN ('ACTIVE', 'PAST_DUE') AND "needsAttention" = false
-          AND "nextChargeAt" <= ${now}
+          AND "nextChargeAt" <= ${dueBy}
           AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < ${now})
           AND NOT ("id" = ANY(${exclude}::uuid[]))
         ORDER BY "nextChargeAt"
@@ -388,12 +389,14 @@ export function createChargeService(deps: ChargeDeps) {
     const pass = (async () => {
       const owner = randomUUID();
       const limit = pLimit(concurrency);
-      const seen: string[] = [];
-      await sweepExpiredAttempts(clock.now());
+      // The pass charges what was due when it started; what becomes due meanwhile waits for the next pass.
+      const dueBy = clock.now();
+      // Subscriptions this pass left due (NOT_SENT, a lost lease, an error): not claimed again in this pass.
+      const leftDue: string[] = [];
+      await sweepExpiredAttempts(dueBy);
       while (!stopping) {
-        const ids = await claimBatch(owner, clock.now(), seen);
+        const ids = await claimBatch(owner, dueBy, clock.now(), leftDue);
         if (ids.length === 0) break;
-        seen.push(...ids);
         report.claimed += ids.length;
         const results = await Promise.all(ids.map((id) => limit(() => chargeOrRelease(id, owner, 'SCHEDULER'))));
         for (const r of results) {
@@ -402,6 +405,11 @@ export function createChargeService(deps: ChargeDeps) {
           else if (r.outcome === 'UNKNOWN') report.unknown += 1;
           else report.skipped += 1;
         }
+        const stillDue = await db.subscription.findMany({
+          where: { id: { in: ids }, nextChargeAt: { lte: dueBy }, status: { in: [...LIVE] }, needsAttention: false },
+          select: { id: true },
+        });
+        leftDue.push(...stillDue.map((row) => row.id));
       }
       if (report.claimed > 0) log.info(report, 'charging pass finished');
       return report;
