@@ -18,12 +18,12 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
-import { cycleDueAt } from '../../lib/calendar.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Keyring } from '../../lib/crypto.ts';
 import { readBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { expireAttempt, prepareAttempt, recordAttemptOutcome, StaleLeaseError } from './attempts.ts';
-import { intervalOf, mobileDueAt, planAfterDecline, planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
+import { planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
+import { applyChargeDecline, applyChargeSuccess, revokeBillingKey } from './charge.outcomes.ts';
 
 type Tx = Prisma.TransactionClient;
 type Trigger = 'SCHEDULER' | 'ADMIN';
@@ -176,7 +176,7 @@ export function createChargeService(deps: ChargeDeps) {
 
       if (plan.action === 'CANCEL_AT_PERIOD_END') {
         await release(tx, id, owner, { status: 'CANCELED', canceledAt: now, nextChargeAt: null, cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END' });
-        await revokeKey(tx, sub.billingKeyId, now);
+        await revokeBillingKey(tx, sub.billingKeyId, now);
         log.info({ subscriptionId: id }, 'subscription cancelled at the end of its period');
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CANCELED_AT_PERIOD_END' } };
       }
@@ -249,10 +249,6 @@ export function createChargeService(deps: ChargeDeps) {
     });
   }
 
-  async function revokeKey(tx: Tx, billingKeyId: string, now: Date) {
-    await tx.billingKey.updateMany({ where: { id: billingKeyId, status: 'ACTIVE' }, data: { status: 'REVOKED', revokedAt: now } });
-  }
-
   /** Writes the gateway's answer in one transaction fenced on the attempt and the subscription's lease. */
   async function record(ready: Ready, result: GatewayResult, owner: string): Promise<ChargeReport> {
     const now = clock.now();
@@ -260,67 +256,35 @@ export function createChargeService(deps: ChargeDeps) {
     const base = { subscriptionId: id, paymentId };
     return db.$transaction(async (tx): Promise<ChargeReport> => {
       await recordAttemptOutcome(tx, { attemptId: ready.attemptId, leaseOwner: owner, result, now });
+      // Releasing the lease proves it was still ours and locks the row for the rest of this transaction.
       if (!(await release(tx, id, owner))) throw new StaleLeaseError(`subscription ${id}`);
-      // The row is locked by the release above; an operator may have paused or cancelled it during the call.
-      const sub = await tx.subscription.findUniqueOrThrow({ where: { id } });
-      const live = (LIVE as readonly string[]).includes(sub.status);
 
       switch (result.outcome) {
         case 'SUCCEEDED': {
-          const transactionId = result.fields.transactionId!;
-          const approvedAt = result.fields.transactionDateTime ?? now;
-          await tx.payment.update({
-            where: { id: paymentId },
-            data: { status: 'SUCCEEDED', transactionId, approvedAt, failureCode: null, failureMessage: null, attentionReason: null },
-          });
-          const nextCycle = plan.cycle + 1;
-          const period =
-            ready.method === 'MOBILE'
-              ? { start: approvedAt, end: mobileDueAt(approvedAt, zone) }
-              : { start: plan.dueAt, end: cycleDueAt(sub.anchorAt, intervalOf(sub), nextCycle, zone) };
-          await tx.subscription.update({
-            where: { id },
-            data: {
-              cycle: nextCycle,
-              currentPeriodStart: period.start,
-              currentPeriodEnd: period.end,
-              nextChargeAt: live ? period.end : sub.status === 'PAUSED' ? sub.nextChargeAt : null,
-              ...(sub.status === 'PAST_DUE' ? { status: 'ACTIVE' } : {}),
-              // The chain head moves in the same transaction as the success (rule 6).
-              lastTransactionId: transactionId,
-              lastAmount: plan.amount,
-              lastTransactionAt: approvedAt,
-            },
+          await applyChargeSuccess(tx, {
+            subscriptionId: id,
+            paymentId,
+            cycle: plan.cycle,
+            dueAt: plan.dueAt,
+            amount: plan.amount,
+            transactionId: result.fields.transactionId!,
+            approvedAt: result.fields.transactionDateTime ?? now,
+            timezone: zone,
           });
           log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');
           return { ...base, outcome: 'SUCCEEDED' };
         }
         case 'DECLINED': {
-          const declines = await tx.paymentAttempt.count({ where: { paymentId, status: 'DECLINED' } });
-          await tx.payment.update({ where: { id: paymentId }, data: { status: 'FAILED', failureCode: result.code ?? null, failureMessage: result.message ?? null } });
-          const next = planAfterDecline({
-            method: ready.method,
+          const { plan: next, declines } = await applyChargeDecline(tx, {
+            subscriptionId: id,
+            paymentId,
             dueAt: plan.dueAt,
-            declines,
+            failureCode: result.code ?? null,
+            failureMessage: result.message ?? null,
             retryDelaysMs: config.retryDelaysMs,
-            lastTransactionAt: ready.lastTransactionAt,
             now,
             timezone: zone,
           });
-          if (!live) {
-            // Paused or cancelled during the call: the decline is recorded, nothing is scheduled.
-          } else if (next.action === 'RETRY') {
-            await tx.payment.update({ where: { id: paymentId }, data: { nextRetryAt: next.retryAt } });
-            await tx.subscription.update({ where: { id }, data: { status: 'PAST_DUE', nextChargeAt: next.retryAt } });
-          } else if (next.action === 'CANCEL') {
-            await tx.subscription.update({ where: { id }, data: { status: 'CANCELED', canceledAt: now, nextChargeAt: null, cancelReason: next.reason } });
-            await revokeKey(tx, sub.billingKeyId, now);
-          } else {
-            await tx.subscription.update({
-              where: { id },
-              data: { status: 'PAST_DUE', nextChargeAt: null, needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED' },
-            });
-          }
           log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, declines, next: next.action, gatewayCode: result.code }, 'charge declined');
           return { ...base, outcome: 'DECLINED', gatewayCode: result.code, message: result.message };
         }

@@ -1,0 +1,100 @@
+// What a charge's final outcome does to its payment and subscription. Shared by the charging engine (the
+// gateway's answer) and by an operator resolving an UNKNOWN payment, so both move a subscription the same way.
+// Callers run these inside the transaction that fences the write (lease, or the payment still being UNKNOWN).
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { cycleDueAt } from '../../lib/calendar.ts';
+import { intervalOf, mobileDueAt, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
+
+type Tx = Prisma.TransactionClient;
+
+const isLive = (status: string) => status === 'ACTIVE' || status === 'PAST_DUE';
+
+export interface SuccessInput {
+  subscriptionId: string;
+  paymentId: string;
+  cycle: number;
+  /** When the cycle was due (CARD periods start there). */
+  dueAt: Date;
+  amount: number;
+  transactionId: string;
+  approvedAt: Date;
+  timezone: string;
+}
+
+/**
+ * The payment SUCCEEDED; the subscription moves to the next cycle: CARD on its anchor, MOBILE one month after this
+ * success, whose transactionId becomes the chain head in this same transaction (rule 6).
+ */
+export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<void> {
+  await tx.payment.update({
+    where: { id: input.paymentId },
+    data: { status: 'SUCCEEDED', transactionId: input.transactionId, approvedAt: input.approvedAt, failureCode: null, failureMessage: null, attentionReason: null, nextRetryAt: null },
+  });
+  const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
+  const nextCycle = input.cycle + 1;
+  const period =
+    sub.method === 'MOBILE'
+      ? { start: input.approvedAt, end: mobileDueAt(input.approvedAt, input.timezone) }
+      : { start: input.dueAt, end: cycleDueAt(sub.anchorAt, intervalOf(sub), nextCycle, input.timezone) };
+  await tx.subscription.update({
+    where: { id: sub.id },
+    data: {
+      cycle: Math.max(sub.cycle, nextCycle),
+      currentPeriodStart: period.start,
+      currentPeriodEnd: period.end,
+      // Paused or cancelled while the call was out: the success is recorded, nothing is scheduled.
+      nextChargeAt: isLive(sub.status) ? period.end : sub.status === 'PAUSED' ? sub.nextChargeAt : null,
+      ...(sub.status === 'PAST_DUE' ? { status: 'ACTIVE' } : {}),
+      lastTransactionId: input.transactionId,
+      lastAmount: input.amount,
+      lastTransactionAt: input.approvedAt,
+    },
+  });
+}
+
+export interface DeclineInput {
+  subscriptionId: string;
+  paymentId: string;
+  dueAt: Date;
+  failureCode: string | null;
+  failureMessage: string | null;
+  retryDelaysMs: number[];
+  now: Date;
+  timezone: string;
+}
+
+/**
+ * The payment FAILED (rule 11): retry at the next delay (PAST_DUE), or CANCELED with RETRIES_EXHAUSTED when the
+ * delays have run out, or — MOBILE — PAST_DUE with MOBILE_WINDOW_CLOSED when the next retry would fall outside
+ * the window. Declines are counted from the payment's DECLINED attempts.
+ */
+export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{ plan: DeclinePlan; declines: number }> {
+  const declines = await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'DECLINED' } });
+  await tx.payment.update({ where: { id: input.paymentId }, data: { status: 'FAILED', failureCode: input.failureCode, failureMessage: input.failureMessage } });
+  const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
+  const plan = planAfterDecline({
+    method: sub.method,
+    dueAt: input.dueAt,
+    declines,
+    retryDelaysMs: input.retryDelaysMs,
+    lastTransactionAt: sub.lastTransactionAt,
+    now: input.now,
+    timezone: input.timezone,
+  });
+  if (!isLive(sub.status)) return { plan, declines };
+  if (plan.action === 'RETRY') {
+    await tx.payment.update({ where: { id: input.paymentId }, data: { nextRetryAt: plan.retryAt } });
+    await tx.subscription.update({ where: { id: sub.id }, data: { status: 'PAST_DUE', nextChargeAt: plan.retryAt } });
+  } else if (plan.action === 'CANCEL') {
+    await tx.subscription.update({ where: { id: sub.id }, data: { status: 'CANCELED', canceledAt: input.now, nextChargeAt: null, cancelReason: plan.reason } });
+    await revokeBillingKey(tx, sub.billingKeyId, input.now);
+  } else {
+    await tx.subscription.update({ where: { id: sub.id }, data: { status: 'PAST_DUE', nextChargeAt: null, needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED' } });
+  }
+  return { plan, declines };
+}
+
+/** Terminating billing revokes the key on our side (the gateway documents no termination call). */
+export async function revokeBillingKey(tx: Tx, billingKeyId: string, now: Date): Promise<void> {
+  await tx.billingKey.updateMany({ where: { id: billingKeyId, status: 'ACTIVE' }, data: { status: 'REVOKED', revokedAt: now } });
+}
