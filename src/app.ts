@@ -26,6 +26,9 @@ import { createOrdersService } from './modules/orders/orders.service.ts';
 import { ordersRoutes } from './modules/orders/orders.routes.ts';
 import { createChargeService } from './modules/payments/charge.service.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
+import { createIdempotency } from './modules/admin/idempotency.ts';
+import { createPaymentActions } from './modules/admin/payment-actions.service.ts';
+import { createSubscriptionActions } from './modules/admin/subscription-actions.service.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
 
 declare module 'fastify' {
@@ -95,7 +98,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(registrationsRoutes(registrations), { prefix: '/api/v1' });
   await app.register(subscriptionsRoutes(subscriptions), { prefix: '/api/v1' });
   await app.register(paymentsRoutes(payments), { prefix: '/api/v1' });
-  await app.register(adminRoutes(charges), { prefix: '/admin' });
+  await app.register(
+    adminRoutes({
+      charges,
+      subscriptions: createSubscriptionActions({ ...deps, charges }),
+      payments: createPaymentActions(deps),
+      idempotency: createIdempotency(deps),
+    }),
+    { prefix: '/admin' },
+  );
 
   return app;
 }

@@ -72,6 +72,8 @@ export interface Config {
   encryptionKeys: EncryptionKey[];
   apiKeys: string[];
   adminTokens: string[];
+  /** Names given to admin tokens (`name:token` in ADMIN_TOKENS), by token; audit events show them. */
+  adminTokenNames: Record<string, string>;
   returnUrl: string | undefined;
   scheduler: {
     enabled: boolean;
@@ -222,7 +224,14 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   }
 
   const apiKeys = splitList(env.API_KEYS);
-  const adminTokens = splitList(env.ADMIN_TOKENS);
+  // An admin token may carry a name for the audit trail: `alice:<token>`.
+  const adminTokenNames: Record<string, string> = {};
+  const adminTokens = splitList(env.ADMIN_TOKENS).map((entry) => {
+    const named = /^([A-Za-z0-9_.-]{1,40}):(.+)$/.exec(entry);
+    if (!named) return entry;
+    adminTokenNames[named[2]!] = named[1]!;
+    return named[2]!;
+  });
   const shortToken = [...apiKeys, ...adminTokens].some((token) => token.length < 16);
   if (shortToken) problems.push('API_KEYS and ADMIN_TOKENS: every token must be at least 16 characters');
   if (apiKeys.some((token) => adminTokens.includes(token))) {
@@ -248,6 +257,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     encryptionKeys,
     apiKeys,
     adminTokens,
+    adminTokenNames,
     returnUrl: env.RETURN_URL,
     scheduler: {
       enabled: env.SCHEDULER_ENABLED,

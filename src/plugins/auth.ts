@@ -15,7 +15,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** Who called: the token kind and a short fingerprint of the token (never the token). */
-    principal?: { kind: TokenKind; fingerprint: string };
+    principal?: { kind: TokenKind; fingerprint: string; name?: string };
   }
 }
 
@@ -44,10 +44,11 @@ async function authPlugin(app: FastifyInstance) {
   const apiKeys = app.config.apiKeys.map(digest);
   const adminTokens = app.config.adminTokens.map(digest);
 
+  const names = app.config.adminTokenNames;
   const guard = (kind: TokenKind, tokens: Buffer[]) => async (request: FastifyRequest) => {
     const token = bearer(request);
     if (!token || !matchesAny(token, tokens)) throw new UnauthorizedError();
-    request.principal = { kind, fingerprint: fingerprint(token) };
+    request.principal = { kind, fingerprint: fingerprint(token), name: kind === 'admin' ? names[token] : undefined };
   };
 
   app.decorate('requireApiKey', guard('api', apiKeys));
@@ -55,3 +56,10 @@ async function authPlugin(app: FastifyInstance) {
 }
 
 export default fp(authPlugin, { name: 'auth', fastify: '5.x' });
+
+/** Who acted, for the audit trail: the token's configured name, else its fingerprint (never the token). */
+export function actorOf(request: FastifyRequest): string {
+  const p = request.principal;
+  if (!p) return 'unknown';
+  return `${p.kind}:${p.name ?? p.fingerprint}`;
+}

@@ -1,30 +1,60 @@
-// Admin routes of the charging engine (DESIGN.md §5): one charging pass now, and the simulated clock.
-// ADMIN_TOKENS only; an API key is 401 here.
+// Admin routes (DESIGN.md §5 "Admin routes"): ADMIN_TOKENS only (an API key is 401 here). Every POST/PATCH honours
+// Idempotency-Key; the routes that move money (charge, refund) require it. Every action carries a reason that
+// goes to the audit trail with who acted.
+import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.ts';
 import { isSimulated } from '../../lib/clock.ts';
 import { defineError, ValidationError } from '../../lib/errors.ts';
+import { actorOf } from '../../plugins/auth.ts';
+import { IdParams } from '../checkout/checkout.schemas.ts';
 import type { ChargeService } from '../payments/charge.service.ts';
-import { ClockResponse, PassReport, SetClockBody } from './admin.schemas.ts';
+import { PaymentList, PaymentResponse } from '../payments/payments.schemas.ts';
+import { SubscriptionList, SubscriptionResponse } from '../subscriptions/subscriptions.schemas.ts';
+import {
+  AdminCancelBody,
+  AdminPaymentsQuery,
+  AdminSubscriptionsQuery,
+  ChargeDryRun,
+  ChargeQuery,
+  ClockResponse,
+  PassReport,
+  PatchSubscriptionBody,
+  ReasonBody,
+  RefundBody,
+  ResolveBody,
+  SetClockBody,
+} from './admin.schemas.ts';
+import type { Idempotency } from './idempotency.ts';
+import type { PaymentActions } from './payment-actions.service.ts';
+import type { SubscriptionActions } from './subscription-actions.service.ts';
 
 export const ClockNotSimulatedError = defineError('CLOCK_NOT_SIMULATED', 'The clock can be set only with CLOCK=simulated', 409);
 
-export function adminRoutes(charges: ChargeService) {
+export interface AdminDeps {
+  charges: ChargeService;
+  subscriptions: SubscriptionActions;
+  payments: PaymentActions;
+  idempotency: Idempotency;
+}
+
+const IdempotencyHeader = { type: 'object', properties: { 'idempotency-key': { type: 'string', maxLength: 200 } } } as const;
+
+export function adminRoutes(deps: AdminDeps) {
+  const { charges, subscriptions, payments, idempotency } = deps;
   return async (app: App) => {
     app.addHook('onRequest', app.requireAdminToken);
     const { clock } = app;
+    const who = (request: FastifyRequest, reason: string) => ({ actor: actorOf(request), reason, requestId: request.id });
+    const tags = ['admin'];
 
     // Works with SCHEDULER_ENABLED=false too: operators and tests drive passes by hand.
-    app.post('/scheduler/run', { schema: { tags: ['admin'], response: { 200: PassReport } } }, async () => charges.runPass());
+    app.post('/scheduler/run', { schema: { tags, headers: IdempotencyHeader, response: { 200: PassReport } } }, async (request, reply) =>
+      idempotency.run(request, reply, { required: false }, async () => ({ statusCode: 200, body: await charges.runPass() })),
+    );
 
-    const clockState = () => ({
-      now: clock.now().toISOString(),
-      kind: clock.kind,
-      frozen: isSimulated(clock) ? clock.frozen : false,
-    });
-
-    app.get('/clock', { schema: { tags: ['admin'], response: { 200: ClockResponse } } }, async () => clockState());
-
-    app.put('/clock', { schema: { tags: ['admin'], body: SetClockBody, response: { 200: ClockResponse } } }, async (request) => {
+    const clockState = () => ({ now: clock.now().toISOString(), kind: clock.kind, frozen: isSimulated(clock) ? clock.frozen : false });
+    app.get('/clock', { schema: { tags, response: { 200: ClockResponse } } }, async () => clockState());
+    app.put('/clock', { schema: { tags, body: SetClockBody, response: { 200: ClockResponse } } }, async (request) => {
       if (!isSimulated(clock)) throw new ClockNotSimulatedError();
       const instant = new Date(request.body.now);
       if (Number.isNaN(instant.getTime())) throw new ValidationError(`now: "${request.body.now}" is not an instant`);
@@ -32,5 +62,79 @@ export function adminRoutes(charges: ChargeService) {
       request.log.info({ now: instant.toISOString() }, 'simulated clock set');
       return clockState();
     });
+
+    app.get('/subscriptions', { schema: { tags, querystring: AdminSubscriptionsQuery, response: { 200: SubscriptionList } } }, async (request) =>
+      subscriptions.listSubscriptions(request.query),
+    );
+    app.get('/subscriptions/:id', { schema: { tags, params: IdParams, response: { 200: SubscriptionResponse } } }, async (request) =>
+      subscriptions.getSubscription(request.params.id),
+    );
+
+    app.post(
+      '/subscriptions/:id/charge',
+      { schema: { tags, params: IdParams, querystring: ChargeQuery, headers: IdempotencyHeader, body: ReasonBody, response: { 200: ChargeDryRun, 201: PaymentResponse } } },
+      async (request, reply) => {
+        if (request.query.dryRun) return subscriptions.explain(request.params.id);
+        return idempotency.run(request, reply, { required: true }, async () => ({
+          statusCode: 201,
+          body: await subscriptions.charge(request.params.id, who(request, request.body.reason)),
+        }));
+      },
+    );
+
+    for (const action of ['pause', 'resume'] as const) {
+      app.post(
+        `/subscriptions/:id/${action}`,
+        { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: ReasonBody, response: { 200: SubscriptionResponse } } },
+        async (request, reply) =>
+          idempotency.run(request, reply, { required: false }, async () => ({
+            statusCode: 200,
+            body: await subscriptions[action](request.params.id, who(request, request.body.reason)),
+          })),
+      );
+    }
+
+    app.post(
+      '/subscriptions/:id/cancel',
+      { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: AdminCancelBody, response: { 200: SubscriptionResponse } } },
+      async (request, reply) =>
+        idempotency.run(request, reply, { required: false }, async () => ({
+          statusCode: 200,
+          body: await subscriptions.cancel(request.params.id, { atPeriodEnd: request.body.atPeriodEnd ?? false }, who(request, request.body.reason)),
+        })),
+    );
+
+    app.patch(
+      '/subscriptions/:id',
+      { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: PatchSubscriptionBody, response: { 200: SubscriptionResponse } } },
+      async (request, reply) =>
+        idempotency.run(request, reply, { required: false }, async () => {
+          const { reason, amount, orderName } = request.body;
+          return { statusCode: 200, body: await subscriptions.update(request.params.id, { amount, orderName }, who(request, reason)) };
+        }),
+    );
+
+    app.get('/payments', { schema: { tags, querystring: AdminPaymentsQuery, response: { 200: PaymentList } } }, async (request) => payments.listPayments(request.query));
+    app.get('/payments/:id', { schema: { tags, params: IdParams, response: { 200: PaymentResponse } } }, async (request) => payments.getPayment(request.params.id));
+
+    app.post(
+      '/payments/:id/resolve',
+      { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: ResolveBody, response: { 200: PaymentResponse } } },
+      async (request, reply) =>
+        idempotency.run(request, reply, { required: false }, async () => {
+          const { reason, ...input } = request.body;
+          return { statusCode: 200, body: await payments.resolve(request.params.id, input, who(request, reason)) };
+        }),
+    );
+
+    app.post(
+      '/payments/:id/cancel',
+      { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: RefundBody, response: { 200: PaymentResponse } } },
+      async (request, reply) =>
+        idempotency.run(request, reply, { required: true }, async () => ({
+          statusCode: 200,
+          body: await payments.refund(request.params.id, { amount: request.body.amount }, who(request, request.body.reason)),
+        })),
+    );
   };
 }

@@ -115,7 +115,8 @@ export function planCharge(sub: ChargeableSubscription, open: OpenPayment | unde
     return refuse('NEEDS_ATTENTION', `Cycle ${open.cycle} is already paid but the subscription did not advance`, { attention: true });
   }
   if (sub.nextChargeAt === null) return refuse('NOT_DUE', 'The subscription has no next charge date');
-  if (ctx.trigger === 'SCHEDULER' && sub.nextChargeAt > now) {
+  // An operator may charge a PAST_DUE subscription before its retry time, never an ACTIVE one before its due date.
+  if (sub.nextChargeAt > now && (ctx.trigger === 'SCHEDULER' || sub.status === 'ACTIVE')) {
     return refuse('NOT_DUE', `The next charge is due at ${sub.nextChargeAt.toISOString()}`);
   }
   return sub.method === 'MOBILE' ? planMobile(sub, open, ctx) : planCard(sub, open, ctx);
@@ -195,4 +196,44 @@ export function planAfterDecline(input: {
     if (mobileWindowOffsetDays(input.lastTransactionAt, retryAt, input.timezone) > MOBILE_WINDOW_DAYS) return { action: 'WINDOW_CLOSED' };
   }
   return { action: 'RETRY', retryAt };
+}
+
+export interface RuleCheck {
+  rule: string;
+  passed: boolean;
+  code?: RefusalCode | 'CANCEL_AT_PERIOD_END';
+  detail?: string;
+}
+
+/**
+ * Every rule an operator's charge must pass, each with its verdict (POST /admin/subscriptions/:id/charge?dryRun).
+ * The decision itself is planCharge's; this lists the reasons next to it.
+ */
+export function explainCharge(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): { plan: ChargePlan; rules: RuleCheck[] } {
+  const plan = planCharge(sub, open, ctx);
+  const check = (rule: string, passed: boolean, code: RuleCheck['code'], detail?: string): RuleCheck => (passed ? { rule, passed } : { rule, passed, code, detail });
+  const rules: RuleCheck[] = [
+    check('subscription is ACTIVE or PAST_DUE', sub.status === 'ACTIVE' || sub.status === 'PAST_DUE', 'SUBSCRIPTION_NOT_ACTIVE', sub.status),
+    check('no operator task is open', !sub.needsAttention, 'NEEDS_ATTENTION'),
+    check('billing key is active', sub.billingKeyStatus === 'ACTIVE', 'BILLING_KEY_REVOKED'),
+    check('no earlier outcome is unknown', open?.status !== 'UNKNOWN', 'PAYMENT_OUTCOME_UNKNOWN'),
+    check('not cancelled at the end of this period', !(sub.cancelAtPeriodEnd && ctx.now >= sub.currentPeriodEnd), 'CANCEL_AT_PERIOD_END'),
+    check(
+      'due or past due',
+      sub.nextChargeAt !== null && (sub.nextChargeAt <= ctx.now || (ctx.trigger === 'ADMIN' && sub.status === 'PAST_DUE')),
+      'NOT_DUE',
+      sub.nextChargeAt ? `next charge ${sub.nextChargeAt.toISOString()}` : 'no next charge',
+    ),
+  ];
+  if (sub.method === 'MOBILE') {
+    const head = Boolean(sub.lastTransactionId && sub.lastAmount !== null && sub.lastTransactionAt);
+    rules.push(check('MOBILE chain head present', head, 'MOBILE_CHAIN_MISSING'));
+    const amount = open?.amount ?? sub.amount;
+    rules.push(check('MOBILE amount equals the last amount', amount === sub.lastAmount, 'MOBILE_AMOUNT_MISMATCH', `${amount} vs ${sub.lastAmount}`));
+    if (sub.lastTransactionAt) {
+      const offset = mobileWindowOffsetDays(sub.lastTransactionAt, ctx.now, ctx.timezone);
+      rules.push(check(`MOBILE within ±${MOBILE_WINDOW_DAYS} days`, Math.abs(offset) <= MOBILE_WINDOW_DAYS, 'MOBILE_WINDOW_CLOSED', `day ${offset}`));
+    }
+  }
+  return { plan, rules };
 }

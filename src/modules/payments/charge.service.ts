@@ -22,7 +22,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Keyring } from '../../lib/crypto.ts';
 import { readBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { expireAttempt, prepareAttempt, recordAttemptOutcome, StaleLeaseError } from './attempts.ts';
-import { planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
+import { explainCharge, planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
 import { applyChargeDecline, applyChargeSuccess, revokeBillingKey } from './charge.outcomes.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -83,6 +83,9 @@ interface Ready {
 }
 
 type Prepared = Ready | { kind: 'DONE'; report: ChargeReport };
+
+/** Called in the transaction that commits a charge's payment and attempt, just before the call. */
+export type OnPrepared = (tx: Tx, info: { paymentId: string; orderId: string; cycle: number; amount: number }) => Promise<void>;
 
 export function createChargeService(deps: ChargeDeps) {
   const { db, gateway, clock, config, keyring, log } = deps;
@@ -158,7 +161,7 @@ export function createChargeService(deps: ChargeDeps) {
   }
 
   /** Everything before the call, in one short transaction fenced on our lease. */
-  async function prepare(id: string, owner: string, trigger: Trigger): Promise<Prepared> {
+  async function prepare(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared): Promise<Prepared> {
     const now = clock.now();
     const leaseExpiresAt = new Date(now.getTime() + leaseMs);
     return db.$transaction(async (tx): Promise<Prepared> => {
@@ -232,6 +235,7 @@ export function createChargeService(deps: ChargeDeps) {
       }
       // A retry makes a FAILED payment PENDING again while it is in flight (DESIGN.md §5).
       await tx.payment.update({ where: { id: payment.id }, data: { status: 'PENDING', nextRetryAt: null } });
+      await onPrepared?.(tx, { paymentId: payment.id, orderId: attempt.orderId!, cycle: plan.cycle, amount: plan.amount });
       return {
         kind: 'READY',
         subscriptionId: id,
@@ -302,8 +306,8 @@ export function createChargeService(deps: ChargeDeps) {
   }
 
   /** Charges one subscription whose lease `owner` holds. Never throws for gateway outcomes. */
-  async function chargeClaimed(id: string, owner: string, trigger: Trigger): Promise<ChargeReport> {
-    const prepared = await prepare(id, owner, trigger);
+  async function chargeClaimed(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared): Promise<ChargeReport> {
+    const prepared = await prepare(id, owner, trigger, onPrepared);
     if (prepared.kind === 'DONE') return prepared.report;
     const result = await gateway.chargeBillingKey({
       method: prepared.method,
@@ -386,16 +390,32 @@ export function createChargeService(deps: ChargeDeps) {
     }
   }
 
-  /** An operator's charge of one subscription, through the same rules (used by the admin routes). */
-  async function chargeSubscription(id: string, trigger: Trigger = 'ADMIN'): Promise<ChargeReport> {
+  /**
+   * An operator's charge of one subscription, through the same rules (used by the admin routes). `onPrepared`
+   * runs inside the transaction that commits the payment and its attempt (the admin audit event goes there).
+   */
+  async function chargeSubscription(id: string, options: { onPrepared?: OnPrepared } = {}): Promise<ChargeReport> {
     const owner = randomUUID();
     if (!(await claimOne(id, owner, clock.now()))) return { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST', message: 'the subscription is being charged right now' };
     try {
-      return await chargeClaimed(id, owner, trigger);
+      return await chargeClaimed(id, owner, 'ADMIN', options.onPrepared);
     } catch (error) {
       await release(db, id, owner).catch(() => undefined);
       throw error;
     }
+  }
+
+  /** The rules an operator's charge would meet now, without claiming or charging anything. */
+  async function explainSubscriptionCharge(id: string) {
+    const sub = await db.subscription.findUnique({ where: { id }, include: { billingKey: true } });
+    if (!sub) return undefined;
+    const open = await db.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId: id, cycle: sub.cycle } } });
+    const declines = open ? await db.paymentAttempt.count({ where: { paymentId: open.id, status: 'DECLINED' } }) : 0;
+    return explainCharge(
+      { ...sub, billingKeyStatus: sub.billingKey.status },
+      open && open.dueAt ? { cycle: sub.cycle, status: open.status, amount: open.amount, dueAt: open.dueAt, declines } : undefined,
+      { now: clock.now(), timezone: zone, trigger: 'ADMIN' },
+    );
   }
 
   /**
@@ -416,7 +436,7 @@ export function createChargeService(deps: ChargeDeps) {
     return finished;
   }
 
-  return { runPass, chargeSubscription, sweepExpiredAttempts, stop };
+  return { runPass, chargeSubscription, explainSubscriptionCharge, sweepExpiredAttempts, stop };
 }
 
 export type ChargeService = ReturnType<typeof createChargeService>;

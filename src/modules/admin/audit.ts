@@ -1,0 +1,37 @@
+// The audit trail (issue 6): every admin action writes who (token name or fingerprint), what, why (the caller's
+// reason), and the entity before and after, in the same transaction as the change, so there is no change without
+// its event and no event without its change.
+import type { Prisma } from '../../generated/prisma/client.ts';
+
+export interface AuditInput {
+  actor: string;
+  action: string;
+  entityType: 'subscription' | 'payment';
+  entityId: string;
+  reason: string;
+  before?: unknown;
+  after?: unknown;
+  requestId?: string;
+}
+
+export async function writeAudit(tx: Prisma.TransactionClient, input: AuditInput): Promise<void> {
+  await tx.auditEvent.create({
+    data: {
+      actor: input.actor,
+      action: input.action,
+      entityType: input.entityType,
+      entityId: input.entityId,
+      reason: input.reason,
+      before: (input.before ?? undefined) as Prisma.InputJsonValue | undefined,
+      after: (input.after ?? undefined) as Prisma.InputJsonValue | undefined,
+      requestId: input.requestId,
+    },
+  });
+}
+
+/** Who asked, and why, as the services receive it from the routes. */
+export interface Actor {
+  actor: string;
+  reason: string;
+  requestId?: string;
+}

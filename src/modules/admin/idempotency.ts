@@ -1,0 +1,110 @@
+// Idempotency-Key on admin POST/PATCH (DESIGN.md §5): scope is method + path + key; the request (body and query)
+// is compared by hash. The same key with the same request answers the stored status and body without acting
+// again; with a different request it is 409 IDEMPOTENCY_KEY_REUSED; while the first is still running it is 409
+// IDEMPOTENCY_IN_PROGRESS. Records are kept for 24 hours. Coded errors are stored like successes (a replay of a
+// declined charge is the same decline); an unexpected failure removes the record so the key can be retried.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../../db/prisma.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { defineError, isExposed, ValidationError } from '../../lib/errors.ts';
+import { errorBody } from '../../plugins/error-handler.ts';
+
+export const IdempotencyKeyRequiredError = defineError('IDEMPOTENCY_KEY_REQUIRED', 'This route moves money: send an Idempotency-Key header', 400);
+export const IdempotencyKeyReusedError = defineError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request', 409);
+export const IdempotencyInProgressError = defineError('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still running', 409);
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+
+export interface Outcome<T = unknown> {
+  statusCode: number;
+  body: T;
+}
+
+/** JSON with object keys sorted, so {a, b} and {b, a} hash alike. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string })?.code === 'P2002';
+
+export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }) {
+  const { db, clock } = deps;
+  const ttlMs = deps.ttlMs ?? IDEMPOTENCY_TTL_MS;
+
+  async function claim(scope: string, key: string, requestHash: string): Promise<{ id: string } | { replay: Outcome }> {
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const now = clock.now();
+      try {
+        const created = await db.idempotencyRecord.create({ data: { scope, key, requestHash, expiresAt: new Date(now.getTime() + ttlMs) } });
+        return { id: created.id };
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
+      const existing = await db.idempotencyRecord.findUnique({ where: { scope_key: { scope, key } } });
+      if (!existing) continue;
+      if (existing.expiresAt <= now) {
+        await db.idempotencyRecord.deleteMany({ where: { id: existing.id, expiresAt: { lte: now } } });
+        continue;
+      }
+      if (existing.requestHash !== requestHash) throw new IdempotencyKeyReusedError();
+      if (existing.status === 'IN_PROGRESS') throw new IdempotencyInProgressError();
+      return { replay: { statusCode: existing.responseStatus!, body: existing.responseBody } };
+    }
+    throw new IdempotencyInProgressError();
+  }
+
+  /**
+   * Runs `handler` at most once per (method, path, key) and returns the body to send (the status is set on the
+   * reply); a replay returns the stored status and body.
+   */
+  async function run<T>(request: FastifyRequest, reply: FastifyReply, options: { required: boolean }, handler: () => Promise<Outcome<T>>): Promise<T> {
+    const header = request.headers['idempotency-key'];
+    const key = Array.isArray(header) ? header[0] : header;
+    if (!key) {
+      if (options.required) throw new IdempotencyKeyRequiredError();
+      const outcome = await handler();
+      reply.status(outcome.statusCode);
+      return outcome.body;
+    }
+    if (key.length > 200) throw new ValidationError('Idempotency-Key is longer than 200 characters');
+    const scope = `${request.method} ${request.url.split('?')[0]}`;
+    const requestHash = createHash('sha256').update(canonical({ query: request.query, body: request.body })).digest('hex');
+    const claimed = await claim(scope, key, requestHash);
+    if ('replay' in claimed) {
+      reply.status(claimed.replay.statusCode).header('idempotent-replayed', 'true');
+      return claimed.replay.body as T;
+    }
+    let outcome: Outcome<T>;
+    try {
+      outcome = await handler();
+    } catch (error) {
+      if (isExposed(error)) {
+        const e = error as Error & { statusCode: number; code: string; details?: Record<string, unknown> };
+        await complete(claimed.id, { statusCode: e.statusCode, body: errorBody(e.statusCode, e.code, e.message, e.details) });
+      } else {
+        await db.idempotencyRecord.delete({ where: { id: claimed.id } }).catch(() => undefined);
+      }
+      throw error;
+    }
+    await complete(claimed.id, outcome);
+    reply.status(outcome.statusCode);
+    return outcome.body;
+  }
+
+  async function complete(id: string, outcome: Outcome) {
+    await db.idempotencyRecord.update({
+      where: { id },
+      data: { status: 'COMPLETED', responseStatus: outcome.statusCode, responseBody: JSON.parse(JSON.stringify(outcome.body ?? null)) },
+    });
+  }
+
+  return { run };
+}
+
+export type Idempotency = ReturnType<typeof createIdempotency>;

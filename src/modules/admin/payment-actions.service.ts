@@ -1,0 +1,219 @@
+// Operators' actions on payments (DESIGN.md §5): list, resolve an UNKNOWN outcome, and refund through the
+// gateway's cancellation. Rule 4: only a person turns UNKNOWN into an outcome; the subscription then moves exactly
+// as if the gateway had answered so (charge.outcomes.ts), and a MOBILE success becomes the chain head.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/prisma.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { GatewayClient } from '../../gateway/types.ts';
+import { utf8Bytes } from '../../gateway/fields.ts';
+import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
+import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+import { recordAttemptOutcome } from '../payments/attempts.ts';
+import { applyChargeDecline, applyChargeSuccess } from '../payments/charge.outcomes.ts';
+import { serializePayment, type PaymentStatus } from '../payments/payments.service.ts';
+import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from './admin.errors.ts';
+import { writeAudit, type Actor } from './audit.ts';
+
+type Tx = Prisma.TransactionClient;
+const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } } };
+
+export interface PaymentFilter {
+  status?: PaymentStatus;
+  kind?: 'INITIAL' | 'RECURRING' | 'MANUAL' | 'ONE_TIME';
+  method?: 'CARD' | 'MOBILE';
+  subscriptionId?: string;
+  userId?: string;
+  createdFrom?: string;
+  createdTo?: string;
+  limit: number;
+  cursor?: string;
+}
+
+export function createPaymentActions(deps: { db: Db; gateway: GatewayClient; clock: Clock; config: Config; log: Pick<Logger, 'info' | 'warn' | 'error'> }) {
+  const { db, gateway, clock, config, log } = deps;
+
+  async function load(tx: Tx | Db, id: string) {
+    const row = await tx.payment.findUnique({ where: { id }, include: WITH_ATTEMPTS });
+    if (!row) throw new NotFoundError('Payment');
+    return row;
+  }
+
+  async function listPayments(filter: PaymentFilter) {
+    const rows = await db.payment.findMany({
+      where: {
+        status: filter.status,
+        kind: filter.kind,
+        method: filter.method,
+        subscriptionId: filter.subscriptionId,
+        ...(filter.userId ? { subscription: { userId: filter.userId } } : {}),
+        createdAt: { gte: filter.createdFrom ? new Date(filter.createdFrom) : undefined, lt: filter.createdTo ? new Date(filter.createdTo) : undefined },
+        ...afterCursor(decodeCursor(filter.cursor)),
+      },
+      orderBy: PAGE_ORDER,
+      take: filter.limit + 1,
+    });
+    const page = toPage(rows, filter.limit);
+    return { items: page.items.map((row) => serializePayment(row)), nextCursor: page.nextCursor };
+  }
+
+  /** Clears the subscription's flag when no other payment of it is still UNKNOWN. */
+  async function clearAttention(tx: Tx, subscriptionId: string) {
+    const stillUnknown = await tx.payment.count({ where: { subscriptionId, status: 'UNKNOWN' } });
+    if (stillUnknown === 0) {
+      await tx.subscription.updateMany({ where: { id: subscriptionId, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' }, data: { needsAttention: false, attentionReason: null } });
+    }
+  }
+
+  /**
+   * UNKNOWN → SUCCEEDED (with the gateway's transactionId) or FAILED (handled like a decline: retry rules apply).
+   * The UNKNOWN attempt takes the resolved outcome, so history and retries count it like a real answer.
+   */
+  async function resolve(id: string, input: { outcome: 'SUCCEEDED' | 'FAILED'; transactionId?: string; approvedAt?: string }, who: Actor) {
+    if (input.outcome === 'SUCCEEDED' && !input.transactionId) throw new ValidationError('transactionId is required to resolve as SUCCEEDED');
+    if (input.outcome === 'FAILED' && input.transactionId) throw new ValidationError('transactionId is only for SUCCEEDED');
+    const now = clock.now();
+    return db.$transaction(async (tx) => {
+      const before = await load(tx, id);
+      // Fenced on the payment still being UNKNOWN: two operators cannot both resolve it.
+      const fenced = await tx.payment.updateMany({ where: { id, status: 'UNKNOWN' }, data: { attentionReason: null } });
+      if (fenced.count === 0) throw new StateConflictError(`Only an UNKNOWN payment can be resolved; this one is ${before.status}`);
+      const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
+      const approvedAt = input.approvedAt ? new Date(input.approvedAt) : unknownAttempt?.sentAt ?? unknownAttempt?.createdAt ?? now;
+      const note = `resolved by operator: ${who.reason}`.slice(0, 500);
+      if (unknownAttempt) {
+        await tx.paymentAttempt.update({
+          where: { id: unknownAttempt.id },
+          data:
+            input.outcome === 'SUCCEEDED'
+              ? { status: 'SUCCEEDED', transactionId: input.transactionId, approvedAt, gatewayMessage: note }
+              : { status: 'DECLINED', gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note },
+        });
+      }
+
+      if (before.subscriptionId && before.cycle !== null && before.kind !== 'INITIAL') {
+        if (input.outcome === 'SUCCEEDED') {
+          await applyChargeSuccess(tx, {
+            subscriptionId: before.subscriptionId, paymentId: id, cycle: before.cycle, dueAt: before.dueAt ?? approvedAt,
+            amount: before.amount, transactionId: input.transactionId!, approvedAt, timezone: config.timezone,
+          });
+        } else {
+          await applyChargeDecline(tx, {
+            subscriptionId: before.subscriptionId, paymentId: id, dueAt: before.dueAt ?? now, failureCode: 'RESOLVED_FAILED',
+            failureMessage: note, retryDelaysMs: config.retryDelaysMs, now, timezone: config.timezone,
+          });
+        }
+        // After the payment left UNKNOWN; a MOBILE_WINDOW_CLOSED flag set just now stays.
+        await clearAttention(tx, before.subscriptionId);
+      } else {
+        await resolveCheckoutPayment(tx, before, input.outcome, input.transactionId, approvedAt, note);
+      }
+      const after = await load(tx, id);
+      await writeAudit(tx, { ...who, action: `payment.resolve_${input.outcome.toLowerCase()}`, entityType: 'payment', entityId: id, before: serializePayment(before), after: serializePayment(after) });
+      return serializePayment(after);
+    });
+  }
+
+  /**
+   * A registration's or one-time order's payment. An order completes or fails with it. A registration whose key
+   * issuance was UNKNOWN cannot complete even if the money moved (the billing key never reached us): it fails with
+   * KEY_NOT_RECEIVED, and the operator refunds the payment and asks the customer to register again.
+   */
+  async function resolveCheckoutPayment(tx: Tx, payment: Awaited<ReturnType<typeof load>>, outcome: 'SUCCEEDED' | 'FAILED', transactionId: string | undefined, approvedAt: Date, note: string) {
+    await tx.payment.update({
+      where: { id: payment.id },
+      data: outcome === 'SUCCEEDED' ? { status: 'SUCCEEDED', transactionId, approvedAt } : { status: 'FAILED', failureCode: 'RESOLVED_FAILED', failureMessage: note },
+    });
+    if (payment.oneTimeOrderId) {
+      await tx.order.update({
+        where: { id: payment.oneTimeOrderId },
+        data: outcome === 'SUCCEEDED'
+          ? { status: 'COMPLETED', completedAt: approvedAt, transactionId, failureCode: null, failureMessage: null }
+          : { status: 'FAILED', failureCode: 'RESOLVED_FAILED', failureMessage: note },
+      });
+    } else if (payment.registrationId) {
+      await tx.registration.updateMany({
+        where: { id: payment.registrationId, status: 'NEEDS_ATTENTION' },
+        data: { status: 'FAILED', failureCode: outcome === 'SUCCEEDED' ? 'KEY_NOT_RECEIVED' : 'RESOLVED_FAILED', failureMessage: note },
+      });
+    }
+  }
+
+  /**
+   * Refund through the gateway's cancellation. Checked before calling: the payment succeeded and has something
+   * left; MOBILE only in full and only within the payment's calendar month in Korea time; CARD partial refunds up
+   * to what remains. Write before call: a CANCEL attempt is committed (with the audit event) before the call, and
+   * an earlier refund whose outcome is unknown blocks another.
+   */
+  async function refund(id: string, input: { amount?: number }, who: Actor) {
+    const now = clock.now();
+    const leaseOwner = randomUUID();
+    if (utf8Bytes(who.reason) > 200) throw new ValidationError('reason is over the gateway’s 200 bytes for a cancellation reason');
+    const prepared = await db.$transaction(async (tx) => {
+      const payment = await load(tx, id);
+      if (payment.status !== 'SUCCEEDED' || !payment.transactionId) {
+        throw new RefundRefusedError.PAYMENT_NOT_REFUNDABLE(`Only a SUCCEEDED payment can be refunded; this one is ${payment.status}`);
+      }
+      const pendingRefund = payment.attempts.find((a) => a.operation === 'CANCEL' && (a.status === 'UNKNOWN' || a.status === 'IN_FLIGHT'));
+      if (pendingRefund) throw withDetails(new StateConflictError('An earlier refund of this payment has an unknown outcome; resolve it first'), { paymentId: id });
+      const remaining = payment.amount - payment.canceledAmount;
+      const amount = input.amount ?? remaining;
+      if (payment.method === 'MOBILE') {
+        if (amount !== payment.amount || payment.canceledAmount > 0) throw new RefundRefusedError.MOBILE_PARTIAL_CANCEL('A MOBILE payment can only be refunded in full');
+        if (!sameCalendarMonth(payment.approvedAt ?? payment.createdAt, now, GATEWAY_ZONE)) {
+          throw new RefundRefusedError.MOBILE_CANCEL_MONTH_CLOSED('A MOBILE payment can only be refunded within its calendar month (Korea time)');
+        }
+      }
+      if (amount > remaining) throw new RefundRefusedError.AMOUNT_EXCEEDS_REMAINING(`At most ${remaining} can be refunded`);
+      const attemptNumber = (payment.attempts.at(-1)?.attemptNumber ?? 0) + 1;
+      const attempt = await tx.paymentAttempt.create({
+        data: {
+          paymentId: id, attemptNumber, operation: 'CANCEL', orderId: `X${id.replace(/-/g, '')}-${attemptNumber}`, amount,
+          leaseOwner, leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs),
+        },
+      });
+      await writeAudit(tx, { ...who, action: 'payment.refund', entityType: 'payment', entityId: id, before: serializePayment(payment), after: { refundAttemptId: attempt.id, amount } });
+      return { payment, attempt, amount, cancelType: amount === remaining ? ('C' as const) : ('P' as const) };
+    });
+
+    const result = await gateway.cancelPayment({
+      method: prepared.payment.method,
+      transactionId: prepared.payment.transactionId!,
+      amount: prepared.amount,
+      cancelType: prepared.cancelType,
+      cancelReason: who.reason,
+      cancelRequester: 'MERCHANT_OPERATOR',
+    });
+
+    const after = await db.$transaction(async (tx) => {
+      const at = clock.now();
+      await recordAttemptOutcome(tx, { attemptId: prepared.attempt.id, leaseOwner, result, now: at });
+      if (result.outcome === 'SUCCEEDED') {
+        const updated = await tx.payment.update({ where: { id }, data: { canceledAmount: { increment: prepared.amount }, canceledAt: at } });
+        if (updated.canceledAmount === updated.amount) await tx.payment.update({ where: { id }, data: { status: 'CANCELED' } });
+      } else if (result.outcome === 'UNKNOWN') {
+        await tx.payment.update({ where: { id }, data: { attentionReason: 'REFUND_OUTCOME_UNKNOWN' } });
+      }
+      return load(tx, id);
+    });
+    const details = { paymentId: id };
+    log.info({ paymentId: id, amount: prepared.amount, outcome: result.outcome }, 'refund');
+    switch (result.outcome) {
+      case 'SUCCEEDED':
+        return serializePayment(after);
+      case 'DECLINED':
+        throw withDetails(new GatewayDeclinedError(`${result.code}: ${result.message ?? ''}`), { ...details, gatewayCode: result.code });
+      case 'UNKNOWN':
+        throw withDetails(new PaymentOutcomeUnknownError(result.reason), details);
+      case 'NOT_SENT':
+        throw withDetails(new GatewayUnavailableError(result.detail ?? result.reason), details);
+    }
+  }
+
+  return { listPayments, getPayment: async (id: string) => serializePayment(await load(db, id)), resolve, refund };
+}
+
+export type PaymentActions = ReturnType<typeof createPaymentActions>;

@@ -1,0 +1,172 @@
+// Operators' actions on subscriptions (DESIGN.md §5 admin routes): list, charge now (through the charging engine,
+// every rule of §3), pause, resume, cancel and change terms. Each change and its audit event share a transaction.
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/prisma.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { cycleContaining, cycleDueAt } from '../../lib/calendar.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { NotFoundError, StateConflictError, withDetails } from '../../lib/errors.ts';
+import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+import { validateTerms } from '../checkout/terms.ts';
+import type { ChargeService } from '../payments/charge.service.ts';
+import { intervalOf, mobileDueAt } from '../payments/charge.rules.ts';
+import { revokeBillingKey } from '../payments/charge.outcomes.ts';
+import { serializePayment } from '../payments/payments.service.ts';
+import { serializeSubscription } from '../subscriptions/subscriptions.service.ts';
+import { transitionSubscription, type SubscriptionStatus } from '../subscriptions/subscription.state.ts';
+import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RULE_ERRORS } from './admin.errors.ts';
+import { writeAudit, type Actor } from './audit.ts';
+
+type Tx = Prisma.TransactionClient;
+const WITH_KEY = { billingKey: true } as const;
+
+export interface SubscriptionFilter {
+  status?: SubscriptionStatus;
+  needsAttention?: boolean;
+  userId?: string;
+  method?: 'CARD' | 'MOBILE';
+  createdFrom?: string;
+  createdTo?: string;
+  limit: number;
+  cursor?: string;
+}
+
+export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: Config; charges: ChargeService }) {
+  const { db, clock, config, charges } = deps;
+  const zone = config.timezone;
+
+  async function load(tx: Tx | Db, id: string) {
+    const row = await tx.subscription.findUnique({ where: { id }, include: WITH_KEY });
+    if (!row) throw new NotFoundError('Subscription');
+    return row;
+  }
+
+  async function listSubscriptions(filter: SubscriptionFilter) {
+    const rows = await db.subscription.findMany({
+      where: {
+        status: filter.status,
+        needsAttention: filter.needsAttention,
+        userId: filter.userId,
+        method: filter.method,
+        createdAt: { gte: filter.createdFrom ? new Date(filter.createdFrom) : undefined, lt: filter.createdTo ? new Date(filter.createdTo) : undefined },
+        ...afterCursor(decodeCursor(filter.cursor)),
+      },
+      include: WITH_KEY,
+      orderBy: PAGE_ORDER,
+      take: filter.limit + 1,
+    });
+    const page = toPage(rows, filter.limit);
+    return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
+  }
+
+  /** One change: load, apply, audit with before and after, in one transaction. */
+  async function change(id: string, who: Actor, action: string, apply: (tx: Tx, row: Awaited<ReturnType<typeof load>>) => Promise<void>) {
+    return db.$transaction(async (tx) => {
+      const before = await load(tx, id);
+      await apply(tx, before);
+      const after = await load(tx, id);
+      await writeAudit(tx, { ...who, action, entityType: 'subscription', entityId: id, before: serializeSubscription(before), after: serializeSubscription(after) });
+      return serializeSubscription(after);
+    });
+  }
+
+  const pause = (id: string, who: Actor) =>
+    change(id, who, 'subscription.pause', async (tx) => {
+      await transitionSubscription(tx, id, 'pause', { pausedAt: clock.now(), nextChargeAt: null });
+    });
+
+  /**
+   * Resume: the next charge is recomputed from the anchor, never back-charged: CARD at the first cycle boundary
+   * after now (the period that began while paused is not charged), MOBILE one month after its last success (the
+   * window rule then decides at charge time).
+   */
+  const resume = (id: string, who: Actor) =>
+    change(id, who, 'subscription.resume', async (tx, row) => {
+      const now = clock.now();
+      let data: Prisma.SubscriptionUpdateManyMutationInput;
+      if (row.method === 'MOBILE' && row.lastTransactionAt) {
+        data = { nextChargeAt: mobileDueAt(row.lastTransactionAt, zone) };
+      } else {
+        const interval = intervalOf(row);
+        let cycle = cycleContaining(row.anchorAt, interval, now, zone, row.cycle);
+        if (cycleDueAt(row.anchorAt, interval, cycle, zone) <= now) cycle += 1;
+        data = { cycle, nextChargeAt: cycleDueAt(row.anchorAt, interval, cycle, zone) };
+      }
+      await transitionSubscription(tx, id, 'resume', { ...data, pausedAt: null });
+    });
+
+  const cancel = (id: string, options: { atPeriodEnd: boolean }, who: Actor) =>
+    change(id, who, options.atPeriodEnd ? 'subscription.cancel_at_period_end' : 'subscription.cancel', async (tx, row) => {
+      const now = clock.now();
+      if (options.atPeriodEnd) {
+        const updated = await tx.subscription.updateMany({
+          where: { id, status: { in: ['ACTIVE', 'PAST_DUE', 'PAUSED'] } },
+          data: { cancelAtPeriodEnd: true, cancelReason: 'CANCELED_BY_OPERATOR' },
+        });
+        if (updated.count === 0) throw new StateConflictError(`A ${row.status} subscription cannot be cancelled`);
+        return;
+      }
+      await transitionSubscription(tx, id, 'cancel', { canceledAt: now, nextChargeAt: null, cancelReason: 'CANCELED_BY_OPERATOR' });
+      await revokeBillingKey(tx, row.billingKeyId, now);
+    });
+
+  /**
+   * New terms from the next cycle: a payment already started keeps its amount. A MOBILE amount cannot change (the
+   * gateway requires the previous month's amount): that needs a new registration.
+   */
+  const update = (id: string, input: { amount?: number; orderName?: string }, who: Actor) =>
+    change(id, who, 'subscription.update', async (tx, row) => {
+      if (row.status === 'CANCELED') throw new StateConflictError('A CANCELED subscription cannot change');
+      if (row.method === 'MOBILE' && input.amount !== undefined && input.amount !== row.amount) {
+        throw new RULE_ERRORS.MOBILE_AMOUNT_MISMATCH('A MOBILE amount must stay the previous month’s amount; create a new registration for a new amount');
+      }
+      const terms = { method: row.method, amount: input.amount ?? row.amount, orderName: input.orderName ?? row.orderName, itemCode: row.itemCode ?? undefined };
+      validateTerms(terms, config, { recurring: true });
+      await tx.subscription.update({ where: { id }, data: { amount: terms.amount, orderName: terms.orderName } });
+    });
+
+  /** Charge now through the engine; answers the payment, or the refusal / gateway outcome as a coded error. */
+  async function charge(id: string, who: Actor) {
+    await load(db, id);
+    const report = await charges.chargeSubscription(id, {
+      onPrepared: async (tx, info) => {
+        await writeAudit(tx, { ...who, action: 'subscription.charge', entityType: 'subscription', entityId: id, after: info });
+      },
+    });
+    const details = { paymentId: report.paymentId, subscriptionId: id };
+    switch (report.outcome) {
+      case 'SUCCEEDED': {
+        const payment = await db.payment.findUniqueOrThrow({ where: { id: report.paymentId! }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } });
+        return serializePayment(payment);
+      }
+      case 'DECLINED':
+        throw withDetails(new GatewayDeclinedError(report.gatewayCode ?? 'declined'), { ...details, gatewayCode: report.gatewayCode });
+      case 'UNKNOWN':
+        throw withDetails(new PaymentOutcomeUnknownError(report.message ?? report.code ?? 'no answer'), details);
+      case 'SKIPPED':
+        if (report.code === 'NOT_SENT') throw withDetails(new GatewayUnavailableError(report.message ?? 'not sent'), details);
+        if (report.code === 'LEASE_LOST') throw new RULE_ERRORS.CHARGE_IN_PROGRESS('The subscription is being charged right now');
+        if (report.code === 'CANCELED_AT_PERIOD_END') throw new RULE_ERRORS.CANCEL_AT_PERIOD_END('The period ended and the subscription was cancelled as asked');
+        if (report.code && report.code in RULE_ERRORS) throw withDetails(new RULE_ERRORS[report.code as keyof typeof RULE_ERRORS](report.message ?? report.code), details);
+        throw new StateConflictError(report.message ?? 'The charge could not be made');
+    }
+  }
+
+  async function explain(id: string) {
+    const result = await charges.explainSubscriptionCharge(id);
+    if (!result) throw new NotFoundError('Subscription');
+    const { plan, rules } = result;
+    return {
+      dryRun: true as const,
+      allowed: plan.action === 'CHARGE',
+      ...(plan.action === 'CHARGE' ? { cycle: plan.cycle, amount: plan.amount, dueAt: plan.dueAt.toISOString() } : {}),
+      ...(plan.action === 'REFUSE' ? { refusal: { code: plan.code, message: plan.message } } : {}),
+      ...(plan.action === 'CANCEL_AT_PERIOD_END' ? { refusal: { code: 'CANCEL_AT_PERIOD_END', message: 'The period ended and the subscription is cancelled at its end' } } : {}),
+      rules,
+    };
+  }
+
+  return { listSubscriptions, getSubscription: async (id: string) => serializeSubscription(await load(db, id)), pause, resume, cancel, update, charge, explain };
+}
+
+export type SubscriptionActions = ReturnType<typeof createSubscriptionActions>;
