@@ -27,7 +27,7 @@ beforeEach(async () => {
   await setClock(app, kst('2027-03-10T09:00:00'));
 });
 
-const admin = (method: 'POST' | 'PATCH' | 'GET', url: string, payload?: unknown, key?: string) =>
+const admin = (method: 'POST' | 'PATCH' | 'GET', url: string, payload?: Record<string, unknown>, key?: string) =>
   app.inject({ method, url, headers: { ...adminHeaders, ...(key ? { 'idempotency-key': key } : {}) }, ...(payload === undefined ? {} : { payload }) });
 
 const auditOf = (entityId: string) => app.db.auditEvent.findMany({ where: { entityId }, orderBy: { createdAt: 'asc' } });
