@@ -3,6 +3,9 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
@@ -30,12 +33,10 @@ import { createIdempotency } from './modules/admin/idempotency.ts';
 import { createPaymentActions } from './modules/admin/payment-actions.service.ts';
 import { createSubscriptionActions } from './modules/admin/subscription-actions.service.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
+import docsPlugin from './plugins/docs.ts';
+import metricsPlugin from './plugins/metrics.ts';
 
 declare module 'fastify' {
-  interface FastifySchema {
-    /** OpenAPI grouping of a route. */
-    tags?: string[];
-  }
   interface FastifyInstance {
     config: Config;
     clock: Clock;
@@ -74,7 +75,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   await app.register(errorHandler);
   await app.register(formbody);
+  await app.register(docsPlugin);
   await app.register(dbPlugin, { connectionString: config.databaseUrl });
+  await app.register(metricsPlugin);
   await app.register(gatewayPlugin);
   await app.register(authPlugin);
   await app.register(healthRoutes);
@@ -88,16 +91,36 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const charges = createChargeService(deps);
   await app.register(schedulerPlugin, { charges });
 
-  await app.register(checkoutRoutes({
-    '/billing/success': registrations.handleSuccess,
-    '/billing/fail': registrations.handleFail,
-    '/payments/success': orders.handleSuccess,
-    '/payments/fail': orders.handleFail,
-  }));
-  await app.register(ordersRoutes(orders), { prefix: '/api/v1' });
-  await app.register(registrationsRoutes(registrations), { prefix: '/api/v1' });
-  await app.register(subscriptionsRoutes(subscriptions), { prefix: '/api/v1' });
-  await app.register(paymentsRoutes(payments), { prefix: '/api/v1' });
+  // Browser routes and pages: rate limited per client address, with security headers (CSP allows the pages'
+  // inline styles only).
+  await app.register(async (pages) => {
+    await pages.register(helmet, { contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"] } } });
+    await pages.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
+    await pages.register(checkoutRoutes({
+      '/billing/success': registrations.handleSuccess,
+      '/billing/fail': registrations.handleFail,
+      '/payments/success': orders.handleSuccess,
+      '/payments/fail': orders.handleFail,
+    }));
+  });
+  // The merchant API: rate limited per bearer token (a caller without one is limited by address).
+  await app.register(
+    async (api) => {
+      await api.register(rateLimit, {
+        max: config.rateLimit.api,
+        timeWindow: 60_000,
+        keyGenerator: (request) => {
+          const header = request.headers.authorization;
+          return typeof header === 'string' ? `token:${createHash('sha256').update(header).digest('hex').slice(0, 16)}` : `ip:${request.ip}`;
+        },
+      });
+      await api.register(ordersRoutes(orders));
+      await api.register(registrationsRoutes(registrations));
+      await api.register(subscriptionsRoutes(subscriptions));
+      await api.register(paymentsRoutes(payments));
+    },
+    { prefix: '/api/v1' },
+  );
   await app.register(
     adminRoutes({
       charges,

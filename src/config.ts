@@ -40,6 +40,8 @@ export const EnvSchema = Type.Object({
   AMOUNT_MAX_MOBILE: Type.Optional(PositiveInt),
   EMBEDDED_DB_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 54329 }),
   SANDBOX_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3100 }),
+  RATE_LIMIT_BROWSER: Type.Integer({ minimum: 1, default: 60 }),
+  RATE_LIMIT_API: Type.Integer({ minimum: 1, default: 1200 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -89,6 +91,8 @@ export interface Config {
   amountMax: { CARD: number | undefined; MOBILE: number | undefined };
   embeddedDbPort: number;
   sandboxPort: number;
+  /** Requests per minute: browser routes per client address, the merchant API per token. */
+  rateLimit: { browser: number; api: number };
   logLevel: string;
 }
 
@@ -273,6 +277,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     amountMax: { CARD: env.AMOUNT_MAX_CARD, MOBILE: env.AMOUNT_MAX_MOBILE },
     embeddedDbPort: env.EMBEDDED_DB_PORT,
     sandboxPort: env.SANDBOX_PORT,
+    rateLimit: { browser: env.RATE_LIMIT_BROWSER, api: env.RATE_LIMIT_API },
     logLevel: env.LOG_LEVEL,
   };
 }

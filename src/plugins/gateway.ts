@@ -5,6 +5,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { createGatewayClient } from '../gateway/client.ts';
 import type { GatewayClient } from '../gateway/types.ts';
+import { instrumentGateway } from './metrics.ts';
 import { createSandboxState, type SandboxState } from '../sandbox/sandbox.state.ts';
 import { sandboxRoutes } from '../sandbox/sandbox.routes.ts';
 
@@ -37,7 +38,7 @@ async function gatewayPlugin(app: FastifyInstance) {
     };
   }
 
-  const gateway = createGatewayClient({
+  const client = createGatewayClient({
     baseUrl,
     secretKey,
     merchantId,
@@ -47,9 +48,10 @@ async function gatewayPlugin(app: FastifyInstance) {
     log: app.log,
     redactor: app.redactor,
   });
+  const gateway = instrumentGateway(client, app.metrics);
   app.decorate('gateway', gateway);
   app.decorate('sandbox', sandbox);
   app.addHook('onClose', async () => gateway.close());
 }
 
-export default fp(gatewayPlugin, { name: 'gateway', fastify: '5.x', dependencies: ['db'] });
+export default fp(gatewayPlugin, { name: 'gateway', fastify: '5.x', dependencies: ['db', 'metrics'] });

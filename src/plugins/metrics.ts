@@ -1,0 +1,106 @@
+// Prometheus metrics (prom-client) at GET /metrics: gateway calls by operation and outcome with their latency,
+// the due backlog and the subscriptions waiting for an operator (counted from the database at scrape time), HTTP
+// requests by route and status, and the process's default metrics. One registry per app, so several apps in one
+// process (tests) do not collide. No auth: expose it to the scraper's network only (README).
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { GatewayClient, GatewayResult } from '../gateway/types.ts';
+
+export interface Metrics {
+  registry: Registry;
+  observeGateway(result: GatewayResult): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics;
+  }
+}
+
+/** The same client, recording every call's outcome and duration. */
+export function instrumentGateway(client: GatewayClient, metrics: Metrics): GatewayClient {
+  const observe = <A extends unknown[]>(fn: (...args: A) => Promise<GatewayResult>) => async (...args: A) => {
+    const result = await fn(...args);
+    metrics.observeGateway(result);
+    return result;
+  };
+  return {
+    confirmPayment: observe(client.confirmPayment.bind(client)),
+    issueBillingKey: observe(client.issueBillingKey.bind(client)),
+    chargeBillingKey: observe(client.chargeBillingKey.bind(client)),
+    cancelPayment: observe(client.cancelPayment.bind(client)),
+    close: () => client.close(),
+  };
+}
+
+async function metricsPlugin(app: FastifyInstance) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const gatewayCalls = new Counter({ name: 'billing_gateway_calls_total', help: 'Gateway calls by operation and outcome', labelNames: ['operation', 'outcome'], registers: [registry] });
+  const gatewayLatency = new Histogram({
+    name: 'billing_gateway_call_duration_seconds',
+    help: 'Gateway call duration by operation',
+    labelNames: ['operation'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const httpRequests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by method, route and status', labelNames: ['method', 'route', 'status_code'], registers: [registry] });
+  const httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method and route',
+    labelNames: ['method', 'route'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'billing_due_subscriptions',
+    help: 'Subscriptions due now and not yet charged (the backlog a pass would claim)',
+    registers: [registry],
+    async collect() {
+      this.set(await app.db.subscription.count({ where: { status: { in: ['ACTIVE', 'PAST_DUE'] }, needsAttention: false, nextChargeAt: { lte: app.clock.now() } } }));
+    },
+  });
+  new Gauge({
+    name: 'billing_subscriptions_needing_attention',
+    help: 'Subscriptions waiting for an operator, by reason',
+    labelNames: ['reason'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const groups = await app.db.subscription.groupBy({ by: ['attentionReason'], where: { needsAttention: true }, _count: { _all: true } });
+      for (const g of groups) this.set({ reason: g.attentionReason ?? 'UNSPECIFIED' }, g._count._all);
+    },
+  });
+  new Gauge({
+    name: 'billing_payments_unknown',
+    help: 'Payments whose outcome is UNKNOWN (each needs an operator to resolve it)',
+    registers: [registry],
+    async collect() {
+      this.set(await app.db.payment.count({ where: { status: 'UNKNOWN' } }));
+    },
+  });
+
+  app.decorate('metrics', {
+    registry,
+    observeGateway(result: GatewayResult) {
+      gatewayCalls.inc({ operation: result.operation, outcome: result.outcome });
+      gatewayLatency.observe({ operation: result.operation }, result.durationMs / 1000);
+    },
+  } satisfies Metrics);
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    if (route === '/metrics') return;
+    httpRequests.inc({ method: request.method, route, status_code: String(reply.statusCode) });
+    httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  app.get('/metrics', { schema: { tags: ['operations'], description: 'Prometheus text format' } }, async (_request, reply) => {
+    reply.type(registry.contentType);
+    return registry.metrics();
+  });
+}
+
+export default fp(metricsPlugin, { name: 'metrics', fastify: '5.x', dependencies: ['db'] });
