@@ -1,0 +1,56 @@
+// Abuse limits and security headers: browser routes are rate limited per client address, the merchant API per
+// token (one noisy key does not starve another), pages carry security headers. Admin routes are not limited.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.ts';
+import { apiHeaders, buildTestApp, TEST_API_KEY } from '../helpers/app.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { adminHeaders } from '../helpers/billing.ts';
+
+const OTHER_KEY = 'second_api_key_0123456789abcdef';
+let database: TestDatabase;
+let app: App;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  app = await buildTestApp(database.url, { env: { RATE_LIMIT_BROWSER: '5', RATE_LIMIT_API: '3', API_KEYS: `${TEST_API_KEY},${OTHER_KEY}` } });
+});
+afterAll(async () => {
+  await app.close();
+  await database.drop();
+});
+
+describe('rate limits', () => {
+  it('browser routes: 429 RATE_LIMITED after RATE_LIMIT_BROWSER requests a minute from one address', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) statuses.push((await app.inject({ method: 'GET', url: '/billing/success?state=nope', headers: { accept: 'application/json' }, remoteAddress: '10.0.0.1' })).statusCode);
+    expect(statuses.slice(0, 5).every((s) => s !== 429)).toBe(true);
+    expect(statuses[5]).toBe(429);
+    const limited = await app.inject({ method: 'GET', url: '/result', remoteAddress: '10.0.0.1' });
+    expect(limited.json()).toMatchObject({ statusCode: 429, code: 'RATE_LIMITED' });
+    expect((await app.inject({ method: 'GET', url: '/result', remoteAddress: '10.0.0.2' })).statusCode).toBe(200);
+  });
+
+  it('merchant API: per token; another key keeps working', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await app.inject({ method: 'GET', url: '/api/v1/subscriptions', headers: apiHeaders })).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect((await app.inject({ method: 'GET', url: '/api/v1/subscriptions', headers: { authorization: `Bearer ${OTHER_KEY}` } })).statusCode).toBe(200);
+  });
+
+  it('admin routes and health are not limited', async () => {
+    for (let i = 0; i < 8; i += 1) {
+      expect((await app.inject({ method: 'GET', url: '/admin/subscriptions', headers: adminHeaders })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+    }
+  });
+});
+
+describe('security headers', () => {
+  it('the result page carries a CSP, nosniff and frame protection', async () => {
+    const page = await app.inject({ method: 'GET', url: '/result?status=succeeded', remoteAddress: '10.0.0.9' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toMatch(/default-src 'self'/);
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.headers['x-frame-options']).toBe('SAMEORIGIN');
+  });
+});
