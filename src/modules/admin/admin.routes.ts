@@ -18,6 +18,7 @@ import {
   ChargeQuery,
   ClockResponse,
   PassReport,
+  RunPassBody,
   PatchSubscriptionBody,
   ReasonBody,
   RefundBody,
@@ -25,6 +26,8 @@ import {
   SetClockBody,
 } from './admin.schemas.ts';
 import type { Idempotency } from './idempotency.ts';
+import { writeAudit, type AuditInput } from './audit.ts';
+import { Type } from 'typebox';
 import type { PaymentActions } from './payment-actions.service.ts';
 import type { SubscriptionActions } from './subscription-actions.service.ts';
 
@@ -45,11 +48,16 @@ export function adminRoutes(deps: AdminDeps) {
     app.addHook('onRequest', app.requireAdminToken);
     const { clock } = app;
     const who = (request: FastifyRequest, reason: string) => ({ actor: actorOf(request), reason, requestId: request.id });
+    const audit = (input: AuditInput) => app.db.$transaction((tx) => writeAudit(tx, input));
     const tags = ['admin'];
 
     // Works with SCHEDULER_ENABLED=false too: operators and tests drive passes by hand.
-    app.post('/scheduler/run', { schema: { tags, headers: IdempotencyHeader, response: { 200: PassReport } } }, async (request, reply) =>
-      idempotency.run(request, reply, { required: false }, async () => ({ statusCode: 200, body: await charges.runPass() })),
+    app.post('/scheduler/run', { schema: { tags, headers: IdempotencyHeader, body: Type.Optional(RunPassBody), response: { 200: PassReport } } }, async (request, reply) =>
+      idempotency.run(request, reply, { required: false }, async () => {
+        const report = await charges.runPass();
+        await audit({ ...who(request, request.body?.reason ?? '(none given)'), action: 'scheduler.run', entityType: 'scheduler', entityId: 'charging-pass', after: report });
+        return { statusCode: 200, body: report };
+      }),
     );
 
     const clockState = () => ({ now: clock.now().toISOString(), kind: clock.kind, frozen: isSimulated(clock) ? clock.frozen : false });
@@ -58,8 +66,10 @@ export function adminRoutes(deps: AdminDeps) {
       if (!isSimulated(clock)) throw new ClockNotSimulatedError();
       const instant = new Date(request.body.now);
       if (Number.isNaN(instant.getTime())) throw new ValidationError(`now: "${request.body.now}" is not an instant`);
+      const before = clockState();
       clock.set(instant);
       request.log.info({ now: instant.toISOString() }, 'simulated clock set');
+      await audit({ ...who(request, request.body.reason ?? '(none given)'), action: 'clock.set', entityType: 'clock', entityId: 'simulated', before, after: clockState() });
       return clockState();
     });
 

@@ -20,7 +20,10 @@ export const ClockResponse = Type.Object({
 });
 
 export const SetClockBody = Type.Object(
-  { now: Type.String({ format: 'date-time', description: 'ISO-8601 instant the simulated clock is set to' }) },
+  {
+    now: Type.String({ format: 'date-time', description: 'ISO-8601 instant the simulated clock is set to' }),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  },
   { additionalProperties: false },
 );
 
@@ -86,3 +89,6 @@ export const AdminPaymentsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** A pass takes no arguments; a reason for the audit trail is welcome. */
+export const RunPassBody = Type.Union([Type.Object({ reason: Type.Optional(Reason) }, { additionalProperties: false }), Type.Null()]);

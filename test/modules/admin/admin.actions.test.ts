@@ -112,6 +112,20 @@ describe('Idempotency-Key', () => {
     expect(refund.json().code).toBe('IDEMPOTENCY_KEY_REQUIRED');
   });
 
+  it('while the first request is still running, the same key is 409 IDEMPOTENCY_IN_PROGRESS and nothing is charged twice', async () => {
+    const id = await subscribe(app, {});
+    await setClock(app, kst('2027-04-10T09:00:00'));
+    await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300 });
+    const first = admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow');
+    expect(second.statusCode).toBe(409);
+    expect(second.json().code).toBe('IDEMPOTENCY_IN_PROGRESS');
+    expect((await first).statusCode).toBe(201);
+    expect((await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow')).statusCode).toBe(201);
+    expect((await sandboxLedger(app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(1);
+  });
+
   it('keeps records for at least 24 hours', async () => {
     const id = await subscribe(app, {});
     await admin('POST', `/admin/subscriptions/${id}/pause`, { reason: 'r' }, 'kept');
@@ -330,6 +344,21 @@ describe('refunds', () => {
     await setClock(app, kst('2027-03-31T23:59:00'));
     const full = await admin('POST', `/admin/payments/${initial!.id}/cancel`, { reason: 'r' }, 'm-3');
     expect(full.json()).toMatchObject({ status: 'CANCELED', canceledAmount: 5_500 });
+  });
+});
+
+describe('audit of passes and of the clock', () => {
+  it('a scheduler run and a clock change are recorded with who acted', async () => {
+    await app.db.auditEvent.deleteMany({}); // beforeEach set the clock
+    await admin('POST', '/admin/scheduler/run', { reason: 'catching up after deploy' });
+    const response = await app.inject({ method: 'PUT', url: '/admin/clock', headers: adminHeaders, payload: { now: '2027-05-01T00:00:00Z', reason: 'demo' } });
+    expect(response.statusCode).toBe(200);
+    const events = await app.db.auditEvent.findMany({ where: { entityType: { in: ['scheduler', 'clock'] } }, orderBy: { createdAt: 'asc' } });
+    expect(events.map((e) => [e.action, e.actor, e.reason])).toEqual([
+      ['scheduler.run', 'admin:alice', 'catching up after deploy'],
+      ['clock.set', 'admin:alice', 'demo'],
+    ]);
+    expect(events[1]!.after).toMatchObject({ now: '2027-05-01T00:00:00.000Z' });
   });
 });
 
