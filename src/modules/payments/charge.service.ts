@@ -79,7 +79,6 @@ interface Ready {
   userId: string;
   orderName: string;
   itemCode: string | null;
-  lastTransactionAt: Date | null;
 }
 
 type Prepared = Ready | { kind: 'DONE'; report: ChargeReport };
@@ -248,7 +247,6 @@ export function createChargeService(deps: ChargeDeps) {
         userId: sub.userId,
         orderName: sub.orderName,
         itemCode: sub.itemCode,
-        lastTransactionAt: sub.lastTransactionAt,
       };
     });
   }

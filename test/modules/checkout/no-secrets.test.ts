@@ -1,5 +1,5 @@
-// Secrets never leak (DESIGN.md §3 rule 8): across whole registration and order flows, no log line and no
-// response body carries a billing key, the gateway secret key, or a customer's phone number; logs carry no names.
+// Secrets never leak (DESIGN.md §3 rule 8): across whole registration, order, charging and operator flows, no log
+// line, response body, audit event, stored idempotent response or stored gateway response carries a billing key, the gateway secret key, or a customer's phone number; logs carry no names.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import type { App } from '../../../src/app.ts';
@@ -7,6 +7,7 @@ import { createKeyring } from '../../../src/lib/crypto.ts';
 import { readBillingKey } from '../../../src/modules/billing-keys/billing-keys.service.ts';
 import { apiHeaders, LogCapture, startTestApp, TEST_ENCRYPTION_KEYS, TEST_SECRET_KEY } from '../../helpers/app.ts';
 import { decideWindow, follow } from '../../helpers/checkout.ts';
+import { adminHeaders } from '../../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { loadConfig } from '../../../src/config.ts';
 
@@ -60,6 +61,18 @@ describe('the whole flow', () => {
     expect(page.statusCode).toBe(200);
     expect(logs.lines.some((line) => (line.req as { url?: string } | undefined)?.url === '/sandbox/window')).toBe(true);
 
+    // Charging and operator actions: a pass (the CARD subscription made due), a refund, lists and the audit trail.
+    const monthAgo = new Date(Date.now() - 32 * 86_400_000);
+    await app.db.subscription.updateMany({ where: { userId: 'leak-card' }, data: { anchorAt: monthAgo, nextChargeAt: new Date(Date.now() - 1000) } });
+    await record(app.inject({ method: 'POST', url: '/admin/scheduler/run', headers: adminHeaders }));
+    const charged = await app.db.payment.findFirstOrThrow({ where: { kind: 'RECURRING', status: 'SUCCEEDED' } });
+    await record(app.inject({ method: 'POST', url: `/admin/payments/${charged.id}/cancel`, headers: { ...adminHeaders, 'idempotency-key': 'leak-1' }, payload: { reason: 'test' } }));
+    await record(app.inject({ method: 'GET', url: '/admin/payments', headers: adminHeaders }));
+    await record(app.inject({ method: 'GET', url: '/admin/subscriptions', headers: adminHeaders }));
+    await record(app.inject({ method: 'GET', url: '/metrics' }));
+    bodies.push(JSON.stringify(await app.db.auditEvent.findMany()), JSON.stringify(await app.db.idempotencyRecord.findMany()));
+    bodies.push(JSON.stringify(await app.db.paymentAttempt.findMany({ select: { rawResponse: true, gatewayMessage: true } })));
+
     const keyring = createKeyring((await loadConfig({ BILLING_KEY_ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS })).encryptionKeys);
     const billingKeys = (await app.db.billingKey.findMany()).map((row) => readBillingKey(keyring, row));
     expect(billingKeys).toHaveLength(2);
@@ -71,6 +84,6 @@ describe('the whole flow', () => {
     expect(logs.raw).not.toContain(NAME);
     expect(logs.raw).not.toContain(encodeURIComponent(NAME));
     // The flow did log: the check above is about content, not silence.
-    expect(logs.lines.filter((line) => line.msg === 'gateway call')).toHaveLength(3);
+    expect(logs.lines.filter((line) => line.msg === 'gateway call')).toHaveLength(5);
   });
 });
