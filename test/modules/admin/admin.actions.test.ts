@@ -102,6 +102,38 @@ describe('Idempotency-Key', () => {
     expect((await admin(route.method, route.path(other), route.body, 'key-1')).statusCode).toBe(200);
   });
 
+  it('charge, refund, resume and resolve: replays answer the stored outcome (errors too), other bodies are 409', async () => {
+    const id = await subscribe(app, { amount: 10_000 });
+    // A refused charge is an outcome like any other: replayed as stored.
+    const refused = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'r' }, 'k-charge');
+    expect(refused.statusCode).toBe(409);
+    const refusedAgain = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'r' }, 'k-charge');
+    expect(refusedAgain.statusCode).toBe(409);
+    expect(refusedAgain.headers['idempotent-replayed']).toBe('true');
+    expect((await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'other' }, 'k-charge')).json().code).toBe('IDEMPOTENCY_KEY_REUSED');
+
+    const [initial] = await paymentsOf(app, id);
+    expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 1_000, reason: 'r' }, 'k-refund')).statusCode).toBe(200);
+    expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 1_000, reason: 'r' }, 'k-refund')).json().canceledAmount).toBe(1_000);
+    expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 2_000, reason: 'r' }, 'k-refund')).json().code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await sandboxLedger(app)).filter((e) => e.type === 'CANCEL')).toHaveLength(1);
+
+    await admin('POST', `/admin/subscriptions/${id}/pause`, { reason: 'r' });
+    expect((await admin('POST', `/admin/subscriptions/${id}/resume`, { reason: 'r' }, 'k-resume')).statusCode).toBe(200);
+    const resumedAgain = await admin('POST', `/admin/subscriptions/${id}/resume`, { reason: 'r' }, 'k-resume');
+    expect(resumedAgain.statusCode).toBe(200); // without the key this would be a 409: it is not acted on again
+    expect(resumedAgain.headers['idempotent-replayed']).toBe('true');
+
+    await setClock(app, kst('2027-04-10T09:00:00'));
+    await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'http_500' });
+    await runPass(app);
+    const unknown = (await paymentsOf(app, id)).find((p) => p.status === 'UNKNOWN')!;
+    expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'FAILED', reason: 'r' }, 'k-resolve')).statusCode).toBe(200);
+    expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'FAILED', reason: 'r' }, 'k-resolve')).headers['idempotent-replayed']).toBe('true');
+    expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'SUCCEEDED', transactionId: 'T1', reason: 'r' }, 'k-resolve')).json().code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await auditOf(unknown.id)).map((a) => a.action)).toEqual(['payment.resolve_failed']);
+  });
+
   it('is required on the routes that move money', async () => {
     const id = await subscribe(app, {});
     const charge = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'r' });
