@@ -10,9 +10,8 @@ import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/paginat
 import { validateTerms } from '../checkout/terms.ts';
 import type { ChargeService } from '../payments/charge.service.ts';
 import { intervalOf, mobileDueAt } from '../payments/charge.rules.ts';
-import { revokeBillingKey } from '../payments/charge.outcomes.ts';
 import { serializePayment } from '../payments/payments.service.ts';
-import { serializeSubscription } from '../subscriptions/subscriptions.service.ts';
+import { applyCancel, serializeSubscription } from '../subscriptions/subscriptions.service.ts';
 import { transitionSubscription, type SubscriptionStatus } from '../subscriptions/subscription.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RULE_ERRORS } from './admin.errors.ts';
 import { writeAudit, type Actor } from './audit.ts';
@@ -96,19 +95,9 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
     });
 
   const cancel = (id: string, options: { atPeriodEnd: boolean }, who: Actor) =>
-    change(id, who, options.atPeriodEnd ? 'subscription.cancel_at_period_end' : 'subscription.cancel', async (tx, row) => {
-      const now = clock.now();
-      if (options.atPeriodEnd) {
-        const updated = await tx.subscription.updateMany({
-          where: { id, status: { in: ['ACTIVE', 'PAST_DUE', 'PAUSED'] } },
-          data: { cancelAtPeriodEnd: true, cancelReason: 'CANCELED_BY_OPERATOR' },
-        });
-        if (updated.count === 0) throw new StateConflictError(`A ${row.status} subscription cannot be cancelled`);
-        return;
-      }
-      await transitionSubscription(tx, id, 'cancel', { canceledAt: now, nextChargeAt: null, cancelReason: 'CANCELED_BY_OPERATOR' });
-      await revokeBillingKey(tx, row.billingKeyId, now);
-    });
+    change(id, who, options.atPeriodEnd ? 'subscription.cancel_at_period_end' : 'subscription.cancel', (tx) =>
+      applyCancel(tx, id, { atPeriodEnd: options.atPeriodEnd, reason: 'CANCELED_BY_OPERATOR', now: clock.now() }),
+    );
 
   /**
    * New terms from the next cycle: a payment already started keeps its amount. A MOBILE amount cannot change (the

@@ -35,6 +35,11 @@ export async function storeBillingKey(
   });
 }
 
+/** Terminating billing revokes the key on our side (the gateway documents no termination call). */
+export async function revokeBillingKey(tx: Tx, billingKeyId: string, now: Date): Promise<void> {
+  await tx.billingKey.updateMany({ where: { id: billingKeyId, status: 'ACTIVE' }, data: { status: 'REVOKED', revokedAt: now } });
+}
+
 export function readBillingKey(
   keyring: Keyring,
   row: { id: string; encryptionKeyId: string; keyIv: Uint8Array; keyTag: Uint8Array; keyCiphertext: Uint8Array },

@@ -4,6 +4,7 @@
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { cycleDueAt } from '../../lib/calendar.ts';
 import { intervalOf, mobileDueAt, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
+import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -92,9 +93,4 @@ export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{
     await tx.subscription.update({ where: { id: sub.id }, data: { status: 'PAST_DUE', nextChargeAt: null, needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED' } });
   }
   return { plan, declines };
-}
-
-/** Terminating billing revokes the key on our side (the gateway documents no termination call). */
-export async function revokeBillingKey(tx: Tx, billingKeyId: string, now: Date): Promise<void> {
-  await tx.billingKey.updateMany({ where: { id: billingKeyId, status: 'ACTIVE' }, data: { status: 'REVOKED', revokedAt: now } });
 }

@@ -20,10 +20,10 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Keyring } from '../../lib/crypto.ts';
-import { readBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { expireAttempt, prepareAttempt, recordAttemptOutcome, StaleLeaseError } from './attempts.ts';
 import { explainCharge, planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
-import { applyChargeDecline, applyChargeSuccess, revokeBillingKey } from './charge.outcomes.ts';
+import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
 
 type Tx = Prisma.TransactionClient;
 type Trigger = 'SCHEDULER' | 'ADMIN';

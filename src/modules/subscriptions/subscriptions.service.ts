@@ -7,6 +7,7 @@ import { NotFoundError } from '../../lib/errors.ts';
 import { maskPhoneNumber } from '../../lib/redact.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
+import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -99,6 +100,25 @@ export async function createSubscriptionFromRegistration(tx: Tx, input: NewSubsc
   });
 }
 
+/**
+ * Cancels now (no further charge; the billing key is revoked on our side, since the gateway documents no
+ * termination call) or at the end of the current period (charging stops at the boundary). Shared by the merchant
+ * API and the admin route, which adds its audit event in the same transaction.
+ */
+export async function applyCancel(tx: Tx, id: string, options: { atPeriodEnd: boolean; reason: string; now: Date }): Promise<void> {
+  if (options.atPeriodEnd) {
+    const updated = await tx.subscription.updateMany({
+      where: { id, status: { in: ['ACTIVE', 'PAST_DUE', 'PAUSED'] } },
+      data: { cancelAtPeriodEnd: true, cancelReason: options.reason },
+    });
+    if (updated.count === 0) await transitionSubscription(tx, id, 'cancel');
+    return;
+  }
+  await transitionSubscription(tx, id, 'cancel', { canceledAt: options.now, nextChargeAt: null, cancelReason: options.reason });
+  const row = await tx.subscription.findUniqueOrThrow({ where: { id } });
+  await revokeBillingKey(tx, row.billingKeyId, options.now);
+}
+
 export function createSubscriptionsService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
 
@@ -123,30 +143,10 @@ export function createSubscriptionsService(deps: { db: Db; clock: Clock }) {
     return toPage(rows, filter.limit);
   }
 
-  /**
-   * Cancels now (no further charge; the billing key is revoked on our side, since the gateway documents no
-   * termination call) or at the end of the current period (charging stops at the boundary).
-   */
+  /** Cancels now or at period end (applyCancel), for the merchant API. */
   async function cancelSubscription(id: string, options: { atPeriodEnd: boolean; reason?: string }) {
     await getSubscription(id);
-    const now = clock.now();
-    await db.$transaction(async (tx) => {
-      if (options.atPeriodEnd) {
-        const updated = await tx.subscription.updateMany({
-          where: { id, status: { in: ['ACTIVE', 'PAST_DUE', 'PAUSED'] } },
-          data: { cancelAtPeriodEnd: true, cancelReason: options.reason ?? 'CANCELED_BY_MERCHANT' },
-        });
-        if (updated.count === 0) await transitionSubscription(tx, id, 'cancel');
-        return;
-      }
-      await transitionSubscription(tx, id, 'cancel', {
-        canceledAt: now,
-        nextChargeAt: null,
-        cancelReason: options.reason ?? 'CANCELED_BY_MERCHANT',
-      });
-      const row = await tx.subscription.findUniqueOrThrow({ where: { id } });
-      await tx.billingKey.updateMany({ where: { id: row.billingKeyId, status: 'ACTIVE' }, data: { status: 'REVOKED', revokedAt: now } });
-    });
+    await db.$transaction((tx) => applyCancel(tx, id, { atPeriodEnd: options.atPeriodEnd, reason: options.reason ?? 'CANCELED_BY_MERCHANT', now: clock.now() }));
     return getSubscription(id);
   }
 
