@@ -4,16 +4,11 @@ import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { apiHeaders, TEST_ADMIN_TOKEN } from './app.ts';
 import { createRegistration, decideWindow, follow } from './checkout.ts';
+import type { PassReport } from '../../src/modules/payments/charge.service.ts';
 
 export const adminHeaders = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
-export interface PassReport {
-  claimed: number;
-  succeeded: number;
-  declined: number;
-  unknown: number;
-  skipped: number;
-}
+export type { PassReport } from '../../src/modules/payments/charge.service.ts';
 
 export interface SubscriptionView {
   id: string;
