@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import { createPrismaClient, type Db } from '../../src/db/prisma.ts';
+import type { App } from '../../src/app.ts';
+import { startTestApp } from './app.ts';
 
 export interface TestDatabase {
   url: string;
@@ -86,6 +88,39 @@ export function useTestDatabase(): { readonly db: Db } {
   return {
     get db() {
       return db;
+    },
+  };
+}
+
+/**
+ * The app listening on a free port (mounted sandbox included) over a database of the file's own, for the whole
+ * file; before each test its rows and the sandbox are reset. Read `.app`, `.baseUrl` and `.databaseUrl` inside
+ * tests.
+ */
+export function useRunningApp(env: Record<string, string> = {}): { readonly app: App; readonly baseUrl: string; readonly databaseUrl: string } {
+  let database: TestDatabase;
+  let running: { app: App; baseUrl: string };
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    running = await startTestApp(database.url, { env });
+  });
+  afterAll(async () => {
+    await running.app.close();
+    await database.drop();
+  });
+  beforeEach(async () => {
+    await truncateAll(running.app.db);
+    await running.app.inject({ method: 'POST', url: '/sandbox/_control/reset' });
+  });
+  return {
+    get app() {
+      return running.app;
+    },
+    get baseUrl() {
+      return running.baseUrl;
+    },
+    get databaseUrl() {
+      return database.url;
     },
   };
 }

@@ -2,14 +2,11 @@
 // gateway's cancellation. Rule 4: only a person turns UNKNOWN into an outcome; the subscription then moves exactly
 // as if the gateway had answered so (charge.outcomes.ts), and a MOBILE success becomes the chain head.
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
-import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayClient } from '../../gateway/types.ts';
 import { utf8Bytes } from '../../gateway/fields.ts';
 import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
-import type { Clock } from '../../lib/clock.ts';
+import type { ServiceDeps } from '../../lib/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { recordAttemptOutcome } from '../payments/attempts.ts';
@@ -33,7 +30,7 @@ export interface PaymentFilter {
   cursor?: string;
 }
 
-export function createPaymentActions(deps: { db: Db; gateway: GatewayClient; clock: Clock; config: Config; log: Pick<Logger, 'info' | 'warn' | 'error'> }) {
+export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
   const { db, gateway, clock, config, log } = deps;
 
   async function load(tx: Tx | Db, id: string) {

@@ -3,12 +3,9 @@
 // payment and its IN_FLIGHT attempt are committed before the call (rule 1); an UNKNOWN confirmation leaves the
 // order NEEDS_ATTENTION and is never confirmed again automatically (rule 4).
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
-import type { Config } from '../../config.ts';
-import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
-import type { Clock } from '../../lib/clock.ts';
+import type { GatewayResult } from '../../gateway/types.ts';
+import type { ServiceDeps } from '../../lib/service-deps.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
 import { failure, precheckRedirect, success, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
@@ -30,7 +27,7 @@ export function oneTimeOrderId(id: string): string {
   return `O${id.replace(/-/g, '')}`;
 }
 
-export function createOrdersService(deps: { db: Db; gateway: GatewayClient; clock: Clock; config: Config; log: Pick<Logger, 'info' | 'warn' | 'error'> }) {
+export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
   const { db, gateway, clock, config, log } = deps;
   const include = { payment: { select: { id: true } } } as const;
 

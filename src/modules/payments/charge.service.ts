@@ -13,13 +13,10 @@
 // - a subscription is charged at most once per pass, for the period containing now (rule 10).
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { Logger } from 'pino';
-import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
-import type { Clock } from '../../lib/clock.ts';
-import type { Keyring } from '../../lib/crypto.ts';
+import type { GatewayResult } from '../../gateway/types.ts';
+import type { ServiceDeps } from '../../lib/service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { expireAttempt, prepareAttempt, recordAttemptOutcome, StaleLeaseError } from './attempts.ts';
 import { explainCharge, planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
@@ -28,14 +25,7 @@ import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
 type Tx = Prisma.TransactionClient;
 type Trigger = 'SCHEDULER' | 'ADMIN';
 
-export interface ChargeDeps {
-  db: Db;
-  gateway: GatewayClient;
-  clock: Clock;
-  config: Config;
-  keyring: Keyring;
-  log: Pick<Logger, 'info' | 'warn' | 'error'>;
-}
+export type ChargeDeps = ServiceDeps;
 
 /** How one claimed subscription ended. SKIPPED: a rule refused, the call was not sent, or the claim was lost. */
 export type ChargeOutcome = 'SUCCEEDED' | 'DECLINED' | 'UNKNOWN' | 'SKIPPED';

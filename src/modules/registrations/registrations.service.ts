@@ -12,13 +12,9 @@
 //   may call issue-key again with the same transactionId (the gateway's window transaction is single use, so
 //   that call cannot charge twice).
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
-import type { Config } from '../../config.ts';
-import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayClient, GatewayResult } from '../../gateway/types.ts';
-import type { Clock } from '../../lib/clock.ts';
-import type { Keyring } from '../../lib/crypto.ts';
+import type { GatewayResult } from '../../gateway/types.ts';
+import type { ServiceDeps } from '../../lib/service-deps.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
@@ -50,14 +46,7 @@ export interface RedirectInput {
   orderId?: string;
 }
 
-export interface RegistrationsDeps {
-  db: Db;
-  gateway: GatewayClient;
-  clock: Clock;
-  config: Config;
-  keyring: Keyring;
-  log: Pick<Logger, 'info' | 'warn' | 'error'>;
-}
+export type RegistrationsDeps = ServiceDeps;
 
 /** Our registration orderId: derived from the row id, 33 bytes, unique (rule 2). */
 export function registrationOrderId(id: string): string {

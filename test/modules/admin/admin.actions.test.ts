@@ -1,36 +1,21 @@
 // Every admin action route: success, tokens (wrong, of the other kind), unknown id, Idempotency-Key replay and
 // conflict, refused rules with their codes, mass assignment, and the audit trail written with each change.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { App } from '../../../src/app.ts';
-import { apiHeaders, startTestApp } from '../../helpers/app.ts';
-import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { apiHeaders } from '../../helpers/app.ts';
+import { useRunningApp } from '../../helpers/database.ts';
 import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 
-let database: TestDatabase;
-let app: App;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  ({ app } = await startTestApp(database.url, { env: { CLOCK: 'simulated', ADMIN_TOKENS: 'alice:test_admin_token_0123456789abcdef' } }));
-});
-afterAll(async () => {
-  await app.close();
-  await database.drop();
-});
-beforeEach(async () => {
-  await truncateAll(app.db);
-  await app.inject({ method: 'POST', url: '/sandbox/_control/reset' });
-  await setClock(app, kst('2027-03-10T09:00:00'));
-});
+const running = useRunningApp({ CLOCK: 'simulated', ADMIN_TOKENS: 'alice:test_admin_token_0123456789abcdef' });
+beforeEach(() => setClock(running.app, kst('2027-03-10T09:00:00')));
 
 const admin = (method: 'POST' | 'PATCH' | 'GET', url: string, payload?: Record<string, unknown>, key?: string) =>
-  app.inject({ method, url, headers: { ...adminHeaders, ...(key ? { 'idempotency-key': key } : {}) }, ...(payload === undefined ? {} : { payload }) });
+  running.app.inject({ method, url, headers: { ...adminHeaders, ...(key ? { 'idempotency-key': key } : {}) }, ...(payload === undefined ? {} : { payload }) });
 
-const auditOf = (entityId: string) => app.db.auditEvent.findMany({ where: { entityId }, orderBy: { createdAt: 'asc' } });
+const auditOf = (entityId: string) => running.app.db.auditEvent.findMany({ where: { entityId }, orderBy: { createdAt: 'asc' } });
 
 interface RouteCase {
   name: string;
@@ -56,7 +41,7 @@ describe('tokens and unknown ids, on every admin route', () => {
 
   it.each(all)('%s %s: 401 with a wrong token and with an API key', async (method, url) => {
     for (const headers of [{ authorization: 'Bearer wrong_wrong_wrong_wrong_wrong' }, apiHeaders, {}]) {
-      const response = await app.inject({ method, url, headers, payload: method === 'GET' ? undefined : { reason: 'x' } });
+      const response = await running.app.inject({ method, url, headers, payload: method === 'GET' ? undefined : { reason: 'x' } });
       expect(response.statusCode).toBe(401);
       expect(response.json().code).toBe('UNAUTHORIZED');
     }
@@ -77,7 +62,7 @@ describe('tokens and unknown ids, on every admin route', () => {
   });
 
   it('every action needs a reason', async () => {
-    const id = await subscribe(app, {});
+    const id = await subscribe(running.app, {});
     const response = await admin('POST', `/admin/subscriptions/${id}/pause`, {});
     expect(response.statusCode).toBe(400);
     expect(response.json().code).toBe('VALIDATION_ERROR');
@@ -86,7 +71,7 @@ describe('tokens and unknown ids, on every admin route', () => {
 
 describe('Idempotency-Key', () => {
   it.each(SUBSCRIPTION_ROUTES)('$name: same key and body replays the stored answer without acting again; another body is 409', async (route) => {
-    const id = await subscribe(app, {});
+    const id = await subscribe(running.app, {});
     const first = await admin(route.method, route.path(id), route.body, 'key-1');
     expect(first.statusCode, first.body).toBe(200);
     const replay = await admin(route.method, route.path(id), route.body, 'key-1');
@@ -98,12 +83,12 @@ describe('Idempotency-Key', () => {
     expect(conflicting.statusCode).toBe(409);
     expect(conflicting.json().code).toBe('IDEMPOTENCY_KEY_REUSED');
     // The same key on another path is another request.
-    const other = await subscribe(app, { userId: 'user-2' });
+    const other = await subscribe(running.app, { userId: 'user-2' });
     expect((await admin(route.method, route.path(other), route.body, 'key-1')).statusCode).toBe(200);
   });
 
   it('charge, refund, resume and resolve: replays answer the stored outcome (errors too), other bodies are 409', async () => {
-    const id = await subscribe(app, { amount: 10_000 });
+    const id = await subscribe(running.app, { amount: 10_000 });
     // A refused charge is an outcome like any other: replayed as stored.
     const refused = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'r' }, 'k-charge');
     expect(refused.statusCode).toBe(409);
@@ -112,11 +97,11 @@ describe('Idempotency-Key', () => {
     expect(refusedAgain.headers['idempotent-replayed']).toBe('true');
     expect((await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'other' }, 'k-charge')).json().code).toBe('IDEMPOTENCY_KEY_REUSED');
 
-    const [initial] = await paymentsOf(app, id);
+    const [initial] = await paymentsOf(running.app, id);
     expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 1_000, reason: 'r' }, 'k-refund')).statusCode).toBe(200);
     expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 1_000, reason: 'r' }, 'k-refund')).json().canceledAmount).toBe(1_000);
     expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 2_000, reason: 'r' }, 'k-refund')).json().code).toBe('IDEMPOTENCY_KEY_REUSED');
-    expect((await sandboxLedger(app)).filter((e) => e.type === 'CANCEL')).toHaveLength(1);
+    expect((await sandboxLedger(running.app)).filter((e) => e.type === 'CANCEL')).toHaveLength(1);
 
     await admin('POST', `/admin/subscriptions/${id}/pause`, { reason: 'r' });
     expect((await admin('POST', `/admin/subscriptions/${id}/resume`, { reason: 'r' }, 'k-resume')).statusCode).toBe(200);
@@ -124,10 +109,10 @@ describe('Idempotency-Key', () => {
     expect(resumedAgain.statusCode).toBe(200); // without the key this would be a 409: it is not acted on again
     expect(resumedAgain.headers['idempotent-replayed']).toBe('true');
 
-    await setClock(app, kst('2027-04-10T09:00:00'));
-    await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'http_500' });
-    await runPass(app);
-    const unknown = (await paymentsOf(app, id)).find((p) => p.status === 'UNKNOWN')!;
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'http_500' });
+    await runPass(running.app);
+    const unknown = (await paymentsOf(running.app, id)).find((p) => p.status === 'UNKNOWN')!;
     expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'FAILED', reason: 'r' }, 'k-resolve')).statusCode).toBe(200);
     expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'FAILED', reason: 'r' }, 'k-resolve')).headers['idempotent-replayed']).toBe('true');
     expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'SUCCEEDED', transactionId: 'T1', reason: 'r' }, 'k-resolve')).json().code).toBe('IDEMPOTENCY_KEY_REUSED');
@@ -135,19 +120,19 @@ describe('Idempotency-Key', () => {
   });
 
   it('is required on the routes that move money', async () => {
-    const id = await subscribe(app, {});
+    const id = await subscribe(running.app, {});
     const charge = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'r' });
     expect(charge.statusCode).toBe(400);
     expect(charge.json().code).toBe('IDEMPOTENCY_KEY_REQUIRED');
-    const [payment] = await paymentsOf(app, id);
+    const [payment] = await paymentsOf(running.app, id);
     const refund = await admin('POST', `/admin/payments/${payment!.id}/cancel`, { reason: 'r' });
     expect(refund.json().code).toBe('IDEMPOTENCY_KEY_REQUIRED');
   });
 
   it('while the first request is still running, the same key is 409 IDEMPOTENCY_IN_PROGRESS and nothing is charged twice', async () => {
-    const id = await subscribe(app, {});
-    await setClock(app, kst('2027-04-10T09:00:00'));
-    await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300 });
+    const id = await subscribe(running.app, {});
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300 });
     const first = admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow');
     await new Promise((resolve) => setTimeout(resolve, 100));
     const second = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow');
@@ -155,28 +140,28 @@ describe('Idempotency-Key', () => {
     expect(second.json().code).toBe('IDEMPOTENCY_IN_PROGRESS');
     expect((await first).statusCode).toBe(201);
     expect((await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow')).statusCode).toBe(201);
-    expect((await sandboxLedger(app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(1);
+    expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(1);
   });
 
   it('keeps records for at least 24 hours', async () => {
-    const id = await subscribe(app, {});
+    const id = await subscribe(running.app, {});
     await admin('POST', `/admin/subscriptions/${id}/pause`, { reason: 'r' }, 'kept');
-    const record = await app.db.idempotencyRecord.findFirstOrThrow({ where: { key: 'kept' } });
+    const record = await running.app.db.idempotencyRecord.findFirstOrThrow({ where: { key: 'kept' } });
     expect(record.expiresAt.getTime() - record.createdAt.getTime()).toBeGreaterThanOrEqual(24 * 3600_000 - 60_000);
   });
 });
 
 describe('pause and resume', () => {
   it('pause stops charging; resume recomputes the next charge from the anchor without back-charging', async () => {
-    const id = await subscribe(app, {}); // anchor Mar 10 09:00 KST
+    const id = await subscribe(running.app, {}); // anchor Mar 10 09:00 KST
     const paused = await admin('POST', `/admin/subscriptions/${id}/pause`, { reason: 'holiday' });
     expect(paused.json()).toMatchObject({ status: 'PAUSED', nextChargeAt: null });
-    await setClock(app, kst('2027-05-20T09:00:00'));
-    expect(await runPass(app)).toMatchObject({ claimed: 0 });
+    await setClock(running.app, kst('2027-05-20T09:00:00'));
+    expect(await runPass(running.app)).toMatchObject({ claimed: 0 });
     const resumed = await admin('POST', `/admin/subscriptions/${id}/resume`, { reason: 'back' });
     expect(resumed.json()).toMatchObject({ status: 'ACTIVE', nextChargeAt: kst('2027-06-10T09:00:00').toISOString() });
-    expect(await runPass(app)).toMatchObject({ claimed: 0 });
-    expect((await sandboxLedger(app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(0);
+    expect(await runPass(running.app)).toMatchObject({ claimed: 0 });
+    expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(0);
     const audit = await auditOf(id);
     expect(audit.map((a) => [a.action, a.actor, a.reason])).toEqual([
       ['subscription.pause', 'admin:alice', 'holiday'],
@@ -187,7 +172,7 @@ describe('pause and resume', () => {
   });
 
   it('refuses moves the state table does not allow', async () => {
-    const id = await subscribe(app, {});
+    const id = await subscribe(running.app, {});
     const resume = await admin('POST', `/admin/subscriptions/${id}/resume`, { reason: 'r' });
     expect(resume.statusCode).toBe(409);
     expect(resume.json().code).toBe('STATE_CONFLICT');
@@ -197,9 +182,9 @@ describe('pause and resume', () => {
 
 describe('cancel', () => {
   it('now: CANCELED and the key revoked; at period end: flagged and still ACTIVE', async () => {
-    const now = await subscribe(app, {});
+    const now = await subscribe(running.app, {});
     expect((await admin('POST', `/admin/subscriptions/${now}/cancel`, { reason: 'chargeback' })).json()).toMatchObject({ status: 'CANCELED', billingKey: { status: 'REVOKED' } });
-    const later = await subscribe(app, { userId: 'u2' });
+    const later = await subscribe(running.app, { userId: 'u2' });
     expect((await admin('POST', `/admin/subscriptions/${later}/cancel`, { reason: 'asked', atPeriodEnd: true })).json()).toMatchObject({ status: 'ACTIVE', cancelAtPeriodEnd: true });
     expect((await admin('POST', `/admin/subscriptions/${now}/cancel`, { reason: 'again' })).statusCode).toBe(409);
   });
@@ -207,34 +192,34 @@ describe('cancel', () => {
 
 describe('PATCH /admin/subscriptions/:id', () => {
   it('changes the CARD amount and orderName from the next cycle', async () => {
-    const id = await subscribe(app, {});
+    const id = await subscribe(running.app, {});
     const patched = await admin('PATCH', `/admin/subscriptions/${id}`, { reason: 'new price', amount: 11_000, orderName: 'Plan v2' });
     expect(patched.json()).toMatchObject({ amount: 11_000, orderName: 'Plan v2' });
-    await setClock(app, kst('2027-04-10T09:00:00'));
-    expect(await runPass(app)).toMatchObject({ succeeded: 1 });
-    expect((await sandboxLedger(app)).filter((e) => e.operation === 'BILLING_CONFIRM').map((e) => e.amount)).toEqual([11_000]);
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM').map((e) => e.amount)).toEqual([11_000]);
   });
 
   it('refuses a MOBILE amount change with MOBILE_AMOUNT_MISMATCH, and a too-long orderName', async () => {
-    const id = await subscribe(app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01' });
+    const id = await subscribe(running.app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01' });
     const refused = await admin('PATCH', `/admin/subscriptions/${id}`, { reason: 'r', amount: 6_000 });
     expect(refused.statusCode).toBe(422);
     expect(refused.json().code).toBe('MOBILE_AMOUNT_MISMATCH');
     const long = await admin('PATCH', `/admin/subscriptions/${id}`, { reason: 'r', orderName: '가'.repeat(34) });
     expect(long.statusCode).toBe(400);
-    expect((await getSubscription(app, id)).amount).toBe(5_500);
+    expect((await getSubscription(running.app, id)).amount).toBe(5_500);
   });
 
   it('mass assignment: fields other than amount and orderName are refused and nothing changes', async () => {
-    const id = await subscribe(app, {});
-    const before = await getSubscription(app, id);
+    const id = await subscribe(running.app, {});
+    const before = await getSubscription(running.app, id);
     for (const extra of [{ status: 'CANCELED' }, { needsAttention: true }, { nextChargeAt: '2020-01-01T00:00:00Z' }, { cycle: 9 }, { billingKeyId: randomUUID() }]) {
       const response = await admin('PATCH', `/admin/subscriptions/${id}`, { reason: 'r', amount: 1_000, ...extra });
       expect(response.statusCode, JSON.stringify(extra)).toBe(400);
       const refusedPause = await admin('POST', `/admin/subscriptions/${id}/pause`, { reason: 'r', ...extra });
       expect(refusedPause.statusCode).toBe(400);
     }
-    const after = await getSubscription(app, id);
+    const after = await getSubscription(running.app, id);
     expect(after).toEqual(before);
     expect(await auditOf(id)).toHaveLength(0);
   });
@@ -242,31 +227,31 @@ describe('PATCH /admin/subscriptions/:id', () => {
 
 describe('POST /admin/subscriptions/:id/charge', () => {
   it('dryRun says which rules pass and fail, and charges nothing', async () => {
-    const id = await subscribe(app, {});
+    const id = await subscribe(running.app, {});
     const dry = await admin('POST', `/admin/subscriptions/${id}/charge?dryRun=true`, { reason: 'check' });
     expect(dry.statusCode).toBe(200);
     expect(dry.json()).toMatchObject({ dryRun: true, allowed: false, refusal: { code: 'NOT_DUE' } });
     expect(dry.json().rules).toContainEqual(expect.objectContaining({ rule: 'due or past due', passed: false, code: 'NOT_DUE' }));
-    await setClock(app, kst('2027-04-10T09:00:00'));
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
     const due = (await admin('POST', `/admin/subscriptions/${id}/charge?dryRun=true`, { reason: 'check' })).json();
     expect(due).toMatchObject({ allowed: true, cycle: 1, amount: 9900 });
     expect(due.rules.every((r: { passed: boolean }) => r.passed)).toBe(true);
-    expect((await sandboxLedger(app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(0);
+    expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(0);
   });
 
   it('409 NOT_DUE before the due date; 201 with the payment when due; replay does not charge again', async () => {
-    const id = await subscribe(app, {});
+    const id = await subscribe(running.app, {});
     const early = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'early' }, 'c-early');
     expect(early.statusCode).toBe(409);
     expect(early.json().code).toBe('NOT_DUE');
-    await setClock(app, kst('2027-04-10T09:00:00'));
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
     const charged = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'customer asked to pay now' }, 'c-1');
     expect(charged.statusCode, charged.body).toBe(201);
     expect(charged.json()).toMatchObject({ kind: 'MANUAL', status: 'SUCCEEDED', cycle: 1, amount: 9900 });
     const replay = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'customer asked to pay now' }, 'c-1');
     expect(replay.statusCode).toBe(201);
     expect(replay.json().id).toBe(charged.json().id);
-    expect((await sandboxLedger(app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(1);
+    expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(1);
     // Charged for this cycle: the next one is not due.
     const again = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'again' }, 'c-2');
     expect(again.json().code).toBe('NOT_DUE');
@@ -274,69 +259,69 @@ describe('POST /admin/subscriptions/:id/charge', () => {
   });
 
   it('402 GATEWAY_DECLINED with the paymentId; a PAST_DUE subscription may be charged before its retry time', async () => {
-    const id = await subscribe(app, {});
-    await setClock(app, kst('2027-04-10T09:00:00'));
-    await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'decline', code: 'CARD_DECLINED' });
+    const id = await subscribe(running.app, {});
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', code: 'CARD_DECLINED' });
     const declined = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'try' }, 'd-1');
     expect(declined.statusCode).toBe(402);
     expect(declined.json()).toMatchObject({ code: 'GATEWAY_DECLINED', details: { gatewayCode: 'CARD_DECLINED' } });
     expect(declined.json().details.paymentId).toBeTruthy();
-    expect((await getSubscription(app, id)).status).toBe('PAST_DUE');
+    expect((await getSubscription(running.app, id)).status).toBe('PAST_DUE');
     const retried = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'customer fixed the card' }, 'd-2');
     expect(retried.statusCode).toBe(201);
     expect(retried.json().id).toBe(declined.json().details.paymentId);
-    expect((await getSubscription(app, id)).status).toBe('ACTIVE');
+    expect((await getSubscription(running.app, id)).status).toBe('ACTIVE');
   });
 
   it('422 MOBILE_WINDOW_CLOSED outside the window, nothing sent', async () => {
-    const id = await subscribe(app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01' });
-    await setClock(app, kst('2027-04-17T09:00:00'));
+    const id = await subscribe(running.app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01' });
+    await setClock(running.app, kst('2027-04-17T09:00:00'));
     const refused = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'late' }, 'm-1');
     expect(refused.statusCode).toBe(422);
     expect(refused.json().code).toBe('MOBILE_WINDOW_CLOSED');
-    expect((await sandboxLedger(app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(0);
+    expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(0);
   });
 });
 
 describe('resolving an UNKNOWN payment', () => {
   it('MOBILE: resolved SUCCEEDED with the gateway’s transactionId, which the next cycle carries as lastTransactionId', async () => {
-    const id = await subscribe(app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01' });
-    await setClock(app, kst('2027-04-10T09:00:00'));
+    const id = await subscribe(running.app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01' });
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
     // Booked, then the connection is dropped without an answer: UNKNOWN.
-    await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'timeout', holdMs: 100 });
-    expect(await runPass(app)).toMatchObject({ unknown: 1 });
-    const unknownPayment = (await paymentsOf(app, id)).find((p) => p.status === 'UNKNOWN');
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'timeout', holdMs: 100 });
+    expect(await runPass(running.app)).toMatchObject({ unknown: 1 });
+    const unknownPayment = (await paymentsOf(running.app, id)).find((p) => p.status === 'UNKNOWN');
     expect(unknownPayment).toBeDefined();
-    expect(await getSubscription(app, id)).toMatchObject({ needsAttention: true });
+    expect(await getSubscription(running.app, id)).toMatchObject({ needsAttention: true });
     // The ledger shows what really happened: the operator reads the transactionId there (or from the gateway).
-    const booked = (await sandboxLedger(app)).find((e) => e.orderId === unknownPayment!.orderId)!;
+    const booked = (await sandboxLedger(running.app)).find((e) => e.orderId === unknownPayment!.orderId)!;
     const resolved = await admin('POST', `/admin/payments/${unknownPayment!.id}/resolve`, { outcome: 'SUCCEEDED', transactionId: booked.transactionId, reason: 'confirmed with the gateway' }, 'r-1');
     expect(resolved.statusCode, resolved.body).toBe(200);
     expect(resolved.json()).toMatchObject({ status: 'SUCCEEDED', transactionId: booked.transactionId });
-    const sub = await getSubscription(app, id);
+    const sub = await getSubscription(running.app, id);
     expect(sub).toMatchObject({ needsAttention: false, status: 'ACTIVE' });
     // Next cycle: the sandbox accepts only the resolved transaction as the chain head.
-    await setClock(app, new Date(sub.nextChargeAt!));
-    expect(await runPass(app)).toMatchObject({ succeeded: 1 });
+    await setClock(running.app, new Date(sub.nextChargeAt!));
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
     const replayed = await admin('POST', `/admin/payments/${unknownPayment!.id}/resolve`, { outcome: 'FAILED', reason: 'oops' });
     expect(replayed.statusCode).toBe(409);
     expect((await auditOf(unknownPayment!.id)).map((a) => a.action)).toEqual(['payment.resolve_succeeded']);
   }, 20_000);
 
   it('CARD: resolved FAILED is handled like a decline (retry scheduled), and the retry charges normally', async () => {
-    const id = await subscribe(app, {});
-    await setClock(app, kst('2027-04-10T09:00:00'));
-    await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'http_500' });
-    expect(await runPass(app)).toMatchObject({ unknown: 1 });
-    const payment = (await paymentsOf(app, id)).find((p) => p.status === 'UNKNOWN')!;
+    const id = await subscribe(running.app, {});
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'http_500' });
+    expect(await runPass(running.app)).toMatchObject({ unknown: 1 });
+    const payment = (await paymentsOf(running.app, id)).find((p) => p.status === 'UNKNOWN')!;
     const missing = await admin('POST', `/admin/payments/${payment.id}/resolve`, { outcome: 'SUCCEEDED', reason: 'r' });
     expect(missing.statusCode).toBe(400);
     const resolved = await admin('POST', `/admin/payments/${payment.id}/resolve`, { outcome: 'FAILED', reason: 'gateway says nothing was charged' });
     expect(resolved.json()).toMatchObject({ status: 'FAILED' });
-    expect(await getSubscription(app, id)).toMatchObject({ status: 'PAST_DUE', needsAttention: false, nextChargeAt: kst('2027-04-11T09:00:00').toISOString() });
-    await setClock(app, kst('2027-04-11T09:00:00'));
-    expect(await runPass(app)).toMatchObject({ succeeded: 1 });
-    expect((await paymentsOf(app, id)).at(-1)!.attempts!.map((a) => a.outcome)).toEqual(['DECLINED', 'SUCCEEDED']);
+    expect(await getSubscription(running.app, id)).toMatchObject({ status: 'PAST_DUE', needsAttention: false, nextChargeAt: kst('2027-04-11T09:00:00').toISOString() });
+    await setClock(running.app, kst('2027-04-11T09:00:00'));
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    expect((await paymentsOf(running.app, id)).at(-1)!.attempts!.map((a) => a.outcome)).toEqual(['DECLINED', 'SUCCEEDED']);
   });
 
   it('mass assignment on resolve is refused', async () => {
@@ -347,8 +332,8 @@ describe('resolving an UNKNOWN payment', () => {
 
 describe('refunds', () => {
   it('CARD: partial refunds up to what remains, then full; over the remainder is 422', async () => {
-    const id = await subscribe(app, { amount: 10_000 });
-    const [initial] = await paymentsOf(app, id);
+    const id = await subscribe(running.app, { amount: 10_000 });
+    const [initial] = await paymentsOf(running.app, id);
     const part = await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 3_000, reason: 'partial' }, 'p-1');
     expect(part.statusCode, part.body).toBe(200);
     expect(part.json()).toMatchObject({ status: 'SUCCEEDED', canceledAmount: 3_000 });
@@ -359,21 +344,21 @@ describe('refunds', () => {
     expect(over.json().code).toBe('AMOUNT_EXCEEDS_REMAINING');
     const rest = await admin('POST', `/admin/payments/${initial!.id}/cancel`, { reason: 'rest' }, 'p-3');
     expect(rest.json()).toMatchObject({ status: 'CANCELED', canceledAmount: 10_000 });
-    const cancels = (await sandboxLedger(app)).filter((e) => e.type === 'CANCEL');
+    const cancels = (await sandboxLedger(running.app)).filter((e) => e.type === 'CANCEL');
     expect(cancels.map((e) => e.amount)).toEqual([3_000, 7_000]);
   });
 
   it('MOBILE: full only, and only within the payment’s month in Korea time; refused before calling', async () => {
-    const id = await subscribe(app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01' });
-    const [initial] = await paymentsOf(app, id);
+    const id = await subscribe(running.app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01' });
+    const [initial] = await paymentsOf(running.app, id);
     const partial = await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 1_000, reason: 'r' }, 'm-1');
     expect(partial.statusCode).toBe(422);
     expect(partial.json().code).toBe('MOBILE_PARTIAL_CANCEL');
-    await setClock(app, kst('2027-04-01T00:00:00'));
+    await setClock(running.app, kst('2027-04-01T00:00:00'));
     const late = await admin('POST', `/admin/payments/${initial!.id}/cancel`, { reason: 'r' }, 'm-2');
     expect(late.json().code).toBe('MOBILE_CANCEL_MONTH_CLOSED');
-    expect((await sandboxLedger(app)).filter((e) => e.type === 'CANCEL')).toHaveLength(0);
-    await setClock(app, kst('2027-03-31T23:59:00'));
+    expect((await sandboxLedger(running.app)).filter((e) => e.type === 'CANCEL')).toHaveLength(0);
+    await setClock(running.app, kst('2027-03-31T23:59:00'));
     const full = await admin('POST', `/admin/payments/${initial!.id}/cancel`, { reason: 'r' }, 'm-3');
     expect(full.json()).toMatchObject({ status: 'CANCELED', canceledAmount: 5_500 });
   });
@@ -381,11 +366,11 @@ describe('refunds', () => {
 
 describe('audit of passes and of the clock', () => {
   it('a scheduler run and a clock change are recorded with who acted', async () => {
-    await app.db.auditEvent.deleteMany({}); // beforeEach set the clock
+    await running.app.db.auditEvent.deleteMany({}); // beforeEach set the clock
     await admin('POST', '/admin/scheduler/run', { reason: 'catching up after deploy' });
-    const response = await app.inject({ method: 'PUT', url: '/admin/clock', headers: adminHeaders, payload: { now: '2027-05-01T00:00:00Z', reason: 'demo' } });
+    const response = await running.app.inject({ method: 'PUT', url: '/admin/clock', headers: adminHeaders, payload: { now: '2027-05-01T00:00:00Z', reason: 'demo' } });
     expect(response.statusCode).toBe(200);
-    const events = await app.db.auditEvent.findMany({ where: { entityType: { in: ['scheduler', 'clock'] } }, orderBy: { createdAt: 'asc' } });
+    const events = await running.app.db.auditEvent.findMany({ where: { entityType: { in: ['scheduler', 'clock'] } }, orderBy: { createdAt: 'asc' } });
     expect(events.map((e) => [e.action, e.actor, e.reason])).toEqual([
       ['scheduler.run', 'admin:alice', 'catching up after deploy'],
       ['clock.set', 'admin:alice', 'demo'],
@@ -396,9 +381,9 @@ describe('audit of passes and of the clock', () => {
 
 describe('lists', () => {
   it('filter subscriptions by needsAttention, method, status and date range; payments by status and kind', async () => {
-    const card = await subscribe(app, {});
-    await subscribe(app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01', userId: 'm' });
-    await app.db.subscription.update({ where: { id: card }, data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' } });
+    const card = await subscribe(running.app, {});
+    await subscribe(running.app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01', userId: 'm' });
+    await running.app.db.subscription.update({ where: { id: card }, data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' } });
     const attention = (await admin('GET', '/admin/subscriptions?needsAttention=true')).json();
     expect(attention.items.map((s: { id: string }) => s.id)).toEqual([card]);
     expect((await admin('GET', '/admin/subscriptions?method=MOBILE')).json().items).toHaveLength(1);

@@ -1,35 +1,19 @@
 // The charging engine's edges that whole-month scenarios do not reach: the sweep of dead attempts, a stale
 // worker whose lease was taken over, and a graceful stop in the middle of a pass.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { App } from '../../../src/app.ts';
+import { describe, expect, it } from 'vitest';
 import { createKeyring } from '../../../src/lib/crypto.ts';
+import { createPrismaClient, useRunningApp } from '../../helpers/database.ts';
 import { startTestApp } from '../../helpers/app.ts';
-import { createPrismaClient, createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { runPass } from '../../helpers/billing.ts';
 import { seedDueSubscriptions } from '../../helpers/bulk.ts';
 import { createAttempt, createPayment } from '../../factories/index.ts';
 import { chargeOrderId } from '../../../src/modules/payments/charge.service.ts';
 
-let database: TestDatabase;
-let app: App;
-let baseUrl: string;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  ({ app, baseUrl } = await startTestApp(database.url, { env: { SCHEDULER_CONCURRENCY: '2', SCHEDULER_BATCH_SIZE: '10' } }));
-});
-afterAll(async () => {
-  await app.close();
-  await database.drop();
-});
-beforeEach(async () => {
-  await truncateAll(app.db);
-  await app.inject({ method: 'POST', url: '/sandbox/_control/reset' });
-});
+const running = useRunningApp({ SCHEDULER_CONCURRENCY: '2', SCHEDULER_BATCH_SIZE: '10' });
 
 const seed = (count: number) =>
-  seedDueSubscriptions(app.db, createKeyring(app.config.encryptionKeys), { count, sandboxUrl: `${baseUrl}/sandbox`, dueAt: new Date(Date.now() - 60_000) });
+  seedDueSubscriptions(running.app.db, createKeyring(running.app.config.encryptionKeys), { count, sandboxUrl: `${running.baseUrl}/sandbox`, dueAt: new Date(Date.now() - 60_000) });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
@@ -42,47 +26,47 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
 describe('sweep of attempts left in flight', () => {
   it('turns an expired IN_FLIGHT charge into UNKNOWN, raises the subscription, and sends nothing', async () => {
     const [id] = await seed(1);
-    const payment = await createPayment(app.db, { subscriptionId: id, cycle: 1, dueAt: new Date(), orderId: chargeOrderId(id!, 1, 1) });
-    await createAttempt(app.db, { paymentId: payment.id, orderId: chargeOrderId(id!, 1, 1), leaseOwner: 'dead-process', leaseExpiresAt: new Date(Date.now() - 1000) });
-    expect(await runPass(app)).toEqual({ claimed: 0, succeeded: 0, declined: 0, unknown: 0, skipped: 0 });
-    const after = await app.db.payment.findUniqueOrThrow({ where: { id: payment.id }, include: { attempts: true, subscription: true } });
+    const payment = await createPayment(running.app.db, { subscriptionId: id, cycle: 1, dueAt: new Date(), orderId: chargeOrderId(id!, 1, 1) });
+    await createAttempt(running.app.db, { paymentId: payment.id, orderId: chargeOrderId(id!, 1, 1), leaseOwner: 'dead-process', leaseExpiresAt: new Date(Date.now() - 1000) });
+    expect(await runPass(running.app)).toEqual({ claimed: 0, succeeded: 0, declined: 0, unknown: 0, skipped: 0 });
+    const after = await running.app.db.payment.findUniqueOrThrow({ where: { id: payment.id }, include: { attempts: true, subscription: true } });
     expect(after.status).toBe('UNKNOWN');
     expect(after.attempts.map((a) => a.status)).toEqual(['UNKNOWN']);
     expect(after.subscription).toMatchObject({ needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' });
-    expect(await sandboxLedger(app)).toHaveLength(0);
+    expect(await sandboxLedger(running.app)).toHaveLength(0);
   });
 
   it('leaves an IN_FLIGHT attempt whose lease is still live alone', async () => {
     const [id] = await seed(1);
-    await app.db.subscription.update({ where: { id }, data: { leaseOwner: 'live-process', leaseExpiresAt: new Date(Date.now() + 60_000) } });
-    const payment = await createPayment(app.db, { subscriptionId: id, cycle: 1, dueAt: new Date(), orderId: chargeOrderId(id!, 1, 1) });
-    await createAttempt(app.db, { paymentId: payment.id, orderId: chargeOrderId(id!, 1, 1), leaseOwner: 'live-process', leaseExpiresAt: new Date(Date.now() + 60_000) });
-    expect(await runPass(app)).toMatchObject({ claimed: 0 });
-    expect((await app.db.paymentAttempt.findFirstOrThrow({ where: { paymentId: payment.id } })).status).toBe('IN_FLIGHT');
+    await running.app.db.subscription.update({ where: { id }, data: { leaseOwner: 'live-process', leaseExpiresAt: new Date(Date.now() + 60_000) } });
+    const payment = await createPayment(running.app.db, { subscriptionId: id, cycle: 1, dueAt: new Date(), orderId: chargeOrderId(id!, 1, 1) });
+    await createAttempt(running.app.db, { paymentId: payment.id, orderId: chargeOrderId(id!, 1, 1), leaseOwner: 'live-process', leaseExpiresAt: new Date(Date.now() + 60_000) });
+    expect(await runPass(running.app)).toMatchObject({ claimed: 0 });
+    expect((await running.app.db.paymentAttempt.findFirstOrThrow({ where: { paymentId: payment.id } })).status).toBe('IN_FLIGHT');
   });
 });
 
 describe('fencing', () => {
   it('a worker whose lease was taken over records nothing; its attempt stays IN_FLIGHT for the sweep', async () => {
     const [id] = await seed(1);
-    await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 400 });
-    const pass = runPass(app);
-    await waitFor(async () => (await app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 1);
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 400 });
+    const pass = runPass(running.app);
+    await waitFor(async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 1);
     // Another replica's claim, as if our lease had expired.
-    await app.db.subscription.update({ where: { id }, data: { leaseOwner: 'other-replica' } });
+    await running.app.db.subscription.update({ where: { id }, data: { leaseOwner: 'other-replica' } });
     expect(await pass).toEqual({ claimed: 1, succeeded: 0, declined: 0, unknown: 1, skipped: 0 });
-    const payment = await app.db.payment.findFirstOrThrow({ where: { subscriptionId: id }, include: { attempts: true } });
+    const payment = await running.app.db.payment.findFirstOrThrow({ where: { subscriptionId: id }, include: { attempts: true } });
     expect(payment.status).toBe('PENDING');
     expect(payment.attempts.map((a) => a.status)).toEqual(['IN_FLIGHT']);
-    const sub = await app.db.subscription.findUniqueOrThrow({ where: { id } });
+    const sub = await running.app.db.subscription.findUniqueOrThrow({ where: { id } });
     expect(sub).toMatchObject({ cycle: 1, leaseOwner: 'other-replica', lastTransactionId: null });
-    expect(await sandboxLedger(app)).toHaveLength(1);
+    expect(await sandboxLedger(running.app)).toHaveLength(1);
   });
 });
 
 describe('graceful stop', () => {
   it('stops claiming, lets calls in flight finish and records them, and releases what it had not started', async () => {
-    const { app: stopping } = await startTestApp(database.url, { env: { SCHEDULER_CONCURRENCY: '2', SCHEDULER_BATCH_SIZE: '10' } });
+    const { app: stopping } = await startTestApp(running.databaseUrl, { env: { SCHEDULER_CONCURRENCY: '2', SCHEDULER_BATCH_SIZE: '10' } });
     await seedDueSubscriptions(stopping.db, createKeyring(stopping.config.encryptionKeys), {
       count: 6,
       sandboxUrl: `http://127.0.0.1:${(stopping.server.address() as { port: number }).port}/sandbox`,
@@ -95,7 +79,7 @@ describe('graceful stop', () => {
     await stopping.close();
     const counts = await pass;
     expect(counts).toEqual({ claimed: 6, succeeded: 2, declined: 0, unknown: 0, skipped: 4 });
-    const reader = createPrismaClient(database.url);
+    const reader = createPrismaClient(running.databaseUrl);
     try {
       expect(await reader.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })).toBe(0);
       expect(await reader.payment.count({ where: { status: 'SUCCEEDED', kind: 'RECURRING' } })).toBe(2);
