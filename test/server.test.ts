@@ -10,6 +10,7 @@ import { createPrismaClient, createTestDatabase } from './helpers/database.ts';
 import { createRegistration } from './factories/index.ts';
 import { createKeyring } from '../src/lib/crypto.ts';
 import { readBillingKey, storeBillingKey } from '../src/modules/billing-keys/billing-keys.service.ts';
+import { isProcessRunning } from '../src/db/embedded-postgres.ts';
 
 const KEYS = {
   API_KEYS: 'server_test_api_key_0123456789',
@@ -22,14 +23,6 @@ function postmasterPid(dataDir: string): number | undefined {
   return existsSync(file) ? Number.parseInt(readFileSync(file, 'utf8').split('\n')[0]!, 10) : undefined;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const cleanup: Array<() => Promise<void> | void> = [];
 afterAll(async () => {
@@ -73,7 +66,7 @@ describe('server process', () => {
 
     first.child.kill('SIGTERM');
     expect(await first.exit).toBe(0);
-    expect(isAlive(pid!)).toBe(false);
+    expect(isProcessRunning(pid!)).toBe(false);
 
     const second = run('src/server.ts', env, workDir);
     cleanup.push(() => void second.child.kill('SIGKILL'));
@@ -88,7 +81,46 @@ describe('server process', () => {
     const secondPid = postmasterPid(dataDir);
     second.child.kill('SIGTERM');
     expect(await second.exit).toBe(0);
-    expect(isAlive(secondPid!)).toBe(false);
+    expect(isProcessRunning(secondPid!)).toBe(false);
+  });
+
+  it('a second process on the same .data/ reuses the running embedded database and never stops it; an orphaned one is adopted', async () => {
+    const workDir = mkdtempSync(path.join(tmpdir(), 'billing-shared-'));
+    cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
+    const dataDir = path.join(workDir, '.data', 'postgres');
+    const [port, otherPort, dbPort] = [await freePort(), await freePort(), await freePort()];
+    const env = { HOST: '127.0.0.1', EMBEDDED_DB_PORT: String(dbPort), SCHEDULER_ENABLED: 'false' };
+
+    const first = run('src/server.ts', { ...env, PORT: String(port) }, workDir);
+    cleanup.push(() => void first.child.kill('SIGKILL'));
+    await waitUntilReady(port, first);
+    const pid = postmasterPid(dataDir)!;
+
+    const migrate = run('src/cli/migrate.ts', env, workDir);
+    expect(await migrate.exit).toBe(0);
+    expect(migrate.output()).toContain('already running');
+    const second = run('src/server.ts', { ...env, PORT: String(otherPort) }, workDir);
+    cleanup.push(() => void second.child.kill('SIGKILL'));
+    await waitUntilReady(otherPort, second);
+    second.child.kill('SIGTERM');
+    expect(await second.exit).toBe(0);
+
+    // The first server's database outlived both.
+    expect(postmasterPid(dataDir)).toBe(pid);
+    expect(isProcessRunning(pid)).toBe(true);
+    expect((await fetch(`http://127.0.0.1:${port}/ready`)).status).toBe(200);
+
+    // Killed outright, the first leaves its cluster running; the next start adopts it and stops it on SIGTERM.
+    first.child.kill('SIGKILL');
+    await first.exit;
+    expect(isProcessRunning(pid)).toBe(true);
+    const third = run('src/server.ts', { ...env, PORT: String(port) }, workDir);
+    cleanup.push(() => void third.child.kill('SIGKILL'));
+    await waitUntilReady(port, third);
+    expect(third.output()).toContain('adopting the embedded PostgreSQL');
+    third.child.kill('SIGTERM');
+    expect(await third.exit).toBe(0);
+    expect(isProcessRunning(pid)).toBe(false);
   });
 
   it('refuses to start in production without DATABASE_URL, naming it', async () => {

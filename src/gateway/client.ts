@@ -27,8 +27,8 @@ import type {
 } from './types.ts';
 
 export interface GatewayClientOptions {
-  /** The gateway's {base_url}; a function when it is known only after the app listens (mounted sandbox). */
-  baseUrl: string | (() => string);
+  /** The gateway's {base_url}. */
+  baseUrl: string;
   secretKey: string;
   merchantId: string;
   timeoutMs: number;
@@ -194,10 +194,10 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 256 });
   const authorization = basicAuthorization(options.secretKey);
-  const resolveBase = () => (typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl).replace(/\/+$/, '');
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
 
   function send(path: string, body: Record<string, unknown>): Promise<Transport> {
-    const url = new URL(resolveBase() + path);
+    const url = new URL(baseUrl + path);
     const payload = Buffer.from(JSON.stringify(body), 'utf8');
     const secure = url.protocol === 'https:';
     return new Promise((resolve) => {

@@ -1,6 +1,10 @@
 // The gateway client, decorated once as `app.gateway` and closed with the app. With no PAYMENT_API_BASE_URL
-// (development) the sandbox gateway is mounted under /sandbox and the client calls it over real HTTP on this
-// app's own port, exactly as it would call the real gateway.
+// (development) the sandbox gateway is mounted under /sandbox (for the customer's browser and for operators), and
+// the client calls the same sandbox over real HTTP, exactly as it would call the real gateway, on a private
+// loopback listener of its own. That listener closes only after the app has drained its gateway calls (the
+// scheduler's preClose): the app's own port answers 503 from the moment close begins, and a call still on its way
+// to it would be recorded UNKNOWN for nothing.
+import Fastify from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { createGatewayClient } from '../gateway/client.ts';
@@ -24,18 +28,17 @@ async function gatewayPlugin(app: FastifyInstance) {
   const { secretKey, merchantId } = config.gateway;
   if (!secretKey || !merchantId) throw new Error('gateway credentials are missing (PAYMENT_SECRET_KEY, PAYMENT_MERCHANT_ID)');
 
-  let baseUrl: string | (() => string);
+  let baseUrl: string;
   let sandbox: SandboxState | undefined;
   if (config.gateway.baseUrl) {
     baseUrl = config.gateway.baseUrl;
   } else {
     sandbox = createSandboxState({ clock: app.clock, merchantId });
     await app.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, secretKey });
-    baseUrl = () => {
-      const address = app.server.address();
-      if (address && typeof address === 'object') return `http://127.0.0.1:${address.port}${SANDBOX_PREFIX}`;
-      return `${config.publicBaseUrl}${SANDBOX_PREFIX}`;
-    };
+    const privateSandbox = Fastify({ loggerInstance: app.log.child({ component: 'sandbox' }) });
+    await privateSandbox.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, secretKey });
+    baseUrl = `${await privateSandbox.listen({ host: '127.0.0.1', port: 0 })}${SANDBOX_PREFIX}`;
+    app.addHook('onClose', async () => privateSandbox.close());
   }
 
   const client = createGatewayClient({

@@ -22,12 +22,12 @@ import {
 } from '../lib/calendar.ts';
 
 export class SandboxError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly code: string,
-    message: string,
-  ) {
+  readonly statusCode: number;
+  readonly code: string;
+  constructor(statusCode: number, code: string, message: string) {
     super(message);
+    this.statusCode = statusCode;
+    this.code = code;
   }
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,6 +28,7 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string, para
 
 function migrationsDir(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'migrations-'));
+  tempDirs.push(dir);
   for (const [name, sql] of Object.entries(files)) {
     mkdirSync(path.join(dir, name));
     writeFileSync(path.join(dir, name, 'migration.sql'), sql);
@@ -35,8 +36,11 @@ function migrationsDir(files: Record<string, string>): string {
   return dir;
 }
 
+const tempDirs: string[] = [];
+
 afterEach(async () => {
   await Promise.all(created.splice(0).map((db) => db.drop()));
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('migrate', () => {

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = import.meta.resolve('tsx');
 
 export interface Running {
   child: ChildProcess;
@@ -14,7 +13,7 @@ export interface Running {
 
 export function run(script: string, env: Record<string, string>, cwd = ROOT): Running {
   let output = '';
-  const child = spawn(process.execPath, ['--import', TSX, path.join(ROOT, script)], {
+  const child = spawn(process.execPath, [path.join(ROOT, script)], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
