@@ -53,6 +53,16 @@ export interface BuildOptions {
   clock?: Clock;
 }
 
+/** TRUST_PROXY as a hop count: the client is the address that many hops in front of us (as Fastify does). */
+function trustHops(hops: number) {
+  return (_address: string, hop: number) => hop < hops;
+}
+
+/** The merchant API and the admin routes take JSON bodies only: anything else is 415 UNSUPPORTED_MEDIA_TYPE. */
+function acceptJsonOnly(scope: FastifyInstance): void {
+  scope.removeContentTypeParser('text/plain');
+}
+
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   if (!config.databaseUrl) throw new Error('buildApp needs config.databaseUrl (src/server.ts starts the embedded database)');
   const redactor = options.redactor ?? createRedactor([config.gateway.secretKey]);
@@ -61,7 +71,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    trustProxy: true,
+    // Client addresses (rate limits, logs) come from X-Forwarded-For only behind a configured proxy (TRUST_PROXY).
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: 64 * 1024,
     ajv: {
       // Strict bodies (DESIGN.md §5): unknown fields are refused, never silently dropped or applied.
@@ -74,12 +85,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('redactor', redactor);
 
   await app.register(errorHandler);
-  await app.register(formbody);
+  await app.register(authPlugin);
   await app.register(docsPlugin);
   await app.register(dbPlugin, { connectionString: config.databaseUrl });
   await app.register(metricsPlugin);
   await app.register(gatewayPlugin);
-  await app.register(authPlugin);
   await app.register(healthRoutes);
 
   const keyring = createKeyring(config.encryptionKeys);
@@ -94,6 +104,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Browser routes and pages: rate limited per client address, with security headers (CSP allows the pages'
   // inline styles only).
   await app.register(async (pages) => {
+    // Only these routes take form posts (the gateway may redirect with one); everything else is JSON.
+    await pages.register(formbody);
     await pages.register(helmet, { contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"] } } });
     await pages.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
     await pages.register(checkoutRoutes({
@@ -106,6 +118,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The merchant API: rate limited per bearer token (a caller without one is limited by address).
   await app.register(
     async (api) => {
+      acceptJsonOnly(api);
       await api.register(rateLimit, {
         max: config.rateLimit.api,
         timeWindow: 60_000,
@@ -121,7 +134,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { prefix: '/api/v1' },
   );
-  await app.register(
+  await app.register(async (admin) => {
+    acceptJsonOnly(admin);
+    await admin.register(
     adminRoutes({
       charges,
       subscriptions: createSubscriptionActions({ ...deps, charges }),
@@ -130,6 +145,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
     { prefix: '/admin' },
   );
+  });
 
   return app;
 }

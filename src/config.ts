@@ -13,7 +13,7 @@ export const EnvSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
     default: 'development',
   }),
-  HOST: Type.String({ default: '0.0.0.0' }),
+  HOST: Type.Optional(Text),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   PUBLIC_BASE_URL: Type.Optional(Text),
   DATABASE_URL: Type.Optional(Text),
@@ -26,6 +26,8 @@ export const EnvSchema = Type.Object({
   BILLING_KEY_ENCRYPTION_KEYS: Type.Optional(Text),
   API_KEYS: Type.Optional(Text),
   ADMIN_TOKENS: Type.Optional(Text),
+  METRICS_TOKENS: Type.Optional(Text),
+  TRUST_PROXY: Type.String({ minLength: 1, default: 'false' }),
   RETURN_URL: Type.Optional(Text),
   SCHEDULER_ENABLED: Type.Boolean({ default: true }),
   SCHEDULER_CRON: Type.String({ minLength: 1, default: '* * * * *' }),
@@ -76,6 +78,12 @@ export interface Config {
   adminTokens: string[];
   /** Names given to admin tokens (`name:token` in ADMIN_TOKENS), by token; audit events show them. */
   adminTokenNames: Record<string, string>;
+  /** Bearer tokens that read /metrics (and /docs) where those are protected, i.e. in production. */
+  metricsTokens: string[];
+  /** In production /docs and /metrics need a bearer token; in development and tests they are open. */
+  protectInternalRoutes: boolean;
+  /** Fastify's trustProxy: false, true, a hop count, or the proxies' addresses (comma-separated IPs or CIDRs). */
+  trustProxy: boolean | number | string;
   returnUrl: string | undefined;
   scheduler: {
     enabled: boolean;
@@ -98,6 +106,7 @@ export interface Config {
 
 /** Variables that have a development default and so must be set explicitly in production. */
 export const PRODUCTION_REQUIRED = [
+  'PUBLIC_BASE_URL',
   'DATABASE_URL',
   'PAYMENT_API_BASE_URL',
   'PAYMENT_SECRET_KEY',
@@ -174,6 +183,30 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
+function isPostgresUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'postgresql:' || url.protocol === 'postgres:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** TRUST_PROXY: `true`/`false`, a hop count, or the proxies' addresses (comma-separated IPs or CIDRs). */
+export function parseTrustProxy(value: string): boolean | number | string {
+  const text = value.trim();
+  if (text === 'false') return false;
+  if (text === 'true') return true;
+  if (/^\d+$/.test(text)) return Number(text);
+  const entries = splitList(text);
+  const address = /^(\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f:]+:[0-9A-Fa-f:.]*)(\/\d{1,3})?$/;
+  const bad = entries.filter((entry) => !address.test(entry) && entry !== 'loopback' && entry !== 'linklocal' && entry !== 'uniquelocal');
+  if (entries.length === 0 || bad.length > 0) {
+    throw new ConfigError(`TRUST_PROXY: "${value}" is not true, false, a hop count or a list of IP addresses/CIDRs`);
+  }
+  return entries.join(',');
+}
+
 function stripTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
@@ -190,10 +223,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   if (production) {
     const missing = PRODUCTION_REQUIRED.filter((name) => env[name] === undefined);
     if (missing.length > 0) {
-      problems.push(
-        `NODE_ENV=production refuses development defaults; set ${missing.join(', ')}` +
-          ` (missing: ${missing.join(', ')})`,
-      );
+      problems.push(`NODE_ENV=production refuses development defaults; set ${missing.join(', ')}`);
     }
     if (env.CLOCK === 'simulated') problems.push('CLOCK=simulated is refused when NODE_ENV=production');
   }
@@ -226,8 +256,14 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     const value = env[name];
     if (value !== undefined && !isHttpUrl(value)) problems.push(`${name}: "${value}" is not an http(s) URL`);
   }
+  // The value is never repeated: a connection string carries a password.
+  if (env.DATABASE_URL !== undefined && !isPostgresUrl(env.DATABASE_URL)) {
+    problems.push('DATABASE_URL: not a PostgreSQL connection string (postgresql://user:password@host:port/database)');
+  }
+  const trustProxy = attempt(() => parseTrustProxy(env.TRUST_PROXY)) ?? false;
 
   const apiKeys = splitList(env.API_KEYS);
+  const metricsTokens = splitList(env.METRICS_TOKENS);
   // An admin token may carry a name for the audit trail: `alice:<token>`.
   const adminTokenNames: Record<string, string> = {};
   const adminTokens = splitList(env.ADMIN_TOKENS).map((entry) => {
@@ -236,17 +272,21 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     adminTokenNames[named[2]!] = named[1]!;
     return named[2]!;
   });
-  const shortToken = [...apiKeys, ...adminTokens].some((token) => token.length < 16);
-  if (shortToken) problems.push('API_KEYS and ADMIN_TOKENS: every token must be at least 16 characters');
+  const shortToken = [...apiKeys, ...adminTokens, ...metricsTokens].some((token) => token.length < 16);
+  if (shortToken) problems.push('API_KEYS, ADMIN_TOKENS and METRICS_TOKENS: every token must be at least 16 characters');
   if (apiKeys.some((token) => adminTokens.includes(token))) {
     problems.push('API_KEYS and ADMIN_TOKENS must not share a token');
+  }
+  if (metricsTokens.some((token) => apiKeys.includes(token) || adminTokens.includes(token))) {
+    problems.push('METRICS_TOKENS must not share a token with API_KEYS or ADMIN_TOKENS');
   }
 
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
 
   return {
     env: env.NODE_ENV,
-    host: env.HOST,
+    // Development listens on loopback only: a bare `npm start` prints its generated tokens and serves the sandbox.
+    host: env.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     port: env.PORT,
     publicBaseUrl: stripTrailingSlash(env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`),
     databaseUrl: env.DATABASE_URL,
@@ -262,6 +302,9 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     apiKeys,
     adminTokens,
     adminTokenNames,
+    metricsTokens,
+    protectInternalRoutes: production,
+    trustProxy,
     returnUrl: env.RETURN_URL,
     scheduler: {
       enabled: env.SCHEDULER_ENABLED,

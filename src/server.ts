@@ -6,8 +6,10 @@ import { migrate } from './db/migrator.ts';
 import { applyDevelopmentDefaults } from './lib/dev-secrets.ts';
 import { createLogger } from './lib/logger.ts';
 import { createRedactor } from './lib/redact.ts';
+import { drainTimeoutMs } from './plugins/scheduler.ts';
 
-const SHUTDOWN_TIMEOUT_MS = 30_000;
+/** After the drain, this long to close the HTTP server, the database pool and the embedded cluster. */
+const CLOSE_MARGIN_MS = 10_000;
 
 async function main(): Promise<void> {
   let config;
@@ -36,7 +38,7 @@ async function main(): Promise<void> {
     const timer = setTimeout(() => {
       logger.error('shutdown timed out; exiting');
       process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS);
+    }, drainTimeoutMs(config) + CLOSE_MARGIN_MS);
     timer.unref();
     try {
       await app?.close();

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, PRODUCTION_REQUIRED } from '../src/config.ts';
 const KEY = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 const PRODUCTION_ENV = {
   NODE_ENV: 'production',
+  PUBLIC_BASE_URL: 'https://billing.example',
   DATABASE_URL: 'postgresql://u:p@db:5432/billing',
   PAYMENT_API_BASE_URL: 'https://gateway.example',
   PAYMENT_SECRET_KEY: 'live_sk_abcdef',
@@ -18,7 +19,9 @@ describe('loadConfig', () => {
     const config = await loadConfig({});
     expect(config).toMatchObject({
       env: 'development',
-      host: '0.0.0.0',
+      host: '127.0.0.1',
+      trustProxy: false,
+      protectInternalRoutes: false,
       port: 3000,
       publicBaseUrl: 'http://localhost:3000',
       databaseUrl: undefined,
@@ -88,16 +91,44 @@ describe('loadConfig', () => {
     [{ PAYMENT_MERCHANT_ID: 'M'.repeat(21) }, /PAYMENT_MERCHANT_ID/],
     [{ SCHEDULER_CRON: 'every minute' }, /SCHEDULER_CRON/],
     [{ SCHEDULER_CRON: '61 * * * *' }, /SCHEDULER_CRON.*minute/],
+    [{ TRUST_PROXY: 'yes please' }, /TRUST_PROXY/],
+    [{ METRICS_TOKENS: 'short' }, /at least 16/],
+    [{ METRICS_TOKENS: 'same_token_0123456789', ADMIN_TOKENS: 'same_token_0123456789' }, /METRICS_TOKENS must not share/],
   ])('refuses %o with a message naming the variable', async (env, message) => {
     const attempt = loadConfig(env as Record<string, string>);
     await expect(attempt).rejects.toBeInstanceOf(ConfigError);
     await expect(attempt).rejects.toThrow(message);
   });
 
-  it('accepts a complete production environment', async () => {
+  it('accepts a complete production environment: listens on every interface, protects /docs and /metrics', async () => {
     const config = await loadConfig(PRODUCTION_ENV);
     expect(config.env).toBe('production');
     expect(config.gateway.baseUrl).toBe('https://gateway.example');
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.protectInternalRoutes).toBe(true);
+    expect((await loadConfig({ ...PRODUCTION_ENV, HOST: '10.0.0.5' })).host).toBe('10.0.0.5');
+  });
+
+  it.each([
+    ['false', false],
+    ['true', true],
+    ['2', 2],
+    ['10.0.0.1, 10.1.0.0/16', '10.0.0.1,10.1.0.0/16'],
+    ['::1', '::1'],
+  ])('reads TRUST_PROXY=%s', async (value, expected) => {
+    expect((await loadConfig({ TRUST_PROXY: value })).trustProxy).toEqual(expected);
+  });
+
+  it.each([
+    'not a url',
+    'mysql://u:secret-password@db/billing',
+    'postgresql://',
+  ])('refuses DATABASE_URL=%s in one line that does not repeat it', async (value) => {
+    const attempt = loadConfig({ DATABASE_URL: value });
+    await expect(attempt).rejects.toThrow(/^DATABASE_URL: not a PostgreSQL connection string/);
+    const message = await attempt.then(() => '', (error: Error) => error.message);
+    expect(message).not.toContain('secret-password');
+    expect(message).not.toContain('\n');
   });
 
   it.each(PRODUCTION_REQUIRED)('in production, refuses the development default of %s and names it', async (name) => {
@@ -107,9 +138,11 @@ describe('loadConfig', () => {
     await expect(loadConfig(env)).rejects.toThrow(new RegExp(name));
   });
 
-  it('in production, names every missing variable at once', async () => {
-    const attempt = loadConfig({ NODE_ENV: 'production' });
-    for (const name of PRODUCTION_REQUIRED) await expect(attempt).rejects.toThrow(name);
+  it('in production, names every missing variable at once, each once', async () => {
+    const message = await loadConfig({ NODE_ENV: 'production' }).then(() => '', (error: Error) => error.message);
+    for (const name of PRODUCTION_REQUIRED) {
+      expect(message.match(new RegExp(`\\b${name}\\b`, 'g')), name).toHaveLength(1);
+    }
   });
 
   it('in production, refuses the simulated clock', async () => {

@@ -1,17 +1,21 @@
 // Bearer tokens (DESIGN.md §5): API_KEYS open the merchant API, ADMIN_TOKENS the admin routes; a token of the
-// wrong kind is 401 like a wrong one. Several tokens of each kind may be valid at once so they can be rotated.
+// wrong kind is 401 like a wrong one. Where internal routes are protected (production), /metrics takes a
+// METRICS_TOKENS or an admin token (what a Prometheus scraper sends), and /docs any token of the service. Several tokens of each kind may be valid at once so they can be rotated.
 // Comparison is constant-time over SHA-256 digests, so neither content nor length leaks through timing.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../lib/errors.ts';
 
-export type TokenKind = 'api' | 'admin';
+export type TokenKind = 'api' | 'admin' | 'metrics';
 
 declare module 'fastify' {
   interface FastifyInstance {
     requireApiKey: (request: FastifyRequest) => Promise<void>;
     requireAdminToken: (request: FastifyRequest) => Promise<void>;
+    /** Guards of /metrics and /docs: a no-op unless config.protectInternalRoutes. */
+    requireMetricsReader: (request: FastifyRequest) => Promise<void>;
+    requireDocsReader: (request: FastifyRequest) => Promise<void>;
   }
   interface FastifyRequest {
     /** Who called: the token kind and a short fingerprint of the token (never the token). */
@@ -41,18 +45,26 @@ function bearer(request: FastifyRequest): string | undefined {
 }
 
 async function authPlugin(app: FastifyInstance) {
-  const apiKeys = app.config.apiKeys.map(digest);
-  const adminTokens = app.config.adminTokens.map(digest);
-
+  const tokens: Record<TokenKind, Buffer[]> = {
+    api: app.config.apiKeys.map(digest),
+    admin: app.config.adminTokens.map(digest),
+    metrics: app.config.metricsTokens.map(digest),
+  };
   const names = app.config.adminTokenNames;
-  const guard = (kind: TokenKind, tokens: Buffer[]) => async (request: FastifyRequest) => {
+
+  const guard = (kinds: TokenKind[]) => async (request: FastifyRequest) => {
     const token = bearer(request);
-    if (!token || !matchesAny(token, tokens)) throw new UnauthorizedError();
+    const kind = token === undefined ? undefined : kinds.find((k) => matchesAny(token, tokens[k]));
+    if (!token || !kind) throw new UnauthorizedError();
     request.principal = { kind, fingerprint: fingerprint(token), name: kind === 'admin' ? names[token] : undefined };
   };
+  const open = async () => {};
+  const internal = app.config.protectInternalRoutes;
 
-  app.decorate('requireApiKey', guard('api', apiKeys));
-  app.decorate('requireAdminToken', guard('admin', adminTokens));
+  app.decorate('requireApiKey', guard(['api']));
+  app.decorate('requireAdminToken', guard(['admin']));
+  app.decorate('requireMetricsReader', internal ? guard(['metrics', 'admin']) : open);
+  app.decorate('requireDocsReader', internal ? guard(['api', 'admin', 'metrics']) : open);
 }
 
 export default fp(authPlugin, { name: 'auth', fastify: '5.x' });

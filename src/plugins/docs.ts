@@ -36,7 +36,8 @@ async function docsPlugin(app: FastifyInstance) {
       return { schema: { ...base, security: securityFor(url) } as FastifySchema, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  // In production the document and its UI take a bearer token of the service (src/plugins/auth.ts).
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiHooks: { onRequest: app.requireDocsReader } });
 }
 
-export default fp(docsPlugin, { name: 'docs', fastify: '5.x' });
+export default fp(docsPlugin, { name: 'docs', fastify: '5.x', dependencies: ['auth'] });

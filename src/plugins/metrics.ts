@@ -1,7 +1,8 @@
 // Prometheus metrics (prom-client) at GET /metrics: gateway calls by operation and outcome with their latency,
 // the due backlog and the subscriptions waiting for an operator (counted from the database at scrape time), HTTP
 // requests by route and status, and the process's default metrics. One registry per app, so several apps in one
-// process (tests) do not collide. No auth: expose it to the scraper's network only (README).
+// process (tests) do not collide. Open in development; in production it takes a bearer token (METRICS_TOKENS or an
+// admin token; src/plugins/auth.ts), and should still be exposed to the scraper's network only (README).
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -97,10 +98,10 @@ async function metricsPlugin(app: FastifyInstance) {
     httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', { schema: { tags: ['operations'], description: 'Prometheus text format' } }, async (_request, reply) => {
+  app.get('/metrics', { onRequest: app.requireMetricsReader, schema: { tags: ['operations'], description: 'Prometheus text format' } }, async (_request, reply) => {
     reply.type(registry.contentType);
     return registry.metrics();
   });
 }
 
-export default fp(metricsPlugin, { name: 'metrics', fastify: '5.x', dependencies: ['db'] });
+export default fp(metricsPlugin, { name: 'metrics', fastify: '5.x', dependencies: ['db', 'auth'] });

@@ -12,6 +12,14 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * How long closing the app waits for the charging pass in flight: one gateway call's timeout plus 5 s to record
+ * its outcome. src/server.ts, the README and docker-compose.yml's stop_grace_period all follow this one value.
+ */
+export function drainTimeoutMs(config: { gateway: { timeoutMs: number } }): number {
+  return config.gateway.timeoutMs + 5_000;
+}
+
 async function schedulerPlugin(app: FastifyInstance, options: { charges: ChargeService }) {
   const { config } = app;
   const { charges } = options;
@@ -38,7 +46,7 @@ async function schedulerPlugin(app: FastifyInstance, options: { charges: ChargeS
   // preClose runs before onClose, while the database is still open.
   app.addHook('preClose', async () => {
     await task?.destroy();
-    const drained = await charges.stop(config.gateway.timeoutMs + 5_000);
+    const drained = await charges.stop(drainTimeoutMs(config));
     if (!drained) app.log.warn('charging pass still running at shutdown; its attempts will become UNKNOWN when their leases expire');
   });
 }

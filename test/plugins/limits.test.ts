@@ -30,6 +30,24 @@ describe('rate limits', () => {
     expect((await app.inject({ method: 'GET', url: '/result', remoteAddress: '10.0.0.2' })).statusCode).toBe(200);
   });
 
+  it('X-Forwarded-For is not believed without TRUST_PROXY: an invented address does not reset the limit', async () => {
+    const from = (forwarded?: string) =>
+      app.inject({ method: 'GET', url: '/result', remoteAddress: '10.0.0.3', headers: forwarded ? { 'x-forwarded-for': forwarded } : {} });
+    for (let i = 0; i < 5; i += 1) expect((await from(`192.0.2.${i}`)).statusCode).toBe(200);
+    expect((await from('198.51.100.7')).statusCode).toBe(429);
+  });
+
+  it('behind a trusted proxy (TRUST_PROXY) each forwarded client has its own limit', async () => {
+    const proxied = await buildTestApp(database.url, { env: { RATE_LIMIT_BROWSER: '2', TRUST_PROXY: '10.0.0.4' } });
+    try {
+      const from = (client: string) => proxied.inject({ method: 'GET', url: '/result', remoteAddress: '10.0.0.4', headers: { 'x-forwarded-for': client } });
+      expect([(await from('192.0.2.1')).statusCode, (await from('192.0.2.1')).statusCode, (await from('192.0.2.1')).statusCode]).toEqual([200, 200, 429]);
+      expect((await from('192.0.2.2')).statusCode).toBe(200);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('merchant API: per token; another key keeps working', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) statuses.push((await app.inject({ method: 'GET', url: '/api/v1/subscriptions', headers: apiHeaders })).statusCode);
