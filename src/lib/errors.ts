@@ -19,9 +19,27 @@ export const NotFoundError = defineError('NOT_FOUND', '%s not found', 404);
 export const ValidationError = defineError('VALIDATION_ERROR', '%s', 400);
 export const UnauthorizedError = defineError('UNAUTHORIZED', 'Missing or invalid bearer token', 401);
 export const StateConflictError = defineError('STATE_CONFLICT', '%s', 409);
+export const IdempotencyKeyRequiredError = defineError('IDEMPOTENCY_KEY_REQUIRED', 'This route moves money: send an Idempotency-Key header', 400);
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+/** Required headers whose absence answers with a code of its own instead of VALIDATION_ERROR. */
+export const MISSING_HEADER_ERRORS: Record<string, FastifyErrorConstructor> = {
+  [IDEMPOTENCY_KEY_HEADER]: IdempotencyKeyRequiredError,
+};
 
 /** Extra, non-secret fields a coded error carries to the client (e.g. paymentId). */
 export function withDetails<E extends Error>(error: E, details: Record<string, unknown>): E {
   (error as E & { details?: Record<string, unknown> }).details = details;
   return error;
+}
+
+/** The codes of these errors by HTTP status: what a route's schema documents as its own `errors`. */
+export function codesByStatus(...errors: FastifyErrorConstructor[]): Record<number, string[]> {
+  const byStatus: Record<number, string[]> = {};
+  for (const ErrorType of errors) {
+    const error = new ErrorType();
+    (byStatus[error.statusCode ?? 500] ??= []).push(error.code);
+  }
+  return byStatus;
 }

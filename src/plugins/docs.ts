@@ -1,17 +1,64 @@
 // OpenAPI 3 from the route schemas (@fastify/swagger), served at GET /docs (UI) and GET /docs/json. Registered
-// before any route so every route is seen; the auth scheme of each route follows from its prefix: /api/v1 takes an
-// API key, /admin an admin token, everything else (health, browser redirects) none. The development sandbox is not
-// part of the service's contract and is left out.
+// before any route so every route is seen. Each route's schema names its operation (`operationId`, `summary`,
+// `tags`) and the coded errors of its own (`errors`); the rules every route shares are added here, once:
+// - the auth scheme follows from the prefix: /api/v1 takes an API key, /admin an admin token, the rest none;
+// - every error response has the one error shape (components.schemas.Error) and lists the codes it can carry:
+//   400 VALIDATION_ERROR where anything is validated, 401 UNAUTHORIZED behind a token, 404 NOT_FOUND on an :id,
+//   415 UNSUPPORTED_MEDIA_TYPE on JSON bodies of the API, 429 RATE_LIMITED where rate limits apply;
+// - a body that the route's schema marks optional (TypeBox Optional) is not a required requestBody.
+// The development sandbox is not part of the service's contract and is left out.
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { IsOptional } from 'typebox';
 import { SANDBOX_PREFIX } from './gateway.ts';
+import { ErrorBodySchema } from './error-handler.ts';
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /** Coded errors this route answers with besides the shared ones (see above), by HTTP status. Documentation only. */
+    errors?: Record<number, readonly string[]>;
+  }
+}
+
+type Errors = Record<number, Set<string>>;
+
+const OPTIONAL_BODY = 'x-optional-body';
 
 function securityFor(url: string) {
   if (url.startsWith('/api/')) return [{ apiKey: [] }];
   if (url.startsWith('/admin/')) return [{ adminToken: [] }];
   return [];
+}
+
+function isRateLimited(url: string): boolean {
+  return url.startsWith('/api/') || url.startsWith('/billing/') || url.startsWith('/payments/') || url === '/result';
+}
+
+/** The errors every route of this kind can answer with, then the route's own. */
+function errorsOf(url: string, schema: FastifySchema): Errors {
+  const errors: Errors = {};
+  const add = (status: number, code: string) => (errors[status] ??= new Set()).add(code);
+  if (schema.body || schema.querystring || schema.params || schema.headers) add(400, 'VALIDATION_ERROR');
+  if (securityFor(url).length > 0) add(401, 'UNAUTHORIZED');
+  if (/:id\b/.test(url)) add(404, 'NOT_FOUND');
+  if (schema.body && (url.startsWith('/api/') || url.startsWith('/admin/'))) add(415, 'UNSUPPORTED_MEDIA_TYPE');
+  if (isRateLimited(url)) add(429, 'RATE_LIMITED');
+  for (const [status, codes] of Object.entries(schema.errors ?? {})) for (const code of codes) add(Number(status), code);
+  return errors;
+}
+
+function errorResponse(codes: Set<string>) {
+  const list = [...codes].sort();
+  return {
+    description: `Error codes: ${list.join(', ')}`,
+    content: {
+      'application/json': {
+        schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { code: { type: 'string', enum: list } } }] },
+      },
+    },
+  };
 }
 
 async function docsPlugin(app: FastifyInstance) {
@@ -21,19 +68,39 @@ async function docsPlugin(app: FastifyInstance) {
       info: {
         title: 'Merchant billing service',
         version: '1.0.0',
-        description: 'Recurring and one-time payments through the gateway. See README.md and DESIGN.md §5 for the contract.',
+        description: 'Recurring and one-time payments through the gateway. README.md states the whole contract.',
       },
+      servers: [{ url: app.config.publicBaseUrl, description: 'this deployment (PUBLIC_BASE_URL)' }],
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'one of API_KEYS' },
           adminToken: { type: 'http', scheme: 'bearer', description: 'one of ADMIN_TOKENS' },
         },
+        schemas: { Error: ErrorBodySchema as object },
       },
     },
     transform: ({ schema, url }) => {
-      const base = (schema ?? {}) as FastifySchema & { hide?: boolean; security?: unknown };
+      const base = (schema ?? {}) as FastifySchema & { hide?: boolean };
       if (url.startsWith(SANDBOX_PREFIX) || url.startsWith('/docs')) return { schema: { ...base, hide: true } as FastifySchema, url };
-      return { schema: { ...base, security: securityFor(url) } as FastifySchema, url };
+      const { errors: _ownErrors, ...rest } = base;
+      const response: Record<string, unknown> = { ...(base.response as Record<string, unknown> | undefined) };
+      for (const [status, codes] of Object.entries(errorsOf(url, base))) response[status] ??= errorResponse(codes);
+      const documented: Record<string, unknown> = { ...rest, response, security: securityFor(url) };
+      if (base.body && IsOptional(base.body)) documented[OPTIONAL_BODY] = true;
+      return { schema: documented as FastifySchema, url };
+    },
+    // @fastify/swagger marks every requestBody required; a body the route marks optional is not.
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapiObject } = document;
+      for (const operations of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(operations as Record<string, Record<string, unknown>>)) {
+          if (typeof operation !== 'object' || !operation || !(OPTIONAL_BODY in operation)) continue;
+          delete operation[OPTIONAL_BODY];
+          (operation.requestBody as { required: boolean }).required = false;
+        }
+      }
+      return openapiObject;
     },
   });
   // In production the document and its UI take a bearer token of the service (src/plugins/auth.ts).

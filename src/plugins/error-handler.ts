@@ -4,7 +4,8 @@
 import { STATUS_CODES } from 'node:http';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { isExposed } from '../lib/errors.ts';
+import { Type, type Static } from 'typebox';
+import { isExposed, MISSING_HEADER_ERRORS } from '../lib/errors.ts';
 
 const FRAMEWORK_CODES: Record<number, string> = {
   400: 'VALIDATION_ERROR',
@@ -18,12 +19,27 @@ const FRAMEWORK_CODES: Record<number, string> = {
   429: 'RATE_LIMITED',
 };
 
-export interface ErrorBody {
-  statusCode: number;
-  code: string;
-  error: string;
-  message: string;
-  details?: Record<string, unknown>;
+/** The one error shape (DESIGN.md §5 "Shapes"); the OpenAPI document refers to it as components.schemas.Error. */
+export const ErrorBodySchema = Type.Object({
+  statusCode: Type.Integer({ minimum: 400, maximum: 599 }),
+  code: Type.String({ description: 'stable, SCREAMING_SNAKE: clients switch on it' }),
+  error: Type.String({ description: 'the HTTP status text' }),
+  message: Type.String(),
+  details: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'non-secret facts, e.g. paymentId' })),
+});
+export type ErrorBody = Static<typeof ErrorBodySchema>;
+
+interface ValidationIssue {
+  keyword: string;
+  params: { missingProperty?: string };
+}
+
+/** A header whose absence has a code of its own (IDEMPOTENCY_KEY_REQUIRED), when that is what validation found. */
+function missingHeaderError(error: FastifyError & { validationContext?: string }) {
+  if (error.validationContext !== 'headers') return undefined;
+  const issue = (error.validation as ValidationIssue[] | undefined)?.find((v) => v.keyword === 'required');
+  const header = issue?.params.missingProperty;
+  return header === undefined ? undefined : MISSING_HEADER_ERRORS[header];
 }
 
 export function errorBody(statusCode: number, code: string, message: string, details?: Record<string, unknown>): ErrorBody {
@@ -34,6 +50,12 @@ export function errorBody(statusCode: number, code: string, message: string, det
 
 async function errorHandlerPlugin(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError & { details?: Record<string, unknown> }, request, reply) => {
+    const missingHeader = missingHeaderError(error);
+    if (missingHeader) {
+      const coded = new missingHeader();
+      const statusCode = coded.statusCode ?? 400;
+      return reply.status(statusCode).send(errorBody(statusCode, coded.code, coded.message));
+    }
     if (error.validation) {
       const message = error.message.replace(/^(body|querystring|params|headers)\/?/, (m) => m);
       return reply.status(400).send(errorBody(400, 'VALIDATION_ERROR', message));

@@ -98,7 +98,7 @@ async function metricsPlugin(app: FastifyInstance) {
     httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', { onRequest: app.requireMetricsReader, schema: { tags: ['operations'], description: 'Prometheus text format' } }, async (_request, reply) => {
+  app.get('/metrics', { onRequest: app.requireMetricsReader, schema: { operationId: 'getMetrics', summary: 'Prometheus metrics', tags: ['operations'], description: 'Prometheus text format. In production it takes a bearer token: one of METRICS_TOKENS or ADMIN_TOKENS.', produces: ['text/plain'], response: { 200: { type: 'string', description: 'Prometheus exposition format' } }, errors: { 401: ['UNAUTHORIZED'] } } }, async (_request, reply) => {
     reply.type(registry.contentType);
     return registry.metrics();
   });

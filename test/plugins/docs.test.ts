@@ -1,9 +1,12 @@
 // GET /docs/json is a valid OpenAPI 3 document that lists every route of the service (the development sandbox
-// aside), each with its auth scheme.
+// aside), each with its auth scheme, and that a client generator can use: Redocly's recommended rules pass, every
+// operation is named and summarised, errors share one schema, and headers and bodies are required exactly where
+// the contract requires them.
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
-import { buildTestApp } from '../helpers/app.ts';
+import { buildTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let database: TestDatabase;
@@ -11,7 +14,8 @@ let app: App;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await buildTestApp(database.url);
+  // A public address, as production documents its own (PUBLIC_BASE_URL becomes the document's server).
+  app = await buildTestApp(database.url, { env: { PUBLIC_BASE_URL: 'https://billing.merchant.test' } });
   await app.ready();
 });
 afterAll(async () => {
@@ -38,6 +42,28 @@ function servedRoutes(): Array<[string, string]> {
 
 const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z]+)/g, '{$1}');
 
+interface Operation {
+  operationId?: string;
+  summary?: string;
+  tags?: string[];
+  security?: unknown[];
+  parameters?: Array<{ in: string; name: string; required?: boolean }>;
+  requestBody?: { required?: boolean; content: Record<string, unknown> };
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: { allOf?: Array<{ $ref?: string; properties?: { code?: { enum?: string[] } } }> } }> }>;
+}
+type Document = { paths: Record<string, Record<string, Operation>>; servers?: Array<{ url: string }> };
+
+async function documentJson(): Promise<{ text: string; doc: Document }> {
+  const response = await app.inject({ method: 'GET', url: '/docs/json' });
+  return { text: response.body, doc: response.json() as Document };
+}
+
+function operations(doc: Document): Array<[string, Operation]> {
+  return Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]));
+}
+
+const codesOf = (op: Operation, status: string) => op.responses[status]?.content?.['application/json']?.schema.allOf?.[1]?.properties?.code?.enum ?? [];
+
 describe('GET /docs/json', () => {
   it('is a valid OpenAPI 3 document', async () => {
     const response = await app.inject({ method: 'GET', url: '/docs/json' });
@@ -59,6 +85,90 @@ describe('GET /docs/json', () => {
       expect(operation.security, `${method} ${path}`).toEqual(expected);
     }
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/sandbox'))).toBe(false);
+  });
+
+  it('passes Redocly’s recommended rules with no error and no warning', async () => {
+    const { text } = await documentJson();
+    // Two rules do not fit this service: it is private (no license to state), and its health probes have no
+    // client error to document. Every other recommended rule applies, warnings included.
+    const config = await createConfig({ extends: ['recommended'], rules: { 'info-license': 'off' } });
+    const problems = await lintFromString({ source: text, absoluteRef: 'openapi.json', config });
+    const reported = problems
+      .map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ''}: ${p.message}`)
+      .filter((line) => !/^warn operation-4xx-response #\/paths\/~1(health|ready)\/get\/responses:/.test(line));
+    expect(reported).toEqual([]);
+  });
+
+  it('names every operation uniquely, summarises and tags it, and has a server', async () => {
+    const { doc } = await documentJson();
+    const all = operations(doc);
+    const ids = all.map(([, op]) => op.operationId);
+    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const [name, op] of all) {
+      expect(op.summary, name).toBeTruthy();
+      expect(op.tags?.length, name).toBeGreaterThan(0);
+    }
+    expect(doc.servers).toEqual([expect.objectContaining({ url: 'https://billing.merchant.test' })]);
+  });
+
+  it('documents every error with the one error schema and the codes it can carry', async () => {
+    const { doc } = await documentJson();
+    for (const [name, op] of operations(doc)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        if (name === 'GET /ready' && status === '503') continue; // the readiness shape, not an error
+        expect(response.content?.['application/json']?.schema.allOf?.[0]?.$ref, `${name} ${status}`).toBe('#/components/schemas/Error');
+        expect(codesOf(op, status).length, `${name} ${status}`).toBeGreaterThan(0);
+      }
+    }
+    const charge = doc.paths['/admin/subscriptions/{id}/charge']!.post!;
+    expect(codesOf(charge, '400')).toEqual(expect.arrayContaining(['IDEMPOTENCY_KEY_REQUIRED', 'VALIDATION_ERROR']));
+    expect(codesOf(charge, '401')).toEqual(['UNAUTHORIZED']);
+    expect(codesOf(charge, '404')).toEqual(['NOT_FOUND']);
+    expect(codesOf(charge, '409')).toEqual(expect.arrayContaining(['NOT_DUE', 'IDEMPOTENCY_KEY_REUSED', 'STATE_CONFLICT']));
+    expect(codesOf(charge, '422')).toEqual(expect.arrayContaining(['MOBILE_WINDOW_CLOSED', 'MOBILE_AMOUNT_MISMATCH']));
+    expect(Object.keys(charge.responses)).toEqual(expect.arrayContaining(['200', '201', '402', '415', '502', '503']));
+    expect(codesOf(doc.paths['/api/v1/registrations']!.post!, '429')).toEqual(['RATE_LIMITED']);
+    expect(codesOf(doc.paths['/billing/success']!.get!, '502')).toEqual(['GATEWAY_DECLINED', 'PAYMENT_OUTCOME_UNKNOWN']);
+  });
+
+  it('requires Idempotency-Key on charge and refund (dry runs included), and only there', async () => {
+    const { doc } = await documentJson();
+    const header = (op: Operation) => op.parameters?.find((p) => p.in === 'header' && p.name === 'idempotency-key');
+    expect(header(doc.paths['/admin/subscriptions/{id}/charge']!.post!)?.required).toBe(true);
+    expect(header(doc.paths['/admin/payments/{id}/cancel']!.post!)?.required).toBe(true);
+    expect(header(doc.paths['/admin/subscriptions/{id}/pause']!.post!)?.required).toBe(false);
+    expect(header(doc.paths['/admin/scheduler/run']!.post!)?.required).toBe(false);
+  });
+
+  it('marks a request body required unless the route takes none', async () => {
+    const { doc } = await documentJson();
+    expect(doc.paths['/admin/scheduler/run']!.post!.requestBody?.required).toBe(false);
+    expect(doc.paths['/api/v1/registrations']!.post!.requestBody?.required).toBe(true);
+  });
+
+  it('documents the browser routes’ 303 redirect, their JSON answer and their form posts', async () => {
+    const { doc } = await documentJson();
+    for (const path of ['/billing/success', '/billing/fail', '/payments/success', '/payments/fail']) {
+      for (const method of ['get', 'post']) {
+        const op = doc.paths[path]![method]!;
+        expect(op.responses['303']?.headers, `${method} ${path}`).toHaveProperty('location');
+        expect(op.responses['200']?.content, `${method} ${path}`).toHaveProperty(['application/json']);
+      }
+      expect(Object.keys(doc.paths[path]!.post!.requestBody!.content)).toContain('application/x-www-form-urlencoded');
+    }
+  });
+
+  it('a missing Idempotency-Key is 400 IDEMPOTENCY_KEY_REQUIRED before anything runs, dry runs included', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/admin/subscriptions/00000000-0000-4000-8000-000000000000/charge?dryRun=true',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      payload: { reason: 'check' },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: 'IDEMPOTENCY_KEY_REQUIRED' });
   });
 
   it('serves the UI at /docs', async () => {

@@ -4,7 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.ts';
 import { isSimulated } from '../../lib/clock.ts';
-import { defineError, ValidationError } from '../../lib/errors.ts';
+import { codesByStatus, defineError, IdempotencyKeyRequiredError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { actorOf } from '../../plugins/auth.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';
 import type { ChargeService } from '../payments/charge.service.ts';
@@ -25,7 +25,8 @@ import {
   ResolveBody,
   SetClockBody,
 } from './admin.schemas.ts';
-import type { Idempotency } from './idempotency.ts';
+import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from './idempotency.ts';
+import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from './admin.errors.ts';
 import { writeAudit, type AuditInput } from './audit.ts';
 import { Type } from 'typebox';
 import type { PaymentActions } from './payment-actions.service.ts';
@@ -40,7 +41,14 @@ export interface AdminDeps {
   idempotency: Idempotency;
 }
 
-const IdempotencyHeader = { type: 'object', properties: { 'idempotency-key': { type: 'string', maxLength: 200 } } } as const;
+const IdempotencyHeader = idempotencyHeaders(false);
+const RequiredIdempotencyHeader = idempotencyHeaders(true);
+
+const IDEMPOTENT = [IdempotencyKeyReusedError, IdempotencyInProgressError];
+const GATEWAY_OUTCOMES = [GatewayDeclinedError, PaymentOutcomeUnknownError, GatewayUnavailableError];
+const ACTION_ERRORS = codesByStatus(StateConflictError, ...IDEMPOTENT);
+const CHARGE_ERRORS = codesByStatus(IdempotencyKeyRequiredError, StateConflictError, ...IDEMPOTENT, ...Object.values(RULE_ERRORS), ...GATEWAY_OUTCOMES);
+const REFUND_ERRORS = codesByStatus(IdempotencyKeyRequiredError, StateConflictError, ...IDEMPOTENT, ...Object.values(RefundRefusedError), ...GATEWAY_OUTCOMES);
 
 export function adminRoutes(deps: AdminDeps) {
   const { charges, subscriptions, payments, idempotency } = deps;
@@ -52,8 +60,21 @@ export function adminRoutes(deps: AdminDeps) {
     const tags = ['admin'];
 
     // Works with SCHEDULER_ENABLED=false too: operators and tests drive passes by hand.
-    app.post('/scheduler/run', { schema: { tags, headers: IdempotencyHeader, body: Type.Optional(RunPassBody), response: { 200: PassReport } } }, async (request, reply) =>
-      idempotency.run(request, reply, { required: false }, async () => {
+    app.post(
+      '/scheduler/run',
+      {
+        schema: {
+          operationId: 'runSchedulerPass',
+          summary: 'Run one charging pass now',
+          tags,
+          headers: IdempotencyHeader,
+          body: Type.Optional(RunPassBody),
+          response: { 200: PassReport },
+          errors: codesByStatus(...IDEMPOTENT),
+        },
+      },
+      async (request, reply) =>
+      idempotency.run(request, reply, async () => {
         const report = await charges.runPass();
         await audit({ ...who(request, request.body?.reason ?? '(none given)'), action: 'scheduler.run', entityType: 'scheduler', entityId: 'charging-pass', after: report });
         return { statusCode: 200, body: report };
@@ -61,8 +82,20 @@ export function adminRoutes(deps: AdminDeps) {
     );
 
     const clockState = () => ({ now: clock.now().toISOString(), kind: clock.kind, frozen: isSimulated(clock) ? clock.frozen : false });
-    app.get('/clock', { schema: { tags, response: { 200: ClockResponse } } }, async () => clockState());
-    app.put('/clock', { schema: { tags, body: SetClockBody, response: { 200: ClockResponse } } }, async (request) => {
+    app.get('/clock', { schema: { operationId: 'getClock', summary: 'Read the service clock', tags, response: { 200: ClockResponse } } }, async () => clockState());
+    app.put(
+      '/clock',
+      {
+        schema: {
+          operationId: 'setClock',
+          summary: 'Set the simulated clock (CLOCK=simulated only)',
+          tags,
+          body: SetClockBody,
+          response: { 200: ClockResponse },
+          errors: codesByStatus(ClockNotSimulatedError),
+        },
+      },
+      async (request) => {
       if (!isSimulated(clock)) throw new ClockNotSimulatedError();
       const instant = new Date(request.body.now);
       if (Number.isNaN(instant.getTime())) throw new ValidationError(`now: "${request.body.now}" is not an instant`);
@@ -71,21 +104,34 @@ export function adminRoutes(deps: AdminDeps) {
       request.log.info({ now: instant.toISOString() }, 'simulated clock set');
       await audit({ ...who(request, request.body.reason ?? '(none given)'), action: 'clock.set', entityType: 'clock', entityId: 'simulated', before, after: clockState() });
       return clockState();
-    });
+    },
+    );
 
-    app.get('/subscriptions', { schema: { tags, querystring: AdminSubscriptionsQuery, response: { 200: SubscriptionList } } }, async (request) =>
+    app.get('/subscriptions', { schema: { operationId: 'adminListSubscriptions', summary: 'List subscriptions (filters include needsAttention)', tags, querystring: AdminSubscriptionsQuery, response: { 200: SubscriptionList } } }, async (request) =>
       subscriptions.listSubscriptions(request.query),
     );
-    app.get('/subscriptions/:id', { schema: { tags, params: IdParams, response: { 200: SubscriptionResponse } } }, async (request) =>
+    app.get('/subscriptions/:id', { schema: { operationId: 'adminGetSubscription', summary: 'Get a subscription', tags, params: IdParams, response: { 200: SubscriptionResponse } } }, async (request) =>
       subscriptions.getSubscription(request.params.id),
     );
 
     app.post(
       '/subscriptions/:id/charge',
-      { schema: { tags, params: IdParams, querystring: ChargeQuery, headers: IdempotencyHeader, body: ReasonBody, response: { 200: ChargeDryRun, 201: PaymentResponse } } },
+      {
+        schema: {
+          operationId: 'chargeSubscription',
+          summary: 'Charge a due or past-due subscription now (dryRun: say which rules pass, charge nothing)',
+          tags,
+          params: IdParams,
+          querystring: ChargeQuery,
+          headers: RequiredIdempotencyHeader,
+          body: ReasonBody,
+          response: { 200: ChargeDryRun, 201: PaymentResponse },
+          errors: CHARGE_ERRORS,
+        },
+      },
       async (request, reply) => {
         if (request.query.dryRun) return subscriptions.explain(request.params.id);
-        return idempotency.run(request, reply, { required: true }, async () => ({
+        return idempotency.run(request, reply, async () => ({
           statusCode: 201,
           body: await subscriptions.charge(request.params.id, who(request, request.body.reason)),
         }));
@@ -95,9 +141,20 @@ export function adminRoutes(deps: AdminDeps) {
     for (const action of ['pause', 'resume'] as const) {
       app.post(
         `/subscriptions/:id/${action}`,
-        { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: ReasonBody, response: { 200: SubscriptionResponse } } },
+        {
+          schema: {
+            operationId: `${action}Subscription`,
+            summary: action === 'pause' ? 'Pause a subscription: nothing is charged until it is resumed' : 'Resume a paused subscription',
+            tags,
+            params: IdParams,
+            headers: IdempotencyHeader,
+            body: ReasonBody,
+            response: { 200: SubscriptionResponse },
+            errors: ACTION_ERRORS,
+          },
+        },
         async (request, reply) =>
-          idempotency.run(request, reply, { required: false }, async () => ({
+          idempotency.run(request, reply, async () => ({
             statusCode: 200,
             body: await subscriptions[action](request.params.id, who(request, request.body.reason)),
           })),
@@ -106,9 +163,20 @@ export function adminRoutes(deps: AdminDeps) {
 
     app.post(
       '/subscriptions/:id/cancel',
-      { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: AdminCancelBody, response: { 200: SubscriptionResponse } } },
+      {
+        schema: {
+          operationId: 'adminCancelSubscription',
+          summary: 'Cancel a subscription now or at the end of its period',
+          tags,
+          params: IdParams,
+          headers: IdempotencyHeader,
+          body: AdminCancelBody,
+          response: { 200: SubscriptionResponse },
+          errors: ACTION_ERRORS,
+        },
+      },
       async (request, reply) =>
-        idempotency.run(request, reply, { required: false }, async () => ({
+        idempotency.run(request, reply, async () => ({
           statusCode: 200,
           body: await subscriptions.cancel(request.params.id, { atPeriodEnd: request.body.atPeriodEnd ?? false }, who(request, request.body.reason)),
         })),
@@ -116,22 +184,44 @@ export function adminRoutes(deps: AdminDeps) {
 
     app.patch(
       '/subscriptions/:id',
-      { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: PatchSubscriptionBody, response: { 200: SubscriptionResponse } } },
+      {
+        schema: {
+          operationId: 'updateSubscription',
+          summary: 'Change a subscription’s amount or order name',
+          tags,
+          params: IdParams,
+          headers: IdempotencyHeader,
+          body: PatchSubscriptionBody,
+          response: { 200: SubscriptionResponse },
+          errors: ACTION_ERRORS,
+        },
+      },
       async (request, reply) =>
-        idempotency.run(request, reply, { required: false }, async () => {
+        idempotency.run(request, reply, async () => {
           const { reason, amount, orderName } = request.body;
           return { statusCode: 200, body: await subscriptions.update(request.params.id, { amount, orderName }, who(request, reason)) };
         }),
     );
 
-    app.get('/payments', { schema: { tags, querystring: AdminPaymentsQuery, response: { 200: PaymentList } } }, async (request) => payments.listPayments(request.query));
-    app.get('/payments/:id', { schema: { tags, params: IdParams, response: { 200: PaymentResponse } } }, async (request) => payments.getPayment(request.params.id));
+    app.get('/payments', { schema: { operationId: 'adminListPayments', summary: 'List payments (filters include status)', tags, querystring: AdminPaymentsQuery, response: { 200: PaymentList } } }, async (request) => payments.listPayments(request.query));
+    app.get('/payments/:id', { schema: { operationId: 'adminGetPayment', summary: 'Get a payment with its attempts', tags, params: IdParams, response: { 200: PaymentResponse } } }, async (request) => payments.getPayment(request.params.id));
 
     app.post(
       '/payments/:id/resolve',
-      { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: ResolveBody, response: { 200: PaymentResponse } } },
+      {
+        schema: {
+          operationId: 'resolvePayment',
+          summary: 'Settle an UNKNOWN payment as SUCCEEDED (with the gateway’s transactionId) or FAILED',
+          tags,
+          params: IdParams,
+          headers: IdempotencyHeader,
+          body: ResolveBody,
+          response: { 200: PaymentResponse },
+          errors: ACTION_ERRORS,
+        },
+      },
       async (request, reply) =>
-        idempotency.run(request, reply, { required: false }, async () => {
+        idempotency.run(request, reply, async () => {
           const { reason, ...input } = request.body;
           return { statusCode: 200, body: await payments.resolve(request.params.id, input, who(request, reason)) };
         }),
@@ -139,9 +229,20 @@ export function adminRoutes(deps: AdminDeps) {
 
     app.post(
       '/payments/:id/cancel',
-      { schema: { tags, params: IdParams, headers: IdempotencyHeader, body: RefundBody, response: { 200: PaymentResponse } } },
+      {
+        schema: {
+          operationId: 'refundPayment',
+          summary: 'Refund a payment in full or in part through the gateway’s cancellation',
+          tags,
+          params: IdParams,
+          headers: RequiredIdempotencyHeader,
+          body: RefundBody,
+          response: { 200: PaymentResponse },
+          errors: REFUND_ERRORS,
+        },
+      },
       async (request, reply) =>
-        idempotency.run(request, reply, { required: true }, async () => ({
+        idempotency.run(request, reply, async () => ({
           statusCode: 200,
           body: await payments.refund(request.params.id, { amount: request.body.amount }, who(request, request.body.reason)),
         })),

@@ -7,14 +7,23 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/prisma.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { defineError, isExposed, ValidationError } from '../../lib/errors.ts';
+import { Type } from 'typebox';
+import { defineError, IDEMPOTENCY_KEY_HEADER, isExposed } from '../../lib/errors.ts';
 import { errorBody } from '../../plugins/error-handler.ts';
-
-export const IdempotencyKeyRequiredError = defineError('IDEMPOTENCY_KEY_REQUIRED', 'This route moves money: send an Idempotency-Key header', 400);
 export const IdempotencyKeyReusedError = defineError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request', 409);
 export const IdempotencyInProgressError = defineError('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still running', 409);
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+
+const IdempotencyKey = Type.String({ minLength: 1, maxLength: 200, description: 'replays of the same key answer the first result (kept 24 h)' });
+
+/**
+ * The Idempotency-Key header of a route. Required on the routes that can move money (their dry runs included):
+ * its absence is 400 IDEMPOTENCY_KEY_REQUIRED (src/plugins/error-handler.ts), before anything runs.
+ */
+export function idempotencyHeaders(required: boolean) {
+  return Type.Object({ [IDEMPOTENCY_KEY_HEADER]: required ? IdempotencyKey : Type.Optional(IdempotencyKey) });
+}
 
 export interface Outcome<T = unknown> {
   statusCode: number;
@@ -63,16 +72,15 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
    * Runs `handler` at most once per (method, path, key) and returns the body to send (the status is set on the
    * reply); a replay returns the stored status and body.
    */
-  async function run<T>(request: FastifyRequest, reply: FastifyReply, options: { required: boolean }, handler: () => Promise<Outcome<T>>): Promise<T> {
-    const header = request.headers['idempotency-key'];
+  async function run<T>(request: FastifyRequest, reply: FastifyReply, handler: () => Promise<Outcome<T>>): Promise<T> {
+    // The route's header schema (idempotencyHeaders) has already required it where it must be, and bounded it.
+    const header = request.headers[IDEMPOTENCY_KEY_HEADER];
     const key = Array.isArray(header) ? header[0] : header;
     if (!key) {
-      if (options.required) throw new IdempotencyKeyRequiredError();
       const outcome = await handler();
       reply.status(outcome.statusCode);
       return outcome.body;
     }
-    if (key.length > 200) throw new ValidationError('Idempotency-Key is longer than 200 characters');
     const scope = `${request.method} ${request.url.split('?')[0]}`;
     const requestHash = createHash('sha256').update(canonical({ query: request.query, body: request.body })).digest('hex');
     const claimed = await claim(scope, key, requestHash);

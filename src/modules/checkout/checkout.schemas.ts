@@ -55,3 +55,20 @@ export const ErrorResponse = Type.Object({
   message: Type.String(),
   details: Type.Optional(Type.Object({}, { additionalProperties: true })),
 });
+
+/** A browser route's answer in JSON mode (Accept: application/json) when it succeeded. */
+export const CheckoutSuccess = Type.Object({
+  status: Type.Literal('success'),
+  registrationId: Type.Optional(Type.String()),
+  subscriptionId: Type.Optional(Type.String()),
+  orderId: Type.Optional(Type.String()),
+  paymentId: Type.Optional(Type.String()),
+});
+
+/** A browser route's answer otherwise: the customer's browser is sent on. */
+export const CheckoutRedirect = Type.Null({
+  description:
+    'See Other: to the returnUrl (or RETURN_URL, or the built-in result page) with status=success and the ids, ' +
+    'or status=failed and the code',
+  headers: { location: { type: 'string', description: 'where the browser goes next' } },
+});

@@ -10,13 +10,13 @@ export function registrationsRoutes(service: ReturnType<typeof createRegistratio
 
     app.post(
       '/registrations',
-      { schema: { tags: ['registrations'], body: CreateRegistrationBody, response: { 201: RegistrationResponse } } },
+      { schema: { operationId: 'createRegistration', summary: 'Create a registration: the parameters of the gateway’s window for a new subscription', tags: ['registrations'], body: CreateRegistrationBody, response: { 201: RegistrationResponse } } },
       async (request, reply) => reply.status(201).send(await service.createRegistration(request.body)),
     );
 
     app.get(
       '/registrations/:id',
-      { schema: { tags: ['registrations'], params: IdParams, response: { 200: RegistrationResponse } } },
+      { schema: { operationId: 'getRegistration', summary: 'Get a registration (with subscriptionId once completed)', tags: ['registrations'], params: IdParams, response: { 200: RegistrationResponse } } },
       async (request) => service.getRegistration(request.params.id),
     );
   };

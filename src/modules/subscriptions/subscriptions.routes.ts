@@ -1,5 +1,6 @@
 // Merchant API: subscriptions (DESIGN.md §5).
 import type { App } from '../../app.ts';
+import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';
 import { CancelSubscriptionBody, ListSubscriptionsQuery, SubscriptionList, SubscriptionResponse } from './subscriptions.schemas.ts';
 import { serializeSubscription, type createSubscriptionsService } from './subscriptions.service.ts';
@@ -8,18 +9,28 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
   return async (app: App) => {
     app.addHook('onRequest', app.requireApiKey);
 
-    app.get('/subscriptions', { schema: { tags: ['subscriptions'], querystring: ListSubscriptionsQuery, response: { 200: SubscriptionList } } }, async (request) => {
+    app.get('/subscriptions', { schema: { operationId: 'listSubscriptions', summary: 'List subscriptions, newest first', tags: ['subscriptions'], querystring: ListSubscriptionsQuery, response: { 200: SubscriptionList } } }, async (request) => {
       const page = await service.listSubscriptions(request.query);
       return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
     });
 
-    app.get('/subscriptions/:id', { schema: { tags: ['subscriptions'], params: IdParams, response: { 200: SubscriptionResponse } } }, async (request) =>
+    app.get('/subscriptions/:id', { schema: { operationId: 'getSubscription', summary: 'Get a subscription', tags: ['subscriptions'], params: IdParams, response: { 200: SubscriptionResponse } } }, async (request) =>
       serializeSubscription(await service.getSubscription(request.params.id)),
     );
 
     app.post(
       '/subscriptions/:id/cancel',
-      { schema: { tags: ['subscriptions'], params: IdParams, body: CancelSubscriptionBody, response: { 200: SubscriptionResponse } } },
+      {
+        schema: {
+          operationId: 'cancelSubscription',
+          summary: 'Cancel a subscription now or at the end of its period',
+          tags: ['subscriptions'],
+          params: IdParams,
+          body: CancelSubscriptionBody,
+          response: { 200: SubscriptionResponse },
+          errors: codesByStatus(StateConflictError),
+        },
+      },
       async (request) => {
         const body = (request.body ?? {}) as { atPeriodEnd?: boolean };
         return serializeSubscription(await service.cancelSubscription(request.params.id, { atPeriodEnd: body.atPeriodEnd ?? false }));

@@ -228,12 +228,14 @@ describe('PATCH /admin/subscriptions/:id', () => {
 describe('POST /admin/subscriptions/:id/charge', () => {
   it('dryRun says which rules pass and fail, and charges nothing', async () => {
     const id = await subscribe(running.app, {});
-    const dry = await admin('POST', `/admin/subscriptions/${id}/charge?dryRun=true`, { reason: 'check' });
+    // Dry runs take an Idempotency-Key like the charge itself (DESIGN.md §5).
+    expect((await admin('POST', `/admin/subscriptions/${id}/charge?dryRun=true`, { reason: 'check' })).json().code).toBe('IDEMPOTENCY_KEY_REQUIRED');
+    const dry = await admin('POST', `/admin/subscriptions/${id}/charge?dryRun=true`, { reason: 'check' }, 'dry-1');
     expect(dry.statusCode).toBe(200);
     expect(dry.json()).toMatchObject({ dryRun: true, allowed: false, refusal: { code: 'NOT_DUE' } });
     expect(dry.json().rules).toContainEqual(expect.objectContaining({ rule: 'due or past due', passed: false, code: 'NOT_DUE' }));
     await setClock(running.app, kst('2027-04-10T09:00:00'));
-    const due = (await admin('POST', `/admin/subscriptions/${id}/charge?dryRun=true`, { reason: 'check' })).json();
+    const due = (await admin('POST', `/admin/subscriptions/${id}/charge?dryRun=true`, { reason: 'check' }, 'dry-2')).json();
     expect(due).toMatchObject({ allowed: true, cycle: 1, amount: 9900 });
     expect(due.rules.every((r: { passed: boolean }) => r.passed)).toBe(true);
     expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(0);
