@@ -12,6 +12,7 @@ import type { GatewayClient } from '../gateway/types.ts';
 import { instrumentGateway } from './metrics.ts';
 import { createSandboxState, type SandboxState } from '../sandbox/sandbox.state.ts';
 import { sandboxRoutes } from '../sandbox/sandbox.routes.ts';
+import { openSandboxStore } from '../sandbox/sandbox.store.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -33,10 +34,12 @@ async function gatewayPlugin(app: FastifyInstance) {
   if (config.gateway.baseUrl) {
     baseUrl = config.gateway.baseUrl;
   } else {
-    sandbox = createSandboxState({ clock: app.clock, merchantId });
-    await app.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, secretKey });
+    // The sandbox remembers what it issued across restarts, in the service's database (its own schema).
+    const store = await openSandboxStore(app.db);
+    sandbox = createSandboxState({ clock: app.clock, merchantId, records: await store.load() });
+    await app.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
     const privateSandbox = Fastify({ loggerInstance: app.log.child({ component: 'sandbox' }) });
-    await privateSandbox.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, secretKey });
+    await privateSandbox.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
     baseUrl = `${await privateSandbox.listen({ host: '127.0.0.1', port: 0 })}${SANDBOX_PREFIX}`;
     app.addHook('onClose', async () => privateSandbox.close());
   }

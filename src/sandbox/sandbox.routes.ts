@@ -11,9 +11,12 @@ import type { GatewayOperationName } from '../gateway/types.ts';
 import { isSimulated } from '../lib/clock.ts';
 import { renderAutoPost, renderWindowError, renderWindowPage } from './window.page.ts';
 import { SandboxError, type Fault, type FaultKind, type SandboxState, type WindowTerms } from './sandbox.state.ts';
+import type { SandboxStore } from './sandbox.store.ts';
 
 export interface SandboxRoutesOptions {
   state: SandboxState;
+  /** Where what the sandbox learns is kept across restarts; memory only without one. */
+  store?: SandboxStore;
   secretKey: string;
   /** Path prefix under which these routes are mounted ('' standalone, '/sandbox' in the app). */
   prefix: string;
@@ -92,7 +95,12 @@ function windowResult(
 }
 
 export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutesOptions) {
-  const { state } = options;
+  const { state, store } = options;
+  /** Writes what the last operation changed before it is answered: an answered call is never forgotten. */
+  const keep = async () => {
+    const changes = state.takeChanges();
+    if (store) await store.save(changes);
+  };
   const expectedAuthorization = basicAuthorization(options.secretKey);
   const held = new Set<Socket>();
 
@@ -178,6 +186,7 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
         if (!(error instanceof SandboxError)) throw error;
         processed = { status: error.statusCode, body: { code: error.code, message: error.message } };
       }
+      await keep();
       if (fault) return applyFault(fault, reply, processed);
       return reply.status(processed.status).send(processed.body);
     });
@@ -207,6 +216,7 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     try {
       const terms = windowTerms(params);
       const result = windowResult(state, terms, params.decision === 'approve' ? 'approve' : 'decline');
+      await keep();
       if (params.redirect === 'POST') return reply.type('text/html; charset=utf-8').send(renderAutoPost(result.target, result.fields));
       return reply.redirect(withQuery(result.target, result.fields), 303);
     } catch (error) {
@@ -220,6 +230,7 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     const terms = windowTerms(params);
     const decision = params.decision === 'decline' ? 'decline' : 'approve';
     const result = windowResult(state, terms, decision, params.code as string | undefined, params.message as string | undefined);
+    await keep();
     return { transactionId: result.transactionId, redirectUrl: withQuery(result.target, result.fields), fields: result.fields };
   });
 
@@ -254,7 +265,9 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     if (!Array.isArray(userIds) || userIds.length === 0 || userIds.length > 10_000 || !userIds.every((u) => typeof u === 'string' && u.length > 0)) {
       throw new SandboxError(400, 'INVALID_REQUEST', 'userIds must be 1 to 10000 non-empty strings');
     }
-    return reply.status(201).send({ keys: state.mintCardKeys(userIds as string[]) });
+    const keys = state.mintCardKeys(userIds as string[]);
+    await keep();
+    return reply.status(201).send({ keys });
   });
 
   app.delete('/_control/faults', async () => ({ cleared: state.clearFaults() }));
@@ -275,6 +288,7 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
 
   app.post('/_control/reset', async () => {
     state.reset();
+    await store?.clear();
     return { reset: true };
   });
 }

@@ -1,6 +1,10 @@
 // The sandbox gateway's memory and the interface's rules (gateway-interface.md; DESIGN.md §6). Everything the
 // sandbox knows lives here: hosted-window transactions, billing keys with their MOBILE chain, booked charges,
 // the ledger of money moved, and queued faults. HTTP lives in sandbox.routes.ts.
+// Every operation is synchronous over these maps; what it changed is collected as records (takeChanges) that a
+// store can keep (sandbox.store.ts keeps them in PostgreSQL for the mounted sandbox), and a state can start from
+// the records kept before (`records`), so the sandbox remembers keys, chains and charges across restarts like
+// the real gateway. Faults are test controls, not gateway state, and are not kept.
 import { randomBytes } from 'node:crypto';
 import {
   BILLING_CONFIRM_REQUEST,
@@ -160,6 +164,13 @@ function checkRequest(schema: RequestSchema, body: unknown): Record<string, unkn
   return body as Record<string, unknown>;
 }
 
+/** One thing the sandbox knows, as kept by a store: a window, a billing key, a charge, a used orderId, a ledger entry. */
+export interface SandboxRecord {
+  kind: 'window' | 'key' | 'charge' | 'order' | 'ledger';
+  id: string;
+  value: unknown;
+}
+
 export interface SandboxState {
   readonly merchantId: string;
   readonly clock: Clock;
@@ -176,9 +187,18 @@ export interface SandboxState {
   faults(): Fault[];
   clearFaults(): number;
   reset(): void;
+  /** What operations changed since the last call, in order (to be kept by a store). */
+  takeChanges(): SandboxRecord[];
 }
 
-export function createSandboxState(options: { clock: Clock; merchantId: string }): SandboxState {
+/** JSON keeps dates as ISO strings: these fields come back as Dates. */
+const reviveDates = <T>(value: T, fields: string[]): T => {
+  const copy = { ...(value as Record<string, unknown>) };
+  for (const field of fields) if (typeof copy[field] === 'string') copy[field] = new Date(copy[field] as string);
+  return copy as T;
+};
+
+export function createSandboxState(options: { clock: Clock; merchantId: string; records?: SandboxRecord[] }): SandboxState {
   const { clock, merchantId } = options;
   let windows = new Map<string, WindowTransaction>();
   let keys = new Map<string, SandboxKey>();
@@ -187,17 +207,44 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
   let entries: LedgerEntry[] = [];
   let faultQueue: Fault[] = [];
   let faultSeq = 0;
+  let changes: SandboxRecord[] = [];
+
+  for (const record of options.records ?? []) {
+    if (record.kind === 'window') windows.set(record.id, reviveDates(record.value as WindowTransaction, ['createdAt']));
+    else if (record.kind === 'key') {
+      const key = record.value as SandboxKey;
+      keys.set(record.id, key.chain ? { ...key, chain: reviveDates(key.chain, ['at']) } : key);
+    } else if (record.kind === 'charge') charges.set(record.id, reviveDates(record.value as Charge, ['at']));
+    else if (record.kind === 'order') orderIds.add(record.id);
+    else entries.push(record.value as LedgerEntry);
+  }
+  // In booking order; numbered afresh, since two sandboxes that once shared a database may both have used a number.
+  entries.sort((a, b) => a.seq - b.seq || a.at.localeCompare(b.at));
+  entries.forEach((entry, index) => (entry.seq = index + 1));
 
   const now = () => clock.now();
+  const changed = (kind: SandboxRecord['kind'], id: string, value: unknown) => changes.push({ kind, id, value: structuredClone(value) });
+  const saveWindow = (window: WindowTransaction) => changed('window', window.id, window);
+  const saveKey = (key: SandboxKey) => changed('key', key.billingKey, key);
+  const saveCharge = (record: Charge) => changed('charge', record.transactionId, record);
+  const useOrderId = (orderId: string) => {
+    orderIds.add(orderId);
+    changed('order', orderId, true);
+  };
 
-  function book(entry: Omit<LedgerEntry, 'seq' | 'at'>, at: Date): void {
-    entries.push({ ...entry, seq: entries.length + 1, at: at.toISOString() });
+  function book(entry: Omit<LedgerEntry, 'seq' | 'at'>, at: Date): LedgerEntry {
+    const booked = { ...entry, seq: entries.length + 1, at: at.toISOString() };
+    entries.push(booked);
+    changed('ledger', booked.transactionId, booked);
+    return booked;
   }
 
-  function charge(operation: GatewayOperationName, method: PaymentMethod, amount: number, orderId: string | undefined, at: Date) {
+  function charge(operation: GatewayOperationName, method: PaymentMethod, amount: number, orderId: string | undefined, at: Date, verification = false) {
     const transactionId = randomId('T', 18);
-    charges.set(transactionId, { transactionId, method, merchantId, amount, remaining: amount, at, orderId });
-    book({ type: 'CHARGE', operation, method, merchantId, orderId, transactionId, amount }, at);
+    const record = { transactionId, method, merchantId, amount, remaining: verification ? 0 : amount, at, orderId };
+    charges.set(transactionId, record);
+    saveCharge(record);
+    book({ type: 'CHARGE', operation, method, merchantId, orderId, transactionId, amount, ...(verification ? { verification } : {}) }, at);
     return transactionId;
   }
 
@@ -216,6 +263,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       reject(400, 'EXPIRED_TRANSACTION', 'the authentication has expired');
     }
     window.usedBy = use;
+    saveWindow(window);
     return window;
   }
 
@@ -226,7 +274,9 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     authorizeWindow(terms) {
       if (terms.merchantId !== merchantId) reject(400, 'INVALID_MERCHANT', 'merchantId does not match this sandbox');
       const id = randomId('W', 18);
-      windows.set(id, { id, terms, createdAt: now() });
+      const window = { id, terms, createdAt: now() };
+      windows.set(id, window);
+      saveWindow(window);
       return id;
     },
 
@@ -248,19 +298,18 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       let transactionId: string;
       if (terms.issueKeyOnly) {
         // The 100-unit check is charged and cancelled at once: nothing stays charged.
-        transactionId = charge('ISSUE_KEY', method, VERIFICATION_AMOUNT, terms.orderId, at);
-        entries[entries.length - 1]!.verification = true;
-        charges.get(transactionId)!.remaining = 0;
+        transactionId = charge('ISSUE_KEY', method, VERIFICATION_AMOUNT, terms.orderId, at, true);
         book({ type: 'CANCEL', operation: 'ISSUE_KEY', method, merchantId, orderId: terms.orderId, transactionId: randomId('C', 18), originalTransactionId: transactionId, amount: VERIFICATION_AMOUNT, verification: true }, at);
       } else {
         transactionId = charge('ISSUE_KEY', method, terms.amount, terms.orderId, at);
-        orderIds.add(terms.orderId);
+        useOrderId(terms.orderId);
       }
       if (method === 'MOBILE') {
         key.carrier = CARRIERS[terms.userId.length % CARRIERS.length];
         key.chain = { transactionId, amount: terms.amount, at };
       }
       keys.set(billingKey, key);
+      saveKey(key);
       const response: Record<string, unknown> = {
         code: 'SUCCESS',
         message: 'The billing key was issued',
@@ -337,7 +386,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
         }
       }
       const transactionId = charge('BILLING_CONFIRM', key.method, amount, orderId, at);
-      orderIds.add(orderId);
+      useOrderId(orderId);
       const response: Record<string, unknown> = {
         code: 'SUCCESS',
         message: 'The payment was approved',
@@ -348,6 +397,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       };
       if (key.method === 'MOBILE') {
         key.chain = { transactionId, amount, at };
+        saveKey(key);
         // The interface's example names this field phoneNumber, its table userPhoneNumber; clients accept both.
         response.phoneNumber = key.phoneNumber;
         response.carrier = key.carrier;
@@ -376,6 +426,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
         }
       }
       original.remaining -= amount;
+      saveCharge(original);
       const transactionId = randomId('C', 18);
       book(
         { type: 'CANCEL', operation: 'CANCEL', method: original.method, merchantId, orderId: original.orderId, transactionId, originalTransactionId: original.transactionId, amount },
@@ -396,7 +447,9 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     mintCardKeys(userIds) {
       return userIds.map((userId) => {
         const billingKey = randomId('BK', 20);
-        keys.set(billingKey, { billingKey, method: 'CARD', merchantId, userId, phoneNumber: '01000000000' });
+        const key: SandboxKey = { billingKey, method: 'CARD', merchantId, userId, phoneNumber: '01000000000' };
+        keys.set(billingKey, key);
+        saveKey(key);
         return { billingKey, userId };
       });
     },
@@ -441,6 +494,13 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       orderIds = new Set();
       entries = [];
       faultQueue = [];
+      changes = [];
+    },
+
+    takeChanges() {
+      const taken = changes;
+      changes = [];
+      return taken;
     },
   };
 }

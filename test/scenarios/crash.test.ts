@@ -82,12 +82,17 @@ describe('a replica killed mid-call', () => {
 
     const first = await startReplica();
     const pass = runPass(first.port).catch(() => undefined); // the connection dies with the process
-    await waitFor('calls in flight', async () => (await db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) >= CONCURRENCY);
+    // Killed once CONCURRENCY calls have reached the sandbox (each took one use of the fault): no further call can
+    // start while those are held, so every attempt in flight at the kill was received. An attempt written but not
+    // yet sent would be UNKNOWN too, but never booked, and this test counts bookings.
+    const received = async () => SUBSCRIPTIONS - ((await (await fetch(`${sandbox.url}/_control/faults`)).json()) as { faults: Array<{ count: number }> }).faults.reduce((n, f) => n + f.count, 0);
+    await waitFor('calls in flight', async () => (await db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) >= CONCURRENCY && (await received()) >= CONCURRENCY);
     first.running.child.kill('SIGKILL');
     await first.running.exit;
     await pass;
     const inFlightAtKill = await db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } });
     expect(inFlightAtKill).toBeGreaterThanOrEqual(CONCURRENCY);
+    expect(await received()).toBe(inFlightAtKill);
     expect(await db.paymentAttempt.count({ where: { status: { not: 'IN_FLIGHT' } } })).toBe(0);
 
     // The sandbox books the held calls after the process is gone.
