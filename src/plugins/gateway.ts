@@ -12,7 +12,7 @@ import type { GatewayClient } from '../gateway/types.ts';
 import { instrumentGateway } from './metrics.ts';
 import { createSandboxState, type SandboxState } from '../sandbox/sandbox.state.ts';
 import { sandboxRoutes } from '../sandbox/sandbox.routes.ts';
-import { openSandboxStore } from '../sandbox/sandbox.store.ts';
+import { createSandboxStore } from '../sandbox/sandbox.store.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -35,8 +35,8 @@ async function gatewayPlugin(app: FastifyInstance) {
     baseUrl = config.gateway.baseUrl;
   } else {
     // The sandbox remembers what it issued across restarts, in the service's database (its own schema).
-    const store = await openSandboxStore(app.db);
-    sandbox = createSandboxState({ clock: app.clock, merchantId, records: await store.load() });
+    sandbox = createSandboxState({ clock: app.clock, merchantId });
+    const store = createSandboxStore(app.db, sandbox);
     await app.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
     const privateSandbox = Fastify({ loggerInstance: app.log.child({ component: 'sandbox' }) });
     await privateSandbox.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });

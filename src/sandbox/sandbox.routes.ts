@@ -101,6 +101,8 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     const changes = state.takeChanges();
     if (store) await store.save(changes);
   };
+  // Nothing is served before what was kept is back in memory.
+  if (store) app.addHook('onRequest', async () => store.ready());
   const expectedAuthorization = basicAuthorization(options.secretKey);
   const held = new Set<Socket>();
 

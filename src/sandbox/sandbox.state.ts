@@ -2,8 +2,8 @@
 // sandbox knows lives here: hosted-window transactions, billing keys with their MOBILE chain, booked charges,
 // the ledger of money moved, and queued faults. HTTP lives in sandbox.routes.ts.
 // Every operation is synchronous over these maps; what it changed is collected as records (takeChanges) that a
-// store can keep (sandbox.store.ts keeps them in PostgreSQL for the mounted sandbox), and a state can start from
-// the records kept before (`records`), so the sandbox remembers keys, chains and charges across restarts like
+// store can keep (sandbox.store.ts keeps them in PostgreSQL for the mounted sandbox), and a state can be restored
+// from the records kept before (`restore`), so the sandbox remembers keys, chains and charges across restarts like
 // the real gateway. Faults are test controls, not gateway state, and are not kept.
 import { randomBytes } from 'node:crypto';
 import {
@@ -187,6 +187,8 @@ export interface SandboxState {
   faults(): Fault[];
   clearFaults(): number;
   reset(): void;
+  /** Adds what a store kept before (a state is restored once, before it serves). */
+  restore(records: SandboxRecord[]): void;
   /** What operations changed since the last call, in order (to be kept by a store). */
   takeChanges(): SandboxRecord[];
 }
@@ -198,7 +200,7 @@ const reviveDates = <T>(value: T, fields: string[]): T => {
   return copy as T;
 };
 
-export function createSandboxState(options: { clock: Clock; merchantId: string; records?: SandboxRecord[] }): SandboxState {
+export function createSandboxState(options: { clock: Clock; merchantId: string }): SandboxState {
   const { clock, merchantId } = options;
   let windows = new Map<string, WindowTransaction>();
   let keys = new Map<string, SandboxKey>();
@@ -208,19 +210,6 @@ export function createSandboxState(options: { clock: Clock; merchantId: string; 
   let faultQueue: Fault[] = [];
   let faultSeq = 0;
   let changes: SandboxRecord[] = [];
-
-  for (const record of options.records ?? []) {
-    if (record.kind === 'window') windows.set(record.id, reviveDates(record.value as WindowTransaction, ['createdAt']));
-    else if (record.kind === 'key') {
-      const key = record.value as SandboxKey;
-      keys.set(record.id, key.chain ? { ...key, chain: reviveDates(key.chain, ['at']) } : key);
-    } else if (record.kind === 'charge') charges.set(record.id, reviveDates(record.value as Charge, ['at']));
-    else if (record.kind === 'order') orderIds.add(record.id);
-    else entries.push(record.value as LedgerEntry);
-  }
-  // In booking order; numbered afresh, since two sandboxes that once shared a database may both have used a number.
-  entries.sort((a, b) => a.seq - b.seq || a.at.localeCompare(b.at));
-  entries.forEach((entry, index) => (entry.seq = index + 1));
 
   const now = () => clock.now();
   const changed = (kind: SandboxRecord['kind'], id: string, value: unknown) => changes.push({ kind, id, value: structuredClone(value) });
@@ -495,6 +484,21 @@ export function createSandboxState(options: { clock: Clock; merchantId: string; 
       entries = [];
       faultQueue = [];
       changes = [];
+    },
+
+    restore(records) {
+      for (const record of records) {
+        if (record.kind === 'window') windows.set(record.id, reviveDates(record.value as WindowTransaction, ['createdAt']));
+        else if (record.kind === 'key') {
+          const key = record.value as SandboxKey;
+          keys.set(record.id, key.chain ? { ...key, chain: reviveDates(key.chain, ['at']) } : key);
+        } else if (record.kind === 'charge') charges.set(record.id, reviveDates(record.value as Charge, ['at']));
+        else if (record.kind === 'order') orderIds.add(record.id);
+        else entries.push(record.value as LedgerEntry);
+      }
+      // In booking order; numbered afresh, since two sandboxes that once shared a database may both have used a number.
+      entries.sort((a, b) => a.seq - b.seq || a.at.localeCompare(b.at));
+      entries.forEach((entry, index) => (entry.seq = index + 1));
     },
 
     takeChanges() {

@@ -2,13 +2,16 @@
 // the ledger survive a restart of `npm start` the way the real gateway's would. Its own schema (`sandbox`), created
 // here and never part of the service's migrations: the sandbox is not the service. Memory serves the sandbox's
 // calls (sandbox.state.ts); every change is written here, in order, before the call is answered.
+// The state is restored at the first call, not when the app is built, so that the app starts (and /ready says
+// why it is not ready) while the database is down; a failed restore is tried again at the next call.
 // One sandbox per database at a time: two processes mounting sandboxes on one database each keep their own
 // memory, and see each other's keys only after a restart.
 import type { Db } from '../db/prisma.ts';
-import type { SandboxRecord } from './sandbox.state.ts';
+import type { SandboxRecord, SandboxState } from './sandbox.state.ts';
 
 export interface SandboxStore {
-  load(): Promise<SandboxRecord[]>;
+  /** Resolves once the state holds what was kept (once per process; retried after a failure). */
+  ready(): Promise<void>;
   save(records: SandboxRecord[]): Promise<void>;
   clear(): Promise<void>;
 }
@@ -16,46 +19,47 @@ export interface SandboxStore {
 // Any fixed number: it only keeps two processes from creating the schema at once.
 const DDL_LOCK = 7_263_001;
 
-export async function openSandboxStore(db: Db): Promise<SandboxStore> {
-  await db.$transaction([
-    db.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${DDL_LOCK})`),
-    db.$executeRawUnsafe('CREATE SCHEMA IF NOT EXISTS sandbox'),
-    db.$executeRawUnsafe(
-      `CREATE TABLE IF NOT EXISTS sandbox.records (
-         kind text NOT NULL, id text NOT NULL, value jsonb NOT NULL, written_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-         PRIMARY KEY (kind, id))`,
-    ),
-  ]);
+export function createSandboxStore(db: Db, state: SandboxState): SandboxStore {
+  let restored: Promise<void> | undefined;
+  async function restore(): Promise<void> {
+    await db.$transaction([
+      db.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${DDL_LOCK})`),
+      db.$executeRawUnsafe('CREATE SCHEMA IF NOT EXISTS sandbox'),
+      db.$executeRawUnsafe('CREATE TABLE IF NOT EXISTS sandbox.records (kind text NOT NULL, id text NOT NULL, value jsonb NOT NULL, PRIMARY KEY (kind, id))'),
+    ]);
+    state.restore(await db.$queryRawUnsafe<SandboxRecord[]>('SELECT kind, id, value FROM sandbox.records'));
+  }
 
   // Writes are chained so that two changes of one record land in the order they were made.
   let queue: Promise<unknown> = Promise.resolve();
-  const inOrder = <T>(write: () => Promise<T>): Promise<T> => {
-    const next = queue.then(write, write);
+  const inOrder = (write: () => Promise<unknown>): Promise<void> => {
+    const next = queue.then(write, write).then(() => undefined);
     queue = next.catch(() => undefined);
     return next;
   };
 
   return {
-    async load() {
-      return db.$queryRawUnsafe<SandboxRecord[]>('SELECT kind, id, value FROM sandbox.records');
+    ready() {
+      restored ??= restore();
+      restored.catch(() => (restored = undefined));
+      return restored;
     },
     save(records) {
       if (records.length === 0) return Promise.resolve();
-      return inOrder(async () => {
-        await db.$executeRawUnsafe(
+      return inOrder(() =>
+        // The last change of each record wins (a batch may hold two changes of one key).
+        db.$executeRawUnsafe(
           `INSERT INTO sandbox.records (kind, id, value)
            SELECT DISTINCT ON (r.kind, r.id) r.kind, r.id, r.value
            FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (kind text, id text, value jsonb)) WITH ORDINALITY AS r(kind, id, value, n)
            ORDER BY r.kind, r.id, n DESC
-           ON CONFLICT (kind, id) DO UPDATE SET value = EXCLUDED.value, written_at = clock_timestamp()`,
+           ON CONFLICT (kind, id) DO UPDATE SET value = EXCLUDED.value`,
           JSON.stringify(records),
-        );
-      });
+        ),
+      );
     },
     clear() {
-      return inOrder(async () => {
-        await db.$executeRawUnsafe('DELETE FROM sandbox.records');
-      });
+      return inOrder(() => db.$executeRawUnsafe('DELETE FROM sandbox.records'));
     },
   };
 }

@@ -1,0 +1,45 @@
+// The deployment files and the README name every variable the service reads (src/config.ts's EnvSchema), so an
+// operator who follows any of them can set everything, and nothing is silently dropped by docker compose.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EnvSchema } from '../src/config.ts';
+import { ROOT } from './helpers/process.ts';
+
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+const VARIABLES = Object.keys(EnvSchema.properties);
+
+/** The `environment:` block of the app service in docker-compose.yml: variable → value. */
+function composeAppEnvironment(): Map<string, string> {
+  const lines = read('docker-compose.yml').split('\n');
+  const app = lines.findIndex((line) => line === '  app:');
+  const start = lines.findIndex((line, index) => index > app && line === '    environment:');
+  const environment = new Map<string, string>();
+  for (const line of lines.slice(start + 1)) {
+    const match = /^ {6}([A-Z_]+): (.*)$/.exec(line);
+    if (!match) break;
+    environment.set(match[1]!, match[2]!);
+  }
+  return environment;
+}
+
+describe('every variable of the service', () => {
+  it.each(VARIABLES)('%s is in the README, .env.example and docker-compose.yml', (name) => {
+    expect(read('README.md')).toMatch(new RegExp(`\\|[^|\\n]*\`${name}\``));
+    expect(read('.env.example')).toMatch(new RegExp(`^${name}=`, 'm'));
+    expect(composeAppEnvironment().has(name), 'docker-compose.yml').toBe(true);
+  });
+
+  it('docker compose has no default database password and waits at least the drain on stop', () => {
+    const compose = read('docker-compose.yml');
+    expect(compose).toMatch(/POSTGRES_PASSWORD: \$\{POSTGRES_PASSWORD:\?/);
+    expect(compose).not.toMatch(/POSTGRES_PASSWORD:-/);
+    const grace = /stop_grace_period: (\d+)s/.exec(compose);
+    // The default drain is PAYMENT_TIMEOUT_MS (30 s) + 5 s, then at most 10 s to close (src/server.ts).
+    expect(Number(grace?.[1])).toBeGreaterThanOrEqual(45);
+  });
+
+  it('the README links nothing outside the repository', () => {
+    expect(read('README.md')).not.toMatch(/\.\.\/shared|\]\(\.\.\//);
+  });
+});
