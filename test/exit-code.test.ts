@@ -13,17 +13,20 @@ function runVitest(dir: string): Promise<{ code: number | null; output: string }
   delete env.VITEST;
   delete env.VITEST_WORKER_ID;
   delete env.VITEST_POOL_ID;
+  // Plain text to read, whatever this run's terminal was (CI sets CI=true, which turns colours on).
+  delete env.FORCE_COLOR;
+  env.NO_COLOR = '1';
   const vitest = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
   return new Promise((resolve) => {
     let output = '';
-    const child = spawn(process.execPath, [vitest, 'run', '--config', 'test/vitest.config.ts', '--dir', dir, '--reporter', 'default', '--color=false'], {
+    const child = spawn(process.execPath, [vitest, 'run', '--config', 'test/vitest.config.ts', '--dir', dir, '--reporter', 'default'], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('exit', (code) => resolve({ code, output }));
+    child.on('exit', (code) => resolve({ code, output: output.replace(/\x1b\[[0-9;]*m/g, '') }));
   });
 }
 

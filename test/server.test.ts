@@ -129,6 +129,18 @@ describe('server process', () => {
     expect(server.output()).toMatch(/DATABASE_URL/);
   });
 
+  it('a malformed DATABASE_URL stops the process with one line naming it, without repeating the value', async () => {
+    const server = run('src/server.ts', { DATABASE_URL: 'postgres//billing:hunter2-secret@db/billing' });
+    expect(await server.exit).toBe(1);
+    const lines = server.output().trim().split('\n');
+    expect(lines).toEqual([expect.stringMatching(/^Configuration error: DATABASE_URL: not a PostgreSQL connection string/)]);
+    expect(server.output()).not.toContain('hunter2');
+  });
+
+  it('runs on the Node major production runs on (24 or later), as npm scripts bring it', () => {
+    expect(Number(process.versions.node.split('.')[0])).toBeGreaterThanOrEqual(24);
+  });
+
   it('npm run sandbox serves the sandbox gateway alone on SANDBOX_PORT and exits 0 on SIGTERM', async () => {
     const port = await freePort();
     const sandbox = run('src/sandbox/server.ts', { SANDBOX_PORT: String(port), HOST: '127.0.0.1' });
