@@ -297,6 +297,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     confirmPayment(input) {
       const body = { method: input.method, transactionId: input.transactionId, merchantId: options.merchantId, amount: String(input.amount) };
       return call('CONFIRM_PAYMENT', '/payments/confirm', CONFIRM_PAYMENT_REQUEST, body, {
+        orderId: input.expectedOrderId,
         amount: input.amount,
         requireTransactionId: true,
       });

@@ -64,6 +64,8 @@ export interface ConfirmPaymentInput {
   method: PaymentMethod;
   transactionId: string;
   amount: number;
+  /** The order's own orderId: an approval answering another orderId or amount is UNKNOWN. */
+  expectedOrderId?: string;
 }
 
 export interface IssueBillingKeyInput {

@@ -43,3 +43,6 @@ export function codesByStatus(...errors: FastifyErrorConstructor[]): Record<numb
   }
   return byStatus;
 }
+
+/** Prisma's unique-constraint violation: another writer got there first. */
+export const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === 'P2002';

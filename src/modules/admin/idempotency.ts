@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/prisma.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Type } from 'typebox';
-import { defineError, IDEMPOTENCY_KEY_HEADER, isExposed } from '../../lib/errors.ts';
+import { defineError, IDEMPOTENCY_KEY_HEADER, isExposed, isUniqueViolation } from '../../lib/errors.ts';
 import { errorBody } from '../../plugins/error-handler.ts';
 export const IdempotencyKeyReusedError = defineError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request', 409);
 export const IdempotencyInProgressError = defineError('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still running', 409);
@@ -40,7 +40,6 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-const isUniqueViolation = (error: unknown) => (error as { code?: string })?.code === 'P2002';
 
 export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }) {
   const { db, clock } = deps;

@@ -1,5 +1,6 @@
 // What a browser route answers (DESIGN.md §5 "Browser route failures"): a success with ids, or a failure with a
 // stable code. The routes turn it into a 303 redirect or, with Accept: application/json, a JSON answer.
+import type { Db } from '../../db/prisma.ts';
 export type CheckoutFailureCode =
   | 'INVALID_STATE'
   | 'STATE_EXPIRED'
@@ -78,3 +79,26 @@ export function precheckRedirect(
   }
   return undefined;
 }
+
+/**
+ * A window transaction belongs to one checkout. When another registration or order already holds this one, the
+ * redirect carries someone else's transaction: sending it again proves nothing (the gateway refuses a used
+ * transaction, even when the first use charged the customer), so nothing is sent, and the checkout waits for an
+ * operator (issue #12). The unique indexes on both tables' transactionId catch two redirects racing.
+ */
+export async function transactionHeldElsewhere(
+  db: Pick<Db, 'registration' | 'order'>,
+  transactionId: string,
+  self: { registrationId?: string; orderId?: string },
+): Promise<boolean> {
+  const [registration, order] = await Promise.all([
+    db.registration.findFirst({ where: { transactionId, id: { not: self.registrationId } }, select: { id: true } }),
+    db.order.findFirst({ where: { transactionId, id: { not: self.orderId } }, select: { id: true } }),
+  ]);
+  return registration !== null || order !== null;
+}
+
+export const TRANSACTION_ELSEWHERE = {
+  code: 'TRANSACTION_ELSEWHERE',
+  message: 'This transaction was already sent for another checkout; an operator will resolve it',
+} as const;

@@ -6,9 +6,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../../lib/service-deps.ts';
-import { NotFoundError } from '../../lib/errors.ts';
+import { isUniqueViolation, NotFoundError } from '../../lib/errors.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
-import { failure, precheckRedirect, success, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { failure, precheckRedirect, success, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
 import type { RedirectInput } from '../registrations/registrations.service.ts';
 
@@ -141,13 +141,21 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     }
     const transactionId = input.transactionId!;
 
+    if (await transactionHeldElsewhere(db, transactionId, { orderId: row.id })) return holdForOperator(row);
     const leaseOwner = randomUUID();
-    const claim = await claimConfirmation(row, transactionId, leaseOwner, now);
+    let claim: Awaited<ReturnType<typeof claimConfirmation>>;
+    try {
+      claim = await claimConfirmation(row, transactionId, leaseOwner, now);
+    } catch (error) {
+      if (isUniqueViolation(error)) return holdForOperator(row);
+      throw error;
+    }
     if (!claim) {
       const final = await waitForLease(() => findByState(input.state!), (r) => r?.leaseOwner === null, config.gateway.timeoutMs + 5_000);
       return (final && settled(final)) ?? failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
     }
-    const result = await gateway.confirmPayment({ method: row.method, transactionId, amount: row.amount });
+    // An approval answering another orderId is someone else's payment: UNKNOWN, never this order's success.
+    const result = await gateway.confirmPayment({ method: row.method, transactionId, amount: row.amount, expectedOrderId: row.orderId });
     try {
       return await recordConfirmation(row, claim, result, leaseOwner);
     } catch (error) {
@@ -157,6 +165,16 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
       }
       throw error;
     }
+  }
+
+  /** Someone else's transaction reached this order: nothing is sent, an operator decides (see checkout.result.ts). */
+  async function holdForOperator(row: OrderRow): Promise<CheckoutResult> {
+    await db.order.updateMany({
+      where: { id: row.id, status: 'PENDING', leaseOwner: null },
+      data: { status: 'NEEDS_ATTENTION', failureCode: TRANSACTION_ELSEWHERE.code, failureMessage: TRANSACTION_ELSEWHERE.message },
+    });
+    log.warn({ orderId: row.id }, 'order redirect carried a transaction another checkout holds; waiting for an operator');
+    return failure('PAYMENT_OUTCOME_UNKNOWN', TRANSACTION_ELSEWHERE.message, { orderId: row.id, returnUrl: row.returnUrl });
   }
 
   async function claimConfirmation(row: OrderRow, transactionId: string, leaseOwner: string, now: Date) {

@@ -15,10 +15,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../../lib/service-deps.ts';
-import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { isUniqueViolation, NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
-import { failure, precheckRedirect, success, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { failure, precheckRedirect, success, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
 
@@ -185,8 +185,15 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     if (refused) return refused;
     const transactionId = input.transactionId!;
 
+    if (await transactionHeldElsewhere(db, transactionId, { registrationId: row.id })) return holdForOperator(row);
     const leaseOwner = randomUUID();
-    const claim = await claimIssuance(row, transactionId, leaseOwner, now);
+    let claim: Claim | undefined;
+    try {
+      claim = await claimIssuance(row, transactionId, leaseOwner, now);
+    } catch (error) {
+      if (isUniqueViolation(error)) return holdForOperator(row);
+      throw error;
+    }
     if (!claim) {
       // Another request holds the lease: wait for its answer and give the same one.
       const final = await waitForLease(() => findByState(input.state!), (r) => r?.leaseOwner === null, config.gateway.timeoutMs + 5_000);
@@ -208,6 +215,16 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       }
       throw error;
     }
+  }
+
+  /** Someone else's transaction reached this registration: nothing is sent, an operator decides (see checkout.result.ts). */
+  async function holdForOperator(row: RegistrationRow): Promise<CheckoutResult> {
+    await db.registration.updateMany({
+      where: { id: row.id, status: { in: ['PENDING', 'NEEDS_ATTENTION'] }, leaseOwner: null },
+      data: { status: 'NEEDS_ATTENTION', failureCode: TRANSACTION_ELSEWHERE.code, failureMessage: TRANSACTION_ELSEWHERE.message },
+    });
+    log.warn({ registrationId: row.id }, 'registration redirect carried a transaction another checkout holds; waiting for an operator');
+    return failure('PAYMENT_OUTCOME_UNKNOWN', TRANSACTION_ELSEWHERE.message, { registrationId: row.id, returnUrl: row.returnUrl });
   }
 
   /** A registration that is neither finished nor being worked on answers by its status. */
