@@ -1,8 +1,9 @@
-// Idempotency-Key on admin POST/PATCH (DESIGN.md §5): scope is method + path + key; the request (body and query)
-// is compared by hash. The same key with the same request answers the stored status and body without acting
-// again; with a different request it is 409 IDEMPOTENCY_KEY_REUSED; while the first is still running it is 409
-// IDEMPOTENCY_IN_PROGRESS. Records are kept for 24 hours. Coded errors are stored like successes (a replay of a
-// declined charge is the same decline); an unexpected failure removes the record so the key can be retried.
+// Idempotency-Key on admin POST/PATCH (DESIGN.md §5): scope is method + route + canonical resource id + key; the
+// request (body and query) is compared by hash. The same key with the same request answers the stored status and
+// body without acting again; with a different request it is 409 IDEMPOTENCY_KEY_REUSED; while the first is still
+// running it is 409 IDEMPOTENCY_IN_PROGRESS. Records are kept for 24 hours. Coded errors are stored like successes
+// (a replay of a declined charge is the same decline); an unexpected failure removes the record so the key can be
+// retried.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/prisma.ts';
@@ -28,6 +29,16 @@ export function idempotencyHeaders(required: boolean) {
 export interface Outcome<T = unknown> {
   statusCode: number;
   body: T;
+}
+
+/**
+ * Method + route + canonical resource id: the same key on `/payments/<ID>/cancel` with the id in upper case is the
+ * same request (PostgreSQL compares UUIDs case-insensitively, so it would act on the same row).
+ */
+function idempotencyScope(request: FastifyRequest): string {
+  const id = (request.params as { id?: unknown } | undefined)?.id;
+  const resource = typeof id === 'string' ? id.toLowerCase() : '';
+  return `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]} ${resource}`.trimEnd();
 }
 
 /** JSON with object keys sorted, so {a, b} and {b, a} hash alike. */
@@ -80,7 +91,7 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
       reply.status(outcome.statusCode);
       return outcome.body;
     }
-    const scope = `${request.method} ${request.url.split('?')[0]}`;
+    const scope = idempotencyScope(request);
     const requestHash = createHash('sha256').update(canonical({ query: request.query, body: request.body })).digest('hex');
     const claimed = await claim(scope, key, requestHash);
     if ('replay' in claimed) {
