@@ -19,6 +19,8 @@ import gatewayPlugin from './plugins/gateway.ts';
 import authPlugin from './plugins/auth.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
 import { createKeyring } from './lib/crypto.ts';
+import { ValidationError } from './lib/errors.ts';
+import { containsNul } from './lib/input.ts';
 import { checkoutRoutes } from './modules/checkout/checkout.routes.ts';
 import { createRegistrationsService } from './modules/registrations/registrations.service.ts';
 import { registrationsRoutes } from './modules/registrations/registrations.routes.ts';
@@ -100,6 +102,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('redactor', redactor);
 
   await app.register(errorHandler);
+  app.addHook('preValidation', async (request) => {
+    if (containsNul(request.body) || containsNul(request.query) || containsNul(request.params)) {
+      throw new ValidationError('strings must not contain NUL characters');
+    }
+  });
   await app.register(authPlugin);
   await app.register(docsPlugin);
   await app.register(dbPlugin, { connectionString: config.databaseUrl });

@@ -1,6 +1,7 @@
 // Keyset pagination (DESIGN.md §5 "Lists are {items, nextCursor}"): newest first by (createdAt, id); the cursor is
 // the last item's key, opaque to clients.
 import { ValidationError } from './errors.ts';
+import { isStorableInstant, isUuid } from './input.ts';
 
 export interface PageKey {
   createdAt: Date;
@@ -16,7 +17,7 @@ export function decodeCursor(cursor: string | undefined): PageKey | undefined {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
     const date = new Date(createdAt);
-    if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !/^[0-9a-f-]{36}$/.test(id)) throw new Error('bad cursor');
+    if (!isStorableInstant(date) || !isUuid(id)) throw new Error('bad cursor');
     return { createdAt: date, id };
   } catch {
     throw new ValidationError('cursor is not valid');

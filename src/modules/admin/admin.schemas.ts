@@ -1,6 +1,6 @@
 // Admin route shapes (DESIGN.md §5 "Admin routes").
 import { Type } from 'typebox';
-import { Amount, Cursor, Limit, Method } from '../checkout/checkout.schemas.ts';
+import { Amount, Cursor, Instant, Limit, Method, Uuid } from '../checkout/checkout.schemas.ts';
 import { SubscriptionStatus } from '../subscriptions/subscriptions.schemas.ts';
 import { PaymentStatus } from '../payments/payments.schemas.ts';
 
@@ -21,7 +21,7 @@ export const ClockResponse = Type.Object({
 
 export const SetClockBody = Type.Object(
   {
-    now: Type.String({ format: 'date-time', description: 'ISO-8601 instant the simulated clock is set to' }),
+    now: Type.String({ ...Instant, description: 'ISO-8601 instant the simulated clock is set to' }),
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
   },
   { additionalProperties: false },
@@ -30,8 +30,6 @@ export const SetClockBody = Type.Object(
 
 /** Every admin action says why; the reason goes to the audit trail (and to the gateway for a refund). */
 export const Reason = Type.String({ minLength: 1, maxLength: 500 });
-const Instant = Type.String({ format: 'date-time' });
-const Uuid = Type.String({ pattern: '^[0-9a-fA-F-]{36}$' });
 
 export const ReasonBody = Type.Object({ reason: Reason }, { additionalProperties: false });
 export const AdminCancelBody = Type.Object({ reason: Reason, atPeriodEnd: Type.Optional(Type.Boolean()) }, { additionalProperties: false });

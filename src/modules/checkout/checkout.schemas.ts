@@ -1,9 +1,12 @@
 // Shared TypeBox pieces of the merchant API and browser routes.
 import { Type } from 'typebox';
+import { INSTANT_PATTERN, UUID_PATTERN } from '../../lib/input.ts';
 
 export const Method = Type.Union([Type.Literal('CARD'), Type.Literal('MOBILE')]);
 export const Amount = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
-export const Uuid = Type.String({ pattern: '^[0-9a-fA-F-]{36}$' });
+export const Uuid = Type.String({ pattern: UUID_PATTERN });
+/** An ISO-8601 instant a client sends (filters, resolve's approvedAt). */
+export const Instant = Type.String({ format: 'date-time', pattern: INSTANT_PATTERN });
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const HttpUrl = Type.String({ pattern: '^https?://', maxLength: 2000 });
 export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 20 });
