@@ -303,7 +303,8 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
         code: 'SUCCESS',
         message: 'The billing key was issued',
         transactionId,
-        amount: String(terms.amount),
+        // A key-only registration answers the amount of its verification charge, as the charge it describes.
+        amount: String(terms.issueKeyOnly ? VERIFICATION_AMOUNT : terms.amount),
         transactionDateTime: formatGatewayDateTime(at),
         orderId: terms.orderId,
         issueKeyOnly: terms.issueKeyOnly,

@@ -204,7 +204,9 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       method: row.method,
       transactionId,
       expectedOrderId: row.orderId,
-      expectedAmount: row.amount,
+      // A key-only registration charged nothing that stays: the gateway may echo its verification amount (100)
+      // rather than ours, which is no mismatch. The orderId echo still ties the answer to this registration.
+      expectedAmount: row.issueKeyOnly ? undefined : row.amount,
     });
     try {
       return await recordIssuance(row, claim, result, leaseOwner);
