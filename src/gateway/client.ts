@@ -7,7 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'pino';
-import type { Redactor } from '../lib/redact.ts';
+import { redactorForCall, type Redactor } from '../lib/redact.ts';
 import { parseGatewayDateTime } from '../lib/calendar.ts';
 import {
   BILLING_CONFIRM_REQUEST,
@@ -270,7 +270,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     if (problems.length > 0) {
       result = { operation, outcome: 'NOT_SENT', reason: 'INVALID_REQUEST', detail: problems.join('; '), fields: { extra: {} } };
     } else {
-      result = classify(operation, await send(path, body), expect, options.redactor);
+      // Whatever the gateway answers is stored and shown: it never carries the key we sent or a phone number.
+      const redactor = redactorForCall(options.redactor, [typeof body.billingKey === 'string' ? body.billingKey : undefined, options.secretKey]);
+      result = classify(operation, await send(path, body), expect, redactor);
     }
     const durationMs = Math.round(performance.now() - started);
     if (result.fields.billingKey) options.redactor.addSecret(result.fields.billingKey);

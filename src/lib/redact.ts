@@ -91,6 +91,30 @@ export function createRedactor(initialSecrets: Array<string | undefined> = []): 
   };
 }
 
+/** Korean mobile and landline numbers as they appear in free text (010-1234-5678, 01012345678, 02 123 4567). */
+const PHONE_IN_TEXT = /(?<!\d)0\d{1,2}[-. ]?\d{3,4}[-. ]?\d{4}(?!\d)/g;
+
+/** Replaces phone numbers in free text (a gateway's message may quote the customer's). */
+export function scrubPhoneNumbers(text: string): string {
+  return text.replace(PHONE_IN_TEXT, REDACTED);
+}
+
+/**
+ * A redactor for one call: the shared one (known secrets, sensitive keys), then this call's own secrets (the billing
+ * key it sent, which the shared one may never have seen: keys issued by an earlier process) and phone numbers in
+ * any text.
+ */
+export function redactorForCall(shared: Redactor, callSecrets: Array<string | undefined>): Redactor {
+  const own = createRedactor(callSecrets);
+  const scrub = <T>(value: T): T => {
+    if (typeof value === 'string') return scrubPhoneNumbers(value) as T;
+    if (value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) return value.map(scrub) as T;
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, scrub(v)])) as T;
+  };
+  return { redact: (value) => scrub(own.redact(shared.redact(value))), addSecret: (secret) => shared.addSecret(secret) };
+}
+
 /** Masks a Korean phone number for display: 010-****-1234 (DESIGN.md §5). */
 export function maskPhoneNumber(phone: string | null | undefined): string | undefined {
   if (!phone) return undefined;
