@@ -2,7 +2,7 @@
 // gateway's answer) and by an operator resolving an UNKNOWN payment, so both move a subscription the same way.
 // Callers run these inside the transaction that fences the write (lease, or the payment still being UNKNOWN).
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { cycleDueAt } from '../../lib/calendar.ts';
+import { cycleContaining, cycleDueAt } from '../../lib/calendar.ts';
 import { intervalOf, mobileDueAt, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 
@@ -23,8 +23,9 @@ export interface SuccessInput {
 }
 
 /**
- * The payment SUCCEEDED; the subscription moves to the next cycle: CARD on its anchor, MOBILE one month after this
- * success, whose transactionId becomes the chain head in this same transaction (rule 6).
+ * The payment SUCCEEDED; the subscription moves to the next cycle: CARD on its anchor (past the period that contains
+ * the payment), MOBILE one month after this success, whose transactionId becomes the chain head in this same
+ * transaction (rule 6).
  */
 export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<void> {
   await tx.payment.update({
@@ -32,11 +33,17 @@ export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<v
     data: { status: 'SUCCEEDED', transactionId: input.transactionId, approvedAt: input.approvedAt, failureCode: null, failureMessage: null, attentionReason: null, nextRetryAt: null },
   });
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
-  const nextCycle = input.cycle + 1;
+  // Rule 10 for a late payment too: a CARD cycle paid after later periods began (a retry after downtime) covers the
+  // period that contains the payment, and the periods it spans are not charged again in the next ticks.
+  const covered = sub.method === 'CARD' ? cycleContaining(sub.anchorAt, intervalOf(sub), input.approvedAt, input.timezone, input.cycle) : input.cycle;
+  const nextCycle = covered + 1;
   const period =
     sub.method === 'MOBILE'
       ? { start: input.approvedAt, end: mobileDueAt(input.approvedAt, input.timezone) }
-      : { start: input.dueAt, end: cycleDueAt(sub.anchorAt, intervalOf(sub), nextCycle, input.timezone) };
+      : {
+          start: covered === input.cycle ? input.dueAt : cycleDueAt(sub.anchorAt, intervalOf(sub), covered, input.timezone),
+          end: cycleDueAt(sub.anchorAt, intervalOf(sub), nextCycle, input.timezone),
+        };
   await tx.subscription.update({
     where: { id: sub.id },
     data: {
