@@ -32,7 +32,7 @@ import { createOrdersService } from './modules/orders/orders.service.ts';
 import { ordersRoutes } from './modules/orders/orders.routes.ts';
 import { createChargeService } from './modules/payments/charge.service.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
-import { createIdempotency } from './modules/admin/idempotency.ts';
+import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { createPaymentActions } from './modules/admin/payment-actions.service.ts';
 import { createSubscriptionActions } from './modules/admin/subscription-actions.service.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
@@ -121,6 +121,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const payments = createPaymentsService(deps);
   const orders = createOrdersService(deps);
   const charges = createChargeService(deps);
+  const idempotency = createIdempotency(deps);
   await app.register(schedulerPlugin, { charges });
 
   // Browser routes and pages: rate limited per client address, with security headers (CSP allows the pages'
@@ -149,9 +150,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           return typeof header === 'string' ? `token:${createHash('sha256').update(header).digest('hex').slice(0, 16)}` : `ip:${request.ip}`;
         },
       });
-      await api.register(ordersRoutes(orders));
-      await api.register(registrationsRoutes(registrations));
-      await api.register(subscriptionsRoutes(subscriptions));
+      await api.register(ordersRoutes(orders, idempotency));
+      await api.register(registrationsRoutes(registrations, idempotency));
+      await api.register(subscriptionsRoutes(subscriptions, idempotency));
       await api.register(paymentsRoutes(payments));
     },
     { prefix: '/api/v1' },
@@ -163,7 +164,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       charges,
       subscriptions: createSubscriptionActions({ ...deps, charges }),
       payments: createPaymentActions(deps),
-      idempotency: createIdempotency(deps),
+      idempotency,
     }),
     { prefix: '/admin' },
   );

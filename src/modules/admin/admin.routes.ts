@@ -25,7 +25,7 @@ import {
   ResolveBody,
   SetClockBody,
 } from './admin.schemas.ts';
-import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from './idempotency.ts';
+import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from './admin.errors.ts';
 import { writeAudit, type AuditInput } from './audit.ts';
 import { Type } from 'typebox';

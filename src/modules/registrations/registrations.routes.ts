@@ -3,15 +3,16 @@ import type { App } from '../../app.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';
 import { CreateRegistrationBody, RegistrationResponse } from './registrations.schemas.ts';
 import type { createRegistrationsService } from './registrations.service.ts';
+import { IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 
-export function registrationsRoutes(service: ReturnType<typeof createRegistrationsService>) {
+export function registrationsRoutes(service: ReturnType<typeof createRegistrationsService>, idempotency: Idempotency) {
   return async (app: App) => {
     app.addHook('onRequest', app.requireApiKey);
 
     app.post(
       '/registrations',
-      { schema: { operationId: 'createRegistration', summary: 'Create a registration: the parameters of the gateway’s window for a new subscription', tags: ['registrations'], body: CreateRegistrationBody, response: { 201: RegistrationResponse } } },
-      async (request, reply) => reply.status(201).send(await service.createRegistration(request.body)),
+      { schema: { operationId: 'createRegistration', summary: 'Create a registration: the parameters of the gateway’s window for a new subscription', tags: ['registrations'], headers: idempotencyHeaders(false), body: CreateRegistrationBody, response: { 201: RegistrationResponse }, errors: IDEMPOTENT_ERRORS } },
+      async (request, reply) => idempotency.run(request, reply, async () => ({ statusCode: 201, body: await service.createRegistration(request.body) })),
     );
 
     app.get(

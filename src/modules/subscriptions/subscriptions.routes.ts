@@ -1,11 +1,12 @@
 // Merchant API: subscriptions (DESIGN.md §5).
 import type { App } from '../../app.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
+import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';
 import { CancelSubscriptionBody, ListSubscriptionsQuery, SubscriptionList, SubscriptionResponse } from './subscriptions.schemas.ts';
 import { serializeSubscription, type createSubscriptionsService } from './subscriptions.service.ts';
 
-export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptionsService>) {
+export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptionsService>, idempotency: Idempotency) {
   return async (app: App) => {
     app.addHook('onRequest', app.requireApiKey);
 
@@ -26,14 +27,18 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
           summary: 'Cancel a subscription now or at the end of its period',
           tags: ['subscriptions'],
           params: IdParams,
+          headers: idempotencyHeaders(false),
           body: CancelSubscriptionBody,
           response: { 200: SubscriptionResponse },
-          errors: codesByStatus(StateConflictError),
+          errors: codesByStatus(StateConflictError, IdempotencyKeyReusedError, IdempotencyInProgressError),
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const body = (request.body ?? {}) as { atPeriodEnd?: boolean };
-        return serializeSubscription(await service.cancelSubscription(request.params.id, { atPeriodEnd: body.atPeriodEnd ?? false }));
+        return idempotency.run(request, reply, async () => ({
+          statusCode: 200,
+          body: serializeSubscription(await service.cancelSubscription(request.params.id, { atPeriodEnd: body.atPeriodEnd ?? false })),
+        }));
       },
     );
   };

@@ -1,20 +1,23 @@
-// Idempotency-Key on admin POST/PATCH (DESIGN.md §5): scope is method + route + canonical resource id + key; the
-// request (body and query) is compared by hash. The same key with the same request answers the stored status and
-// body without acting again; with a different request it is 409 IDEMPOTENCY_KEY_REUSED; while the first is still
-// running it is 409 IDEMPOTENCY_IN_PROGRESS. Records are kept for 24 hours. Coded errors are stored like successes
-// (a replay of a declined charge is the same decline); an unexpected failure removes the record so the key can be
-// retried.
+// Idempotency-Key on every admin POST/PATCH and merchant API POST (DESIGN.md §5), one mechanism for both: scope is
+// method + route + canonical resource id + key; the request (body and query) is compared by hash. The same key with
+// the same request answers the stored status and body without acting again; with a different request it is 409
+// IDEMPOTENCY_KEY_REUSED; while the first is still running it is 409 IDEMPOTENCY_IN_PROGRESS. Records are kept for
+// 24 hours. Coded errors are stored like successes (a replay of a declined charge is the same decline); an
+// unexpected failure removes the record so the key can be retried.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/prisma.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Type } from 'typebox';
-import { defineError, IDEMPOTENCY_KEY_HEADER, isExposed, isUniqueViolation } from '../../lib/errors.ts';
+import { codesByStatus, defineError, IDEMPOTENCY_KEY_HEADER, isExposed, isUniqueViolation } from '../../lib/errors.ts';
 import { errorBody } from '../../plugins/error-handler.ts';
 export const IdempotencyKeyReusedError = defineError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request', 409);
 export const IdempotencyInProgressError = defineError('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still running', 409);
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+
+/** What a route taking an Idempotency-Key can answer besides its own errors (for its documented `errors`). */
+export const IDEMPOTENT_ERRORS = codesByStatus(IdempotencyKeyReusedError, IdempotencyInProgressError);
 
 const IdempotencyKey = Type.String({ minLength: 1, maxLength: 200, description: 'replays of the same key answer the first result (kept 24 h)' });
 
