@@ -6,7 +6,6 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
@@ -138,18 +137,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       '/payments/fail': orders.handleFail,
     }));
   });
-  // The merchant API: rate limited per bearer token (a caller without one is limited by address).
+  // The merchant API and the admin routes: rate limited per valid token (a caller without one by address).
   await app.register(
     async (api) => {
       acceptJsonOnly(api);
-      await api.register(rateLimit, {
-        max: config.rateLimit.api,
-        timeWindow: 60_000,
-        keyGenerator: (request) => {
-          const header = request.headers.authorization;
-          return typeof header === 'string' ? `token:${createHash('sha256').update(header).digest('hex').slice(0, 16)}` : `ip:${request.ip}`;
-        },
-      });
+      await api.register(rateLimit, { max: config.rateLimit.api, timeWindow: 60_000, keyGenerator: app.rateLimitKey('api') });
       await api.register(ordersRoutes(orders, idempotency));
       await api.register(registrationsRoutes(registrations, idempotency));
       await api.register(subscriptionsRoutes(subscriptions, idempotency));
@@ -159,6 +151,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   await app.register(async (admin) => {
     acceptJsonOnly(admin);
+    await admin.register(rateLimit, { max: config.rateLimit.admin, timeWindow: 60_000, keyGenerator: app.rateLimitKey('admin') });
     await admin.register(
     adminRoutes({
       charges,

@@ -44,6 +44,8 @@ export const EnvSchema = Type.Object({
   SANDBOX_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3100 }),
   RATE_LIMIT_BROWSER: Type.Integer({ minimum: 1, default: 60 }),
   RATE_LIMIT_API: Type.Integer({ minimum: 1, default: 1200 }),
+  RATE_LIMIT_ADMIN: Type.Integer({ minimum: 1, default: 600 }),
+  RATE_LIMIT_AUTH_FAILURES: Type.Integer({ minimum: 1, default: 20 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -99,8 +101,11 @@ export interface Config {
   amountMax: { CARD: number | undefined; MOBILE: number | undefined };
   embeddedDbPort: number;
   sandboxPort: number;
-  /** Requests per minute: browser routes per client address, the merchant API per token. */
-  rateLimit: { browser: number; api: number };
+  /**
+   * Requests per minute: browser routes per client address, the merchant API and the admin routes per token, and
+   * failed authentications per client address (whatever the token) before that address is refused for the minute.
+   */
+  rateLimit: { browser: number; api: number; admin: number; authFailures: number };
   logLevel: string;
 }
 
@@ -320,7 +325,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     amountMax: { CARD: env.AMOUNT_MAX_CARD, MOBILE: env.AMOUNT_MAX_MOBILE },
     embeddedDbPort: env.EMBEDDED_DB_PORT,
     sandboxPort: env.SANDBOX_PORT,
-    rateLimit: { browser: env.RATE_LIMIT_BROWSER, api: env.RATE_LIMIT_API },
+    rateLimit: { browser: env.RATE_LIMIT_BROWSER, api: env.RATE_LIMIT_API, admin: env.RATE_LIMIT_ADMIN, authFailures: env.RATE_LIMIT_AUTH_FAILURES },
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -5,7 +5,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { UnauthorizedError } from '../lib/errors.ts';
+import { defineError, UnauthorizedError } from '../lib/errors.ts';
+
+export const TooManyAuthFailuresError = defineError('RATE_LIMITED', 'Too many failed authentications from this address; try again in a minute', 429);
 
 export type TokenKind = 'api' | 'admin' | 'metrics';
 
@@ -16,6 +18,8 @@ declare module 'fastify' {
     /** Guards of /metrics and /docs: a no-op unless config.protectInternalRoutes. */
     requireMetricsReader: (request: FastifyRequest) => Promise<void>;
     requireDocsReader: (request: FastifyRequest) => Promise<void>;
+    /** The rate-limit bucket of a request: its token when it is a valid one of `kind`, else its client address. */
+    rateLimitKey: (kind: TokenKind) => (request: FastifyRequest) => string;
   }
   interface FastifyRequest {
     /** Who called: the token kind and a short fingerprint of the token (never the token). */
@@ -52,10 +56,18 @@ async function authPlugin(app: FastifyInstance) {
   };
   const names = app.config.adminTokenNames;
 
+  const failures = createFailureCounter(app.config.rateLimit.authFailures, 60_000);
+  const kindOf = (token: string | undefined, kinds: TokenKind[]) => (token === undefined ? undefined : kinds.find((k) => matchesAny(token, tokens[k])));
+
   const guard = (kinds: TokenKind[]) => async (request: FastifyRequest) => {
+    // An address that keeps failing is refused whatever token it tries next: guessing costs a minute per few tries.
+    if (failures.exceeded(request.ip)) throw new TooManyAuthFailuresError();
     const token = bearer(request);
-    const kind = token === undefined ? undefined : kinds.find((k) => matchesAny(token, tokens[k]));
-    if (!token || !kind) throw new UnauthorizedError();
+    const kind = kindOf(token, kinds);
+    if (!token || !kind) {
+      failures.record(request.ip);
+      throw new UnauthorizedError();
+    }
     request.principal = { kind, fingerprint: fingerprint(token), name: kind === 'admin' ? names[token] : undefined };
   };
   const open = async () => {};
@@ -65,6 +77,36 @@ async function authPlugin(app: FastifyInstance) {
   app.decorate('requireAdminToken', guard(['admin']));
   app.decorate('requireMetricsReader', internal ? guard(['metrics', 'admin']) : open);
   app.decorate('requireDocsReader', internal ? guard(['api', 'admin', 'metrics']) : open);
+  // Spelling "Bearer" differently or sending a new wrong token each time lands in the address's bucket.
+  app.decorate('rateLimitKey', (kind: TokenKind) => (request: FastifyRequest) => {
+    const token = bearer(request);
+    return kindOf(token, [kind]) ? `token:${fingerprint(token!)}` : `ip:${request.ip}`;
+  });
+}
+
+/**
+ * Failed authentications per client address in fixed windows. Written here because @fastify/rate-limit counts
+ * requests, not outcomes; in memory, per process (replicas each count their own).
+ */
+function createFailureCounter(max: number, windowMs: number) {
+  const windows = new Map<string, { start: number; count: number }>();
+  const current = (address: string, now: number) => {
+    const window = windows.get(address);
+    return window && now - window.start < windowMs ? window : undefined;
+  };
+  return {
+    exceeded: (address: string) => (current(address, Date.now())?.count ?? 0) >= max,
+    record(address: string) {
+      const now = Date.now();
+      const window = current(address, now);
+      if (window) window.count += 1;
+      else {
+        // Forget closed windows once there are many, so the map stays as small as the last minute's attackers.
+        if (windows.size >= 10_000) for (const [key, value] of windows) if (now - value.start >= windowMs) windows.delete(key);
+        windows.set(address, { start: now, count: 1 });
+      }
+    },
+  };
 }
 
 export default fp(authPlugin, { name: 'auth', fastify: '5.x' });

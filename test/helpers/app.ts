@@ -18,6 +18,8 @@ export async function testConfig(databaseUrl: string, env: Record<string, string
     // Tests drive many checkouts from one address within a minute; test/plugins/limits.test.ts sets low limits.
     RATE_LIMIT_BROWSER: '100000',
     RATE_LIMIT_API: '100000',
+    RATE_LIMIT_ADMIN: '100000',
+    RATE_LIMIT_AUTH_FAILURES: '100000',
     API_KEYS: TEST_API_KEY,
     ADMIN_TOKENS: TEST_ADMIN_TOKEN,
     BILLING_KEY_ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
