@@ -78,7 +78,7 @@ export interface DeclineInput {
  */
 export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{ plan: DeclinePlan; declines: number }> {
   const declines = await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'DECLINED' } });
-  await tx.payment.update({ where: { id: input.paymentId }, data: { status: 'FAILED', failureCode: input.failureCode, failureMessage: input.failureMessage } });
+  const payment = await tx.payment.update({ where: { id: input.paymentId }, data: { status: 'FAILED', failureCode: input.failureCode, failureMessage: input.failureMessage } });
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
   const plan = planAfterDecline({
     method: sub.method,
@@ -89,7 +89,9 @@ export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{
     now: input.now,
     timezone: input.timezone,
   });
-  if (!isLive(sub.status)) return { plan, declines };
+  // Paused, cancelled, or moved past this cycle (a resume while the call was out starts at the next boundary): the
+  // decline is recorded, and nothing is rescheduled for a cycle the subscription no longer owes.
+  if (!isLive(sub.status) || payment.cycle !== sub.cycle) return { plan, declines };
   if (plan.action === 'RETRY') {
     await tx.payment.update({ where: { id: input.paymentId }, data: { nextRetryAt: plan.retryAt } });
     await tx.subscription.update({ where: { id: sub.id }, data: { status: 'PAST_DUE', nextChargeAt: plan.retryAt } });
