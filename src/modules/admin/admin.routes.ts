@@ -22,6 +22,7 @@ import {
   PatchSubscriptionBody,
   ReasonBody,
   RefundBody,
+  RefundResolveBody,
   ResolveBody,
   SetClockBody,
 } from './admin.schemas.ts';
@@ -245,6 +246,27 @@ export function adminRoutes(deps: AdminDeps) {
         idempotency.run(request, reply, async () => ({
           statusCode: 200,
           body: await payments.refund(request.params.id, { amount: request.body.amount }, who(request, request.body.reason)),
+        })),
+    );
+
+    app.post(
+      '/payments/:id/cancel/resolve',
+      {
+        schema: {
+          operationId: 'resolveRefund',
+          summary: 'Settle a refund whose outcome is unknown as SUCCEEDED or FAILED, after asking the gateway',
+          tags,
+          params: IdParams,
+          headers: IdempotencyHeader,
+          body: RefundResolveBody,
+          response: { 200: PaymentResponse },
+          errors: ACTION_ERRORS,
+        },
+      },
+      async (request, reply) =>
+        idempotency.run(request, reply, async () => ({
+          statusCode: 200,
+          body: await payments.resolveRefund(request.params.id, { outcome: request.body.outcome }, who(request, request.body.reason)),
         })),
     );
   };

@@ -47,6 +47,10 @@ export const ResolveBody = Type.Object(
   { additionalProperties: false },
 );
 export const RefundBody = Type.Object({ amount: Type.Optional(Amount), reason: Reason }, { additionalProperties: false });
+export const RefundResolveBody = Type.Object(
+  { outcome: Type.Union([Type.Literal('SUCCEEDED'), Type.Literal('FAILED')]), reason: Reason },
+  { additionalProperties: false },
+);
 export const ChargeQuery = Type.Object({ dryRun: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
 
 export const ChargeDryRun = Type.Object({
@@ -76,6 +80,7 @@ export const AdminSubscriptionsQuery = Type.Object(
 export const AdminPaymentsQuery = Type.Object(
   {
     status: Type.Optional(PaymentStatus),
+    needsAttention: Type.Optional(Type.Boolean()),
     kind: Type.Optional(Type.Union([Type.Literal('INITIAL'), Type.Literal('RECURRING'), Type.Literal('MANUAL'), Type.Literal('ONE_TIME')])),
     method: Type.Optional(Method),
     subscriptionId: Type.Optional(Uuid),

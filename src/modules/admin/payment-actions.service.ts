@@ -9,9 +9,9 @@ import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../../lib/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
-import { recordAttemptOutcome } from '../payments/attempts.ts';
+import { expireAttempt, recordAttemptOutcome } from '../payments/attempts.ts';
 import { applyChargeDecline, applyChargeSuccess } from '../payments/charge.outcomes.ts';
-import { serializePayment, type PaymentStatus } from '../payments/payments.service.ts';
+import { NEEDS_ATTENTION_WHERE, REFUND_OUTCOME_UNKNOWN, serializePayment, type PaymentStatus } from '../payments/payments.service.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from './admin.errors.ts';
 import { writeAudit, type Actor } from './audit.ts';
 
@@ -20,6 +20,7 @@ const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } }
 
 export interface PaymentFilter {
   status?: PaymentStatus;
+  needsAttention?: boolean;
   kind?: 'INITIAL' | 'RECURRING' | 'MANUAL' | 'ONE_TIME';
   method?: 'CARD' | 'MOBILE';
   subscriptionId?: string;
@@ -48,6 +49,8 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         subscriptionId: filter.subscriptionId,
         ...(filter.userId ? { subscription: { userId: filter.userId } } : {}),
         createdAt: { gte: filter.createdFrom ? new Date(filter.createdFrom) : undefined, lt: filter.createdTo ? new Date(filter.createdTo) : undefined },
+        ...(filter.needsAttention === true ? NEEDS_ATTENTION_WHERE : {}),
+        ...(filter.needsAttention === false ? { NOT: NEEDS_ATTENTION_WHERE } : {}),
         ...afterCursor(decodeCursor(filter.cursor)),
       },
       orderBy: PAGE_ORDER,
@@ -149,6 +152,8 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     const now = clock.now();
     const leaseOwner = randomUUID();
     if (utf8Bytes(who.reason) > 200) throw new ValidationError('reason is over the gateway’s 200 bytes for a cancellation reason');
+    // Committed on its own: a refund refused below still leaves a dead process's refund visible as unknown.
+    await db.$transaction((tx) => expireRefunds(tx, id, now));
     const prepared = await db.$transaction(async (tx) => {
       const payment = await load(tx, id);
       if (payment.status !== 'SUCCEEDED' || !payment.transactionId) {
@@ -192,7 +197,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         const updated = await tx.payment.update({ where: { id }, data: { canceledAmount: { increment: prepared.amount }, canceledAt: at } });
         if (updated.canceledAmount === updated.amount) await tx.payment.update({ where: { id }, data: { status: 'CANCELED' } });
       } else if (result.outcome === 'UNKNOWN') {
-        await tx.payment.update({ where: { id }, data: { attentionReason: 'REFUND_OUTCOME_UNKNOWN' } });
+        await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
       }
       return load(tx, id);
     });
@@ -210,7 +215,52 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     }
   }
 
-  return { listPayments, getPayment: async (id: string) => serializePayment(await load(db, id)), resolve, refund };
+  /** A refund left IN_FLIGHT past its lease by a process that died is UNKNOWN (rule 4), and the payment says so. */
+  async function expireRefunds(tx: Tx, id: string, now: Date) {
+    const stale = await tx.paymentAttempt.findMany({ where: { paymentId: id, operation: 'CANCEL', status: 'IN_FLIGHT', leaseExpiresAt: { lt: now } } });
+    for (const attempt of stale) {
+      if (await expireAttempt(tx, attempt.id, now)) await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
+    }
+  }
+
+  /**
+   * Settles a refund whose outcome is unknown, after the operator asked the gateway: SUCCEEDED counts its amount as
+   * refunded (the payment is CANCELED when nothing remains), FAILED records that nothing was refunded. Either way
+   * the payment can be refunded again. Fenced on the refund still being UNKNOWN.
+   */
+  async function resolveRefund(id: string, input: { outcome: 'SUCCEEDED' | 'FAILED' }, who: Actor) {
+    const now = clock.now();
+    return db.$transaction(async (tx) => {
+      await expireRefunds(tx, id, now);
+      const before = await load(tx, id);
+      const refund = before.attempts.find((a) => a.operation === 'CANCEL' && a.status === 'UNKNOWN');
+      if (!refund) throw new StateConflictError('No refund of this payment has an unknown outcome');
+      const note = `resolved by operator: ${who.reason}`.slice(0, 500);
+      const fenced = await tx.paymentAttempt.updateMany({
+        where: { id: refund.id, status: 'UNKNOWN' },
+        data: input.outcome === 'SUCCEEDED'
+          ? { status: 'SUCCEEDED', gatewayMessage: note, completedAt: now }
+          : { status: 'DECLINED', gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note, completedAt: now },
+      });
+      if (fenced.count === 0) throw new StateConflictError('This refund was settled meanwhile');
+      const stillUnknown = before.attempts.some((a) => a.id !== refund.id && a.operation === 'CANCEL' && a.status === 'UNKNOWN');
+      const canceledAmount = before.canceledAmount + (input.outcome === 'SUCCEEDED' ? refund.amount : 0);
+      await tx.payment.update({
+        where: { id },
+        data: {
+          canceledAmount,
+          ...(input.outcome === 'SUCCEEDED' ? { canceledAt: now } : {}),
+          ...(canceledAmount === before.amount ? { status: 'CANCELED' } : {}),
+          attentionReason: stillUnknown ? REFUND_OUTCOME_UNKNOWN : null,
+        },
+      });
+      const after = await load(tx, id);
+      await writeAudit(tx, { ...who, action: `payment.refund_resolve_${input.outcome.toLowerCase()}`, entityType: 'payment', entityId: id, before: serializePayment(before), after: serializePayment(after) });
+      return serializePayment(after);
+    });
+  }
+
+  return { listPayments, getPayment: async (id: string) => serializePayment(await load(db, id)), resolve, refund, resolveRefund };
 }
 
 export type PaymentActions = ReturnType<typeof createPaymentActions>;

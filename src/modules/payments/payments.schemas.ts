@@ -38,6 +38,10 @@ export const PaymentResponse = Type.Object({
   failureMessage: Type.Optional(Type.String()),
   canceledAmount: Type.Integer(),
   attentionReason: Type.Optional(Type.String()),
+  /** An operator must act: the outcome is UNKNOWN, or a refund's outcome is. */
+  needsAttention: Type.Boolean(),
+  /** A refund of this payment has an unknown outcome: no other refund is sent until an operator settles it. */
+  refundOutcomeUnknown: Type.Boolean(),
   attempts: Type.Optional(Type.Array(AttemptResponse)),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),

@@ -8,6 +8,12 @@ type PaymentRow = Prisma.PaymentGetPayload<object>;
 type AttemptRow = Prisma.PaymentAttemptGetPayload<object>;
 export type PaymentStatus = PaymentRow['status'];
 
+/** A payment's attentionReason while one of its refunds has an unknown outcome. */
+export const REFUND_OUTCOME_UNKNOWN = 'REFUND_OUTCOME_UNKNOWN';
+
+/** Payments an operator must act on: UNKNOWN outcomes and refunds whose outcome is unknown. */
+export const NEEDS_ATTENTION_WHERE = { OR: [{ status: 'UNKNOWN' as const }, { attentionReason: REFUND_OUTCOME_UNKNOWN }] };
+
 export function serializeAttempt(row: AttemptRow) {
   return {
     id: row.id,
@@ -44,6 +50,8 @@ export function serializePayment(row: PaymentRow & { attempts?: AttemptRow[] }) 
     failureMessage: row.failureMessage ?? undefined,
     canceledAmount: row.canceledAmount,
     attentionReason: row.attentionReason ?? undefined,
+    needsAttention: row.status === 'UNKNOWN' || row.attentionReason === REFUND_OUTCOME_UNKNOWN,
+    refundOutcomeUnknown: row.attentionReason === REFUND_OUTCOME_UNKNOWN,
     attempts: row.attempts?.map(serializeAttempt),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
