@@ -9,7 +9,7 @@ import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../../lib/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
-import { expireAttempt, recordAttemptOutcome } from '../payments/attempts.ts';
+import { recordAttemptOutcome, sweepExpiredAttempts } from '../payments/attempts.ts';
 import { applyChargeDecline, applyChargeSuccess } from '../payments/charge.outcomes.ts';
 import { NEEDS_ATTENTION_WHERE, REFUND_OUTCOME_UNKNOWN, serializePayment, type PaymentStatus } from '../payments/payments.service.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from './admin.errors.ts';
@@ -153,7 +153,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     const leaseOwner = randomUUID();
     if (utf8Bytes(who.reason) > 200) throw new ValidationError('reason is over the gateway’s 200 bytes for a cancellation reason');
     // Committed on its own: a refund refused below still leaves a dead process's refund visible as unknown.
-    await db.$transaction((tx) => expireRefunds(tx, id, now));
+    await sweepExpiredAttempts(db, now, log, id);
     const prepared = await db.$transaction(async (tx) => {
       const payment = await load(tx, id);
       if (payment.status !== 'SUCCEEDED' || !payment.transactionId) {
@@ -215,14 +215,6 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     }
   }
 
-  /** A refund left IN_FLIGHT past its lease by a process that died is UNKNOWN (rule 4), and the payment says so. */
-  async function expireRefunds(tx: Tx, id: string, now: Date) {
-    const stale = await tx.paymentAttempt.findMany({ where: { paymentId: id, operation: 'CANCEL', status: 'IN_FLIGHT', leaseExpiresAt: { lt: now } } });
-    for (const attempt of stale) {
-      if (await expireAttempt(tx, attempt.id, now)) await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
-    }
-  }
-
   /**
    * Settles a refund whose outcome is unknown, after the operator asked the gateway: SUCCEEDED counts its amount as
    * refunded (the payment is CANCELED when nothing remains), FAILED records that nothing was refunded. Either way
@@ -230,8 +222,8 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    */
   async function resolveRefund(id: string, input: { outcome: 'SUCCEEDED' | 'FAILED' }, who: Actor) {
     const now = clock.now();
+    await sweepExpiredAttempts(db, now, log, id);
     return db.$transaction(async (tx) => {
-      await expireRefunds(tx, id, now);
       const before = await load(tx, id);
       const refund = before.attempts.find((a) => a.operation === 'CANCEL' && a.status === 'UNKNOWN');
       if (!refund) throw new StateConflictError('No refund of this payment has an unknown outcome');

@@ -1,8 +1,11 @@
 // Write before you call, record after (DESIGN.md §3 rules 1, 3, 4): an attempt row is committed IN_FLIGHT with
 // its orderId and a lease before the gateway is called, and its outcome is written afterwards, fenced on the
 // row still being IN_FLIGHT under the same lease so a stale writer changes nothing.
+import type { Logger } from 'pino';
+import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
+import { REFUND_OUTCOME_UNKNOWN } from './payments.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -51,6 +54,68 @@ export async function expireAttempt(tx: Tx, attemptId: string, now: Date): Promi
     },
   });
   return expired.count === 1;
+}
+
+interface StaleAttempt {
+  id: string;
+  paymentId: string;
+  operation: 'ISSUE_KEY' | 'BILLING_CONFIRM' | 'PAYMENT_CONFIRM' | 'CANCEL';
+  payment: { subscriptionId: string | null; registrationId: string | null; oneTimeOrderId: string | null };
+}
+
+/**
+ * One attempt left IN_FLIGHT past its lease becomes UNKNOWN (rule 4), and what it belongs to is raised for an
+ * operator: a refund marks its payment REFUND_OUTCOME_UNKNOWN (the payment itself stays SUCCEEDED); any other
+ * operation makes its payment UNKNOWN and raises the subscription, or puts the registration or order whose lease
+ * has also run out in NEEDS_ATTENTION. False when the attempt was no longer in flight.
+ */
+export async function expireAndRaise(tx: Tx, attempt: StaleAttempt, now: Date): Promise<boolean> {
+  if (!(await expireAttempt(tx, attempt.id, now))) return false;
+  if (attempt.operation === 'CANCEL') {
+    await tx.payment.update({ where: { id: attempt.paymentId }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
+    return true;
+  }
+  await tx.payment.update({ where: { id: attempt.paymentId }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
+  const { subscriptionId, registrationId, oneTimeOrderId } = attempt.payment;
+  const abandoned = { OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] };
+  const waiting = { status: 'NEEDS_ATTENTION' as const, failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: 'the process calling the gateway stopped before recording the answer', leaseOwner: null, leaseExpiresAt: null };
+  if (attempt.operation === 'BILLING_CONFIRM' && subscriptionId) {
+    await tx.subscription.update({ where: { id: subscriptionId }, data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' } });
+  } else if (registrationId) {
+    await tx.registration.updateMany({ where: { id: registrationId, status: { in: ['PENDING', 'NEEDS_ATTENTION'] }, ...abandoned }, data: waiting });
+  } else if (oneTimeOrderId) {
+    await tx.order.updateMany({ where: { id: oneTimeOrderId, status: 'PENDING', ...abandoned }, data: waiting });
+  }
+  return true;
+}
+
+const STALE_SELECT = {
+  id: true,
+  paymentId: true,
+  orderId: true,
+  operation: true,
+  payment: { select: { subscriptionId: true, registrationId: true, oneTimeOrderId: true } },
+} as const;
+
+/**
+ * The one sweeper (issue #12): every attempt of every operation (key issuance, confirmation, charge, refund) left
+ * IN_FLIGHT past its lease by a process that died becomes UNKNOWN and raises its owner. Nothing is sent again.
+ * `paymentId` limits it to one payment (a refund asked for now need not wait for the next pass).
+ */
+export async function sweepExpiredAttempts(db: Db, now: Date, log: Pick<Logger, 'warn'>, paymentId?: string): Promise<number> {
+  const stale = await db.paymentAttempt.findMany({
+    where: { status: 'IN_FLIGHT', leaseExpiresAt: { lt: now }, ...(paymentId ? { paymentId } : {}) },
+    select: STALE_SELECT,
+    take: 1000,
+  });
+  let expired = 0;
+  for (const attempt of stale) {
+    if (await db.$transaction((tx) => expireAndRaise(tx, attempt, now))) {
+      expired += 1;
+      log.warn({ paymentId: attempt.paymentId, orderId: attempt.orderId, operation: attempt.operation }, 'attempt left in flight by a stopped process is now UNKNOWN');
+    }
+  }
+  return expired;
 }
 
 export interface PreparedAttempt {

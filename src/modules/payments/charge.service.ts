@@ -18,7 +18,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../../lib/service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { expireAttempt, prepareAttempt, recordAttemptOutcome, StaleLeaseError } from './attempts.ts';
+import { prepareAttempt, recordAttemptOutcome, StaleLeaseError, sweepExpiredAttempts as sweep } from './attempts.ts';
 import { explainCharge, planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
 
@@ -118,36 +118,8 @@ export function createChargeService(deps: ChargeDeps) {
     return claimed.count === 1;
   }
 
-  /**
-   * Attempts left IN_FLIGHT by a process that died become UNKNOWN once their lease has expired (rule 4): the
-   * payment becomes UNKNOWN and the subscription needs attention. Nothing is sent again.
-   */
-  async function sweepExpiredAttempts(now: Date): Promise<number> {
-    const stale = await db.paymentAttempt.findMany({
-      where: { status: 'IN_FLIGHT', operation: 'BILLING_CONFIRM', leaseExpiresAt: { lt: now } },
-      select: { id: true, paymentId: true, orderId: true, payment: { select: { subscriptionId: true } } },
-      take: 1000,
-    });
-    let expired = 0;
-    for (const attempt of stale) {
-      const done = await db.$transaction(async (tx) => {
-        if (!(await expireAttempt(tx, attempt.id, now))) return false;
-        await tx.payment.update({ where: { id: attempt.paymentId }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
-        if (attempt.payment.subscriptionId) {
-          await tx.subscription.update({
-            where: { id: attempt.payment.subscriptionId },
-            data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' },
-          });
-        }
-        return true;
-      });
-      if (done) {
-        expired += 1;
-        log.warn({ paymentId: attempt.paymentId, orderId: attempt.orderId }, 'charge attempt left in flight by a stopped process is now UNKNOWN');
-      }
-    }
-    return expired;
-  }
+  /** Every attempt left IN_FLIGHT past its lease, of every operation, becomes UNKNOWN (attempts.ts). */
+  const sweepExpiredAttempts = (now: Date) => sweep(db, now, log);
 
   /** Everything before the call, in one short transaction fenced on our lease. */
   async function prepare(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared): Promise<Prepared> {
