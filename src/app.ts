@@ -76,9 +76,18 @@ function buildStrictBodyValidator(externalSchemas: unknown, options: unknown) {
   return (route: { httpPart?: string }) => (route.httpPart === 'body' ? strict : coercing)(route as never);
 }
 
-/** The merchant API and the admin routes take JSON bodies only: anything else is 415 UNSUPPORTED_MEDIA_TYPE. */
-function acceptJsonOnly(scope: FastifyInstance): void {
-  scope.removeContentTypeParser('text/plain');
+/**
+ * What the service's own routes accept (the mounted sandbox is not the service): no NUL character in any string of
+ * a body, query string or path (PostgreSQL cannot store one); and on the merchant API and the admin routes, JSON
+ * bodies only (anything else is 415 UNSUPPORTED_MEDIA_TYPE).
+ */
+function guardInput(scope: FastifyInstance, options: { jsonOnly: boolean }): void {
+  scope.addHook('preValidation', async (request) => {
+    if (containsNul(request.body) || containsNul(request.query) || containsNul(request.params)) {
+      throw new ValidationError('strings must not contain NUL characters');
+    }
+  });
+  if (options.jsonOnly) scope.removeContentTypeParser('text/plain');
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
@@ -101,11 +110,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('redactor', redactor);
 
   await app.register(errorHandler);
-  app.addHook('preValidation', async (request) => {
-    if (containsNul(request.body) || containsNul(request.query) || containsNul(request.params)) {
-      throw new ValidationError('strings must not contain NUL characters');
-    }
-  });
   await app.register(authPlugin);
   await app.register(docsPlugin);
   await app.register(dbPlugin, { connectionString: config.databaseUrl });
@@ -127,6 +131,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // inline styles only).
   await app.register(async (pages) => {
     // Only these routes take form posts (the gateway may redirect with one); everything else is JSON.
+    guardInput(pages, { jsonOnly: false });
     await pages.register(formbody);
     await pages.register(helmet, { contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"] } } });
     await pages.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
@@ -140,7 +145,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The merchant API and the admin routes: rate limited per valid token (a caller without one by address).
   await app.register(
     async (api) => {
-      acceptJsonOnly(api);
+      guardInput(api, { jsonOnly: true });
       await api.register(rateLimit, { max: config.rateLimit.api, timeWindow: 60_000, keyGenerator: app.rateLimitKey('api') });
       await api.register(ordersRoutes(orders, idempotency));
       await api.register(registrationsRoutes(registrations, idempotency));
@@ -150,7 +155,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     { prefix: '/api/v1' },
   );
   await app.register(async (admin) => {
-    acceptJsonOnly(admin);
+    guardInput(admin, { jsonOnly: true });
     await admin.register(rateLimit, { max: config.rateLimit.admin, timeWindow: 60_000, keyGenerator: app.rateLimitKey('admin') });
     await admin.register(
     adminRoutes({

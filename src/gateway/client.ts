@@ -7,6 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'pino';
+import { withoutNul } from '../lib/input.ts';
 import { redactorForCall, type Redactor } from '../lib/redact.ts';
 import { parseGatewayDateTime } from '../lib/calendar.ts';
 import {
@@ -141,10 +142,12 @@ function classify(
   if (transport.kind === 'unknown') {
     return { operation, outcome: 'UNKNOWN', reason: transport.reason, detail: transport.detail, fields: empty };
   }
-  const { status, text } = transport;
+  // PostgreSQL cannot store NUL characters: an answer carrying them is recorded without them.
+  const { status } = transport;
+  const text = withoutNul(transport.text);
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = withoutNul(JSON.parse(text) as unknown);
   } catch {
     body = undefined;
   }

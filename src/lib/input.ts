@@ -18,6 +18,14 @@ export function isStorableInstant(date: Date): boolean {
   return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
 }
 
+/** A copy without NUL characters in any string or key: what a gateway answers must be storable all the same. */
+export function withoutNul<T>(value: T, depth = 0): T {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '') as T;
+  if (depth > 32 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => withoutNul(item, depth + 1)) as T;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replaceAll('\u0000', ''), withoutNul(item, depth + 1)])) as T;
+}
+
 /** True when any string in a parsed body, query or params holds a NUL character, which PostgreSQL text cannot store. */
 export function containsNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000');

@@ -130,8 +130,11 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
       }
       case 'DECLINED':
         throw withDetails(new GatewayDeclinedError(report.gatewayCode ?? 'declined'), { ...details, gatewayCode: report.gatewayCode });
-      case 'UNKNOWN':
-        throw withDetails(new PaymentOutcomeUnknownError(report.message ?? report.code ?? 'no answer'), details);
+      case 'UNKNOWN': {
+        // Also when the answer could not be recorded: the operator learns the payment's state, never a bare 500.
+        const payment = report.paymentId ? await db.payment.findUnique({ where: { id: report.paymentId }, select: { status: true } }) : null;
+        throw withDetails(new PaymentOutcomeUnknownError(report.message ?? report.code ?? 'no answer'), { ...details, paymentStatus: payment?.status, reason: report.code });
+      }
       case 'SKIPPED':
         if (report.code === 'NOT_SENT') throw withDetails(new GatewayUnavailableError(report.message ?? 'not sent'), details);
         if (report.code === 'LEASE_LOST') throw new RULE_ERRORS.CHARGE_IN_PROGRESS('The subscription is being charged right now');

@@ -35,7 +35,7 @@ export interface ChargeReport {
   outcome: ChargeOutcome;
   paymentId?: string;
   /** Why nothing was sent: a rule's code, NOT_SENT, LEASE_LOST or CANCELED_AT_PERIOD_END. */
-  code?: RefusalCode | 'NOT_SENT' | 'LEASE_LOST' | 'CANCELED_AT_PERIOD_END' | 'BILLING_KEY_UNREADABLE' | 'ERROR';
+  code?: RefusalCode | 'NOT_SENT' | 'LEASE_LOST' | 'CANCELED_AT_PERIOD_END' | 'BILLING_KEY_UNREADABLE' | 'ERROR' | 'RECORD_FAILED' | 'CHARGE_IN_PROGRESS';
   message?: string;
   gatewayCode?: string;
 }
@@ -176,6 +176,12 @@ export function createChargeService(deps: ChargeDeps) {
             dueAt: plan.dueAt,
           },
         }));
+      // A call of this payment still in flight under a live lease (its answer not yet written): never a second one.
+      const inFlight = await tx.paymentAttempt.count({ where: { paymentId: payment.id, status: 'IN_FLIGHT', leaseExpiresAt: { gte: now } } });
+      if (inFlight > 0) {
+        await release(tx, id, owner);
+        return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CHARGE_IN_PROGRESS', paymentId: payment.id } };
+      }
       if (plan.cycle !== sub.cycle) {
         await tx.subscription.update({ where: { id }, data: { cycle: plan.cycle } });
         log.info({ subscriptionId: id, from: sub.cycle, to: plan.cycle }, 'missed periods after downtime are not back-charged');
@@ -281,14 +287,22 @@ export function createChargeService(deps: ChargeDeps) {
     try {
       return await record(prepared, result, owner);
     } catch (error) {
-      if (!(error instanceof StaleLeaseError)) throw error;
-      // Someone else took the subscription (our lease expired mid-call). The attempt stays IN_FLIGHT and becomes
-      // UNKNOWN in a sweep; the real answer is logged so an operator can resolve it.
+      // The call was sent and its answer could not be written: someone else took the subscription (our lease
+      // expired mid-call), or the write itself failed. Money may have moved, so nothing is released: the attempt
+      // stays IN_FLIGHT under both leases and becomes UNKNOWN in a sweep, which raises the subscription. The real
+      // answer is logged so an operator can resolve it.
+      const leaseLost = error instanceof StaleLeaseError;
       log.error(
-        { subscriptionId: id, paymentId: prepared.paymentId, orderId: prepared.orderId, outcome: result.outcome, transactionId: result.fields.transactionId },
-        'charge answered after the lease was lost; the outcome was not recorded',
+        { subscriptionId: id, paymentId: prepared.paymentId, orderId: prepared.orderId, outcome: result.outcome, transactionId: result.fields.transactionId, ...(leaseLost ? {} : { err: error }) },
+        leaseLost ? 'charge answered after the lease was lost; the outcome was not recorded' : 'charge answered but the outcome could not be recorded',
       );
-      return { subscriptionId: id, paymentId: prepared.paymentId, outcome: 'UNKNOWN', code: 'LEASE_LOST' };
+      return {
+        subscriptionId: id,
+        paymentId: prepared.paymentId,
+        outcome: 'UNKNOWN',
+        code: leaseLost ? 'LEASE_LOST' : 'RECORD_FAILED',
+        message: leaseLost ? 'the lease was lost before the answer was recorded' : 'the gateway answered but the answer could not be recorded',
+      };
     }
   }
 
