@@ -1,0 +1,83 @@
+// The service as operators run it, against a standalone sandbox: a database of the file's own, a client to read it,
+// the sandbox over HTTP, and `start(env)` for src/server.ts processes, all cleaned up after the file. For the
+// process-level scenarios (a replica killed mid-call, a restart).
+import { afterAll, beforeAll } from 'vitest';
+import { createPrismaClient, type Db } from '../../src/db/prisma.ts';
+import { freePort } from '../setup/global-setup.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+import { run, waitUntilReady, type Running } from './process.ts';
+import { SANDBOX_MERCHANT, SANDBOX_SECRET, startSandbox, type RunningSandbox } from './sandbox.ts';
+
+export const SERVICE_API_KEY = 'crash_api_key_0123456789abcdef';
+export const SERVICE_ADMIN_TOKEN = 'crash_admin_token_0123456789abc';
+export const SERVICE_ENCRYPTION_KEYS = `k1:${Buffer.alloc(32, 5).toString('base64')}`;
+
+export interface ServiceFixture {
+  readonly db: Db;
+  readonly sandbox: RunningSandbox;
+  readonly databaseUrl: string;
+  /** Starts src/server.ts on a free port against the sandbox and waits until it is ready. */
+  start(env?: Record<string, string>): Promise<{ port: number; base: string; running: Running }>;
+}
+
+export function useServiceAgainstSandbox(): ServiceFixture {
+  let database: TestDatabase;
+  let db: Db;
+  let sandbox: RunningSandbox;
+  const started: Running[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = createPrismaClient(database.url);
+    sandbox = await startSandbox();
+  });
+  afterAll(async () => {
+    for (const r of started) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
+    await Promise.all(started.map((r) => r.exit));
+    await db?.$disconnect();
+    await sandbox?.close();
+    await database?.drop();
+  });
+  return {
+    get db() {
+      return db;
+    },
+    get sandbox() {
+      return sandbox;
+    },
+    get databaseUrl() {
+      return database.url;
+    },
+    async start(env = {}) {
+      const port = await freePort();
+      const running = run('src/server.ts', {
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+        DATABASE_URL: database.url,
+        PAYMENT_API_BASE_URL: sandbox.url,
+        PAYMENT_SECRET_KEY: SANDBOX_SECRET,
+        PAYMENT_MERCHANT_ID: SANDBOX_MERCHANT,
+        PAYMENT_TIMEOUT_MS: '10000',
+        API_KEYS: SERVICE_API_KEY,
+        ADMIN_TOKENS: SERVICE_ADMIN_TOKEN,
+        BILLING_KEY_ENCRYPTION_KEYS: SERVICE_ENCRYPTION_KEYS,
+        SCHEDULER_ENABLED: 'false',
+        ...env,
+      });
+      started.push(running);
+      await waitUntilReady(port, running);
+      return { port, base: `http://127.0.0.1:${port}`, running };
+    },
+  };
+}
+
+/** Polls until `check()` holds; throws naming `what` after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
