@@ -29,7 +29,7 @@ import {
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from './admin.errors.ts';
 import { writeAudit, type AuditInput } from './audit.ts';
-import { Type } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import type { PaymentActions } from './payment-actions.service.ts';
 import type { SubscriptionActions } from './subscription-actions.service.ts';
 
@@ -139,135 +139,100 @@ export function adminRoutes(deps: AdminDeps) {
       },
     );
 
-    for (const action of ['pause', 'resume'] as const) {
-      app.post(
-        `/subscriptions/:id/${action}`,
-        {
-          schema: {
-            operationId: `${action}Subscription`,
-            summary: action === 'pause' ? 'Pause a subscription: nothing is charged until it is resumed' : 'Resume a paused subscription',
-            tags,
-            params: IdParams,
-            headers: IdempotencyHeader,
-            body: ReasonBody,
-            response: { 200: SubscriptionResponse },
-            errors: ACTION_ERRORS,
-          },
+    /**
+     * An operator's action on one subscription or payment: the id in the path, a body with the reason for the audit
+     * trail, an Idempotency-Key (required where money moves), answered 200 with `response`.
+     */
+    const action = <B extends TSchema>(
+      method: 'POST' | 'PATCH',
+      url: string,
+      doc: { operationId: string; summary: string; body: B; response: TSchema; errors: Record<number, readonly string[]>; moneyMoves?: boolean },
+      act: (id: string, body: Static<B>, request: FastifyRequest) => Promise<unknown>,
+    ) =>
+      app.route({
+        method,
+        url,
+        schema: {
+          operationId: doc.operationId,
+          summary: doc.summary,
+          tags,
+          params: IdParams,
+          headers: doc.moneyMoves ? RequiredIdempotencyHeader : IdempotencyHeader,
+          body: doc.body,
+          response: { 200: doc.response },
+          errors: doc.errors,
         },
-        async (request, reply) =>
+        handler: async (request, reply) =>
           idempotency.run(request, reply, async () => ({
             statusCode: 200,
-            body: await subscriptions[action](request.params.id, who(request, request.body.reason)),
+            body: await act((request.params as { id: string }).id, request.body as Static<B>, request),
           })),
+      });
+
+    for (const verb of ['pause', 'resume'] as const) {
+      action(
+        'POST',
+        `/subscriptions/:id/${verb}`,
+        {
+          operationId: `${verb}Subscription`,
+          summary: verb === 'pause' ? 'Pause a subscription: nothing is charged until it is resumed' : 'Resume a paused subscription',
+          body: ReasonBody,
+          response: SubscriptionResponse,
+          errors: ACTION_ERRORS,
+        },
+        (id, body, request) => subscriptions[verb](id, who(request, body.reason)),
       );
     }
 
-    app.post(
+    action(
+      'POST',
       '/subscriptions/:id/cancel',
-      {
-        schema: {
-          operationId: 'adminCancelSubscription',
-          summary: 'Cancel a subscription now or at the end of its period',
-          tags,
-          params: IdParams,
-          headers: IdempotencyHeader,
-          body: AdminCancelBody,
-          response: { 200: SubscriptionResponse },
-          errors: ACTION_ERRORS,
-        },
-      },
-      async (request, reply) =>
-        idempotency.run(request, reply, async () => ({
-          statusCode: 200,
-          body: await subscriptions.cancel(request.params.id, { atPeriodEnd: request.body.atPeriodEnd ?? false }, who(request, request.body.reason)),
-        })),
+      { operationId: 'adminCancelSubscription', summary: 'Cancel a subscription now or at the end of its period', body: AdminCancelBody, response: SubscriptionResponse, errors: ACTION_ERRORS },
+      (id, body, request) => subscriptions.cancel(id, { atPeriodEnd: body.atPeriodEnd ?? false }, who(request, body.reason)),
     );
 
-    app.patch(
+    action(
+      'PATCH',
       '/subscriptions/:id',
-      {
-        schema: {
-          operationId: 'updateSubscription',
-          summary: 'Change a subscription’s amount or order name',
-          tags,
-          params: IdParams,
-          headers: IdempotencyHeader,
-          body: PatchSubscriptionBody,
-          response: { 200: SubscriptionResponse },
-          errors: ACTION_ERRORS,
-        },
-      },
-      async (request, reply) =>
-        idempotency.run(request, reply, async () => {
-          const { reason, amount, orderName } = request.body;
-          return { statusCode: 200, body: await subscriptions.update(request.params.id, { amount, orderName }, who(request, reason)) };
-        }),
+      { operationId: 'updateSubscription', summary: 'Change a subscription’s amount or order name', body: PatchSubscriptionBody, response: SubscriptionResponse, errors: ACTION_ERRORS },
+      (id, { reason, amount, orderName }, request) => subscriptions.update(id, { amount, orderName }, who(request, reason)),
     );
 
     app.get('/payments', { schema: { operationId: 'adminListPayments', summary: 'List payments (filters include status)', tags, querystring: AdminPaymentsQuery, response: { 200: PaymentList } } }, async (request) => payments.listPayments(request.query));
     app.get('/payments/:id', { schema: { operationId: 'adminGetPayment', summary: 'Get a payment with its attempts', tags, params: IdParams, response: { 200: PaymentResponse } } }, async (request) => payments.getPayment(request.params.id));
 
-    app.post(
+    action(
+      'POST',
       '/payments/:id/resolve',
-      {
-        schema: {
-          operationId: 'resolvePayment',
-          summary: 'Settle an UNKNOWN payment as SUCCEEDED (with the gateway’s transactionId) or FAILED',
-          tags,
-          params: IdParams,
-          headers: IdempotencyHeader,
-          body: ResolveBody,
-          response: { 200: PaymentResponse },
-          errors: ACTION_ERRORS,
-        },
-      },
-      async (request, reply) =>
-        idempotency.run(request, reply, async () => {
-          const { reason, ...input } = request.body;
-          return { statusCode: 200, body: await payments.resolve(request.params.id, input, who(request, reason)) };
-        }),
+      { operationId: 'resolvePayment', summary: 'Settle an UNKNOWN payment as SUCCEEDED (with the gateway’s transactionId) or FAILED', body: ResolveBody, response: PaymentResponse, errors: ACTION_ERRORS },
+      (id, { reason, ...input }, request) => payments.resolve(id, input, who(request, reason)),
     );
 
-    app.post(
+    action(
+      'POST',
       '/payments/:id/cancel',
       {
-        schema: {
-          operationId: 'refundPayment',
-          summary: 'Refund a payment in full or in part through the gateway’s cancellation',
-          tags,
-          params: IdParams,
-          headers: RequiredIdempotencyHeader,
-          body: RefundBody,
-          response: { 200: PaymentResponse },
-          errors: REFUND_ERRORS,
-        },
+        operationId: 'refundPayment',
+        summary: 'Refund a payment in full or in part through the gateway’s cancellation',
+        body: RefundBody,
+        response: PaymentResponse,
+        errors: REFUND_ERRORS,
+        moneyMoves: true,
       },
-      async (request, reply) =>
-        idempotency.run(request, reply, async () => ({
-          statusCode: 200,
-          body: await payments.refund(request.params.id, { amount: request.body.amount }, who(request, request.body.reason)),
-        })),
+      (id, body, request) => payments.refund(id, { amount: body.amount }, who(request, body.reason)),
     );
 
-    app.post(
+    action(
+      'POST',
       '/payments/:id/cancel/resolve',
       {
-        schema: {
-          operationId: 'resolveRefund',
-          summary: 'Settle a refund whose outcome is unknown as SUCCEEDED or FAILED, after asking the gateway',
-          tags,
-          params: IdParams,
-          headers: IdempotencyHeader,
-          body: RefundResolveBody,
-          response: { 200: PaymentResponse },
-          errors: ACTION_ERRORS,
-        },
+        operationId: 'resolveRefund',
+        summary: 'Settle a refund whose outcome is unknown as SUCCEEDED or FAILED, after asking the gateway',
+        body: RefundResolveBody,
+        response: PaymentResponse,
+        errors: ACTION_ERRORS,
       },
-      async (request, reply) =>
-        idempotency.run(request, reply, async () => ({
-          statusCode: 200,
-          body: await payments.resolveRefund(request.params.id, { outcome: request.body.outcome }, who(request, request.body.reason)),
-        })),
+      (id, body, request) => payments.resolveRefund(id, { outcome: body.outcome }, who(request, body.reason)),
     );
   };
 }
