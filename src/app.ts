@@ -1,7 +1,6 @@
 // buildApp(config): the whole service as a Fastify instance (DESIGN.md §7). src/server.ts adds the process
 // around it; tests call it directly.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
@@ -9,6 +8,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
+import type { App } from './app-types.ts';
 import { createSimulatedClock, createSystemClock, type Clock } from './lib/clock.ts';
 import { createRedactor, type Redactor } from './lib/redact.ts';
 import { createLogger } from './lib/logger.ts';
@@ -38,16 +38,7 @@ import schedulerPlugin from './plugins/scheduler.ts';
 import docsPlugin from './plugins/docs.ts';
 import metricsPlugin from './plugins/metrics.ts';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    config: Config;
-    clock: Clock;
-    redactor: Redactor;
-  }
-}
-
-/** The app as routes see it: TypeBox schemas give typed requests. */
-export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type { App } from './app-types.ts';
 
 export interface BuildOptions {
   logger?: Logger;

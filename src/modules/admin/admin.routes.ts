@@ -2,7 +2,7 @@
 // Idempotency-Key; the routes that move money (charge, refund) require it. Every action carries a reason that
 // goes to the audit trail with who acted.
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-types.ts';
 import { isSimulated } from '../../lib/clock.ts';
 import { codesByStatus, defineError, IdempotencyKeyRequiredError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { actorOf } from '../../plugins/auth.ts';

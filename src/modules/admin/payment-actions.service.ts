@@ -6,7 +6,7 @@ import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { utf8Bytes } from '../../gateway/fields.ts';
 import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
-import type { ServiceDeps } from '../../lib/service-deps.ts';
+import type { ServiceDeps } from '../service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { recordAttemptOutcome, sweepExpiredAttempts } from '../payments/attempts.ts';

@@ -3,7 +3,7 @@
 // the built-in result page) or, with Accept: application/json, JSON: 200 on success, the error shape otherwise.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-types.ts';
 import { errorBody } from '../../plugins/error-handler.ts';
 import { FAILURE_STATUS, type CheckoutFailureCode, type CheckoutResult } from './checkout.result.ts';
 import { CheckoutRedirect, CheckoutSuccess, RedirectFields } from './checkout.schemas.ts';

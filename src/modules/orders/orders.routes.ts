@@ -1,5 +1,5 @@
 // Merchant API: one-time orders (DESIGN.md §5).
-import type { App } from '../../app.ts';
+import type { App } from '../../app-types.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';
 import { CreateOrderBody, OrderResponse } from './orders.schemas.ts';
 import type { createOrdersService } from './orders.service.ts';

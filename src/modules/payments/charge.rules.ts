@@ -99,7 +99,7 @@ export function mobileDueAt(lastTransactionAt: Date, timezone: string): Date {
 }
 
 export function planCharge(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): ChargePlan {
-  const { now, timezone } = ctx;
+  const { now } = ctx;
   if (sub.status !== 'ACTIVE' && sub.status !== 'PAST_DUE') {
     return refuse('SUBSCRIPTION_NOT_ACTIVE', `A ${sub.status} subscription is not charged`);
   }

@@ -16,7 +16,7 @@ import pLimit from 'p-limit';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
-import type { ServiceDeps } from '../../lib/service-deps.ts';
+import type { ServiceDeps } from '../service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError, sweepExpiredAttempts as sweep } from './attempts.ts';
 import { explainCharge, planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';

@@ -1,5 +1,5 @@
 // Merchant API: payments (DESIGN.md §5).
-import type { App } from '../../app.ts';
+import type { App } from '../../app-types.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';
 import { ListPaymentsQuery, PaymentList, PaymentResponse } from './payments.schemas.ts';
 import { serializePayment, type createPaymentsService } from './payments.service.ts';

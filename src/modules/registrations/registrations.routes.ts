@@ -1,5 +1,5 @@
 // Merchant API: registrations (DESIGN.md §5). Thin: schema, auth, one service call.
-import type { App } from '../../app.ts';
+import type { App } from '../../app-types.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';
 import { CreateRegistrationBody, RegistrationResponse } from './registrations.schemas.ts';
 import type { createRegistrationsService } from './registrations.service.ts';

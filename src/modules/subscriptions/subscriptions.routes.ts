@@ -1,5 +1,5 @@
 // Merchant API: subscriptions (DESIGN.md §5).
-import type { App } from '../../app.ts';
+import type { App } from '../../app-types.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';

@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/prisma.ts';
 import type { GatewayClient } from '../gateway/types.ts';
-import type { Clock } from './clock.ts';
-import type { Keyring } from './crypto.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Keyring } from '../lib/crypto.ts';
 
 export interface ServiceDeps {
   db: Db;
