@@ -27,11 +27,11 @@ import {
   SetClockBody,
 } from './admin.schemas.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
-import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from './admin.errors.ts';
-import { writeAudit, type AuditInput } from './audit.ts';
+import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from '../payments/payment.errors.ts';
+import { writeAudit, type AuditInput } from '../audit/audit.ts';
 import { Type, type Static, type TSchema } from 'typebox';
-import type { PaymentActions } from './payment-actions.service.ts';
-import type { SubscriptionActions } from './subscription-actions.service.ts';
+import type { PaymentActions } from '../payments/payment-actions.service.ts';
+import type { SubscriptionActions } from '../subscriptions/subscription-actions.service.ts';
 
 export const ClockNotSimulatedError = defineError('CLOCK_NOT_SIMULATED', 'The clock can be set only with CLOCK=simulated', 409);
 

@@ -98,6 +98,23 @@ export function mobileDueAt(lastTransactionAt: Date, timezone: string): Date {
   return addInterval(lastTransactionAt, 'month', 1, timezone);
 }
 
+/**
+ * Where a resumed subscription's schedule starts, never back-charged: CARD at the first cycle boundary after now
+ * (the period that began while paused is not charged), MOBILE one month after its last success (the window rule
+ * then decides at charge time).
+ */
+export function scheduleAfterResume(
+  sub: Pick<ChargeableSubscription, 'method' | 'anchorAt' | 'intervalUnit' | 'intervalCount' | 'cycle' | 'lastTransactionAt'>,
+  now: Date,
+  timezone: string,
+): { cycle?: number; nextChargeAt: Date } {
+  if (sub.method === 'MOBILE' && sub.lastTransactionAt) return { nextChargeAt: mobileDueAt(sub.lastTransactionAt, timezone) };
+  const interval = intervalOf(sub);
+  let cycle = cycleContaining(sub.anchorAt, interval, now, timezone, sub.cycle);
+  if (cycleDueAt(sub.anchorAt, interval, cycle, timezone) <= now) cycle += 1;
+  return { cycle, nextChargeAt: cycleDueAt(sub.anchorAt, interval, cycle, timezone) };
+}
+
 export function planCharge(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): ChargePlan {
   const { now } = ctx;
   if (sub.status !== 'ACTIVE' && sub.status !== 'PAST_DUE') {

@@ -9,11 +9,11 @@ import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
-import { recordAttemptOutcome, sweepExpiredAttempts } from '../payments/attempts.ts';
-import { applyChargeDecline, applyChargeSuccess } from '../payments/charge.outcomes.ts';
-import { NEEDS_ATTENTION_WHERE, REFUND_OUTCOME_UNKNOWN, serializePayment, type PaymentStatus } from '../payments/payments.service.ts';
-import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from './admin.errors.ts';
-import { writeAudit, type Actor } from './audit.ts';
+import { recordAttemptOutcome, sweepExpiredAttempts } from './attempts.ts';
+import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
+import { NEEDS_ATTENTION_WHERE, REFUND_OUTCOME_UNKNOWN, serializePayment, type PaymentStatus } from './payments.service.ts';
+import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from './payment.errors.ts';
+import { writeAudit, type Actor } from '../audit/audit.ts';
 
 type Tx = Prisma.TransactionClient;
 const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } } };

@@ -1,7 +1,7 @@
-// Coded errors of the admin routes (DESIGN.md §5): a refused rule names itself; a charge's gateway outcome maps
+// Coded errors of the operator's charge and refund (DESIGN.md §5): a refused rule names itself; a gateway outcome maps
 // to 402/502/503 with the payment's id in `details`.
 import { defineError } from '../../lib/errors.ts';
-import type { RefusalCode } from '../payments/charge.rules.ts';
+import type { RefusalCode } from './charge.rules.ts';
 
 export const GatewayDeclinedError = defineError('GATEWAY_DECLINED', 'The gateway declined: %s', 402);
 export const PaymentOutcomeUnknownError = defineError('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown (%s); the payment needs an operator', 502);

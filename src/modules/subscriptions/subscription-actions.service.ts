@@ -3,18 +3,17 @@
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { cycleContaining, cycleDueAt } from '../../lib/calendar.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { NotFoundError, StateConflictError, withDetails } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { validateTerms } from '../checkout/terms.ts';
 import type { ChargeService } from '../payments/charge.service.ts';
-import { intervalOf, mobileDueAt } from '../payments/charge.rules.ts';
+import { scheduleAfterResume } from '../payments/charge.rules.ts';
 import { serializePayment } from '../payments/payments.service.ts';
-import { applyCancel, serializeSubscription } from '../subscriptions/subscriptions.service.ts';
-import { transitionSubscription, type SubscriptionStatus } from '../subscriptions/subscription.state.ts';
-import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RULE_ERRORS } from './admin.errors.ts';
-import { writeAudit, type Actor } from './audit.ts';
+import { applyCancel, serializeSubscription } from './subscriptions.service.ts';
+import { transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
+import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RULE_ERRORS } from '../payments/payment.errors.ts';
+import { writeAudit, type Actor } from '../audit/audit.ts';
 
 type Tx = Prisma.TransactionClient;
 const WITH_KEY = { billingKey: true } as const;
@@ -74,24 +73,10 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
       await transitionSubscription(tx, id, 'pause', { pausedAt: clock.now(), nextChargeAt: null });
     });
 
-  /**
-   * Resume: the next charge is recomputed from the anchor, never back-charged: CARD at the first cycle boundary
-   * after now (the period that began while paused is not charged), MOBILE one month after its last success (the
-   * window rule then decides at charge time).
-   */
+  /** Resume: the schedule starts again where the scheduling rules say (scheduleAfterResume), never back-charged. */
   const resume = (id: string, who: Actor) =>
     change(id, who, 'subscription.resume', async (tx, row) => {
-      const now = clock.now();
-      let data: Prisma.SubscriptionUpdateManyMutationInput;
-      if (row.method === 'MOBILE' && row.lastTransactionAt) {
-        data = { nextChargeAt: mobileDueAt(row.lastTransactionAt, zone) };
-      } else {
-        const interval = intervalOf(row);
-        let cycle = cycleContaining(row.anchorAt, interval, now, zone, row.cycle);
-        if (cycleDueAt(row.anchorAt, interval, cycle, zone) <= now) cycle += 1;
-        data = { cycle, nextChargeAt: cycleDueAt(row.anchorAt, interval, cycle, zone) };
-      }
-      await transitionSubscription(tx, id, 'resume', { ...data, pausedAt: null });
+      await transitionSubscription(tx, id, 'resume', { ...scheduleAfterResume(row, clock.now(), zone), pausedAt: null });
     });
 
   const cancel = (id: string, options: { atPeriodEnd: boolean }, who: Actor) =>
