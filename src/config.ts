@@ -1,5 +1,6 @@
 // The one place that reads the environment (DESIGN.md §7). Every variable of DESIGN.md §5 is declared in
-// EnvSchema, validated once through @fastify/env, then turned into the typed Config the rest of the code takes.
+// EnvSchema, validated once through @fastify/env, then turned into the typed Config the rest of the code takes:
+// the schema types the environment, and Config is the type of what toConfig builds from it (no second declaration).
 import { validateDetailed } from 'node-cron';
 import Fastify from 'fastify';
 import fastifyEnv from '@fastify/env';
@@ -58,56 +59,8 @@ export interface EncryptionKey {
   key: Buffer;
 }
 
-export interface Config {
-  env: 'development' | 'production' | 'test';
-  host: string;
-  port: number;
-  /** Unset until the port is known (see withListenPort); never a trailing slash. */
-  publicBaseUrl: string;
-  databaseUrl: string | undefined;
-  gateway: {
-    /** Unset means the built-in sandbox, mounted under /sandbox (development only). */
-    baseUrl: string | undefined;
-    secretKey: string | undefined;
-    merchantId: string | undefined;
-    timeoutMs: number;
-    mobileIssueKeyPath: string;
-    cancelPath: string;
-  };
-  /** First encrypts, all decrypt. Empty until development defaults are applied. */
-  encryptionKeys: EncryptionKey[];
-  apiKeys: string[];
-  adminTokens: string[];
-  /** Names given to admin tokens (`name:token` in ADMIN_TOKENS), by token; audit events show them. */
-  adminTokenNames: Record<string, string>;
-  /** Bearer tokens that read /metrics (and /docs) where those are protected, i.e. in production. */
-  metricsTokens: string[];
-  /** In production /docs and /metrics need a bearer token; in development and tests they are open. */
-  protectInternalRoutes: boolean;
-  /** Fastify's trustProxy: false, true, a hop count, or the proxies' addresses (comma-separated IPs or CIDRs). */
-  trustProxy: boolean | number | string;
-  returnUrl: string | undefined;
-  scheduler: {
-    enabled: boolean;
-    cron: string;
-    concurrency: number;
-    batchSize: number;
-    leaseMs: number;
-  };
-  retryDelaysMs: number[];
-  timezone: string;
-  clock: 'system' | 'simulated';
-  registrationTtlMs: number;
-  amountMax: { CARD: number | undefined; MOBILE: number | undefined };
-  embeddedDbPort: number;
-  sandboxPort: number;
-  /**
-   * Requests per minute: browser routes per client address, the merchant API and the admin routes per token, and
-   * failed authentications per client address (whatever the token) before that address is refused for the minute.
-   */
-  rateLimit: { browser: number; api: number; admin: number; authFailures: number };
-  logLevel: string;
-}
+/** The typed configuration: exactly what toConfig builds from the validated environment (no second declaration). */
+export type Config = ReturnType<typeof toConfig>;
 
 /** Variables that have a development default and so must be set explicitly in production. */
 export const PRODUCTION_REQUIRED = [
@@ -288,14 +241,34 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
 
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
 
+  return toConfig(env, { encryptionKeys, retryDelaysMs, registrationTtlMs, trustProxy, apiKeys, adminTokens, adminTokenNames, metricsTokens });
+}
+
+/** The environment, validated and cross-checked, as the rest of the code takes it. */
+function toConfig(
+  env: Env,
+  parsed: {
+    encryptionKeys: EncryptionKey[];
+    retryDelaysMs: number[];
+    registrationTtlMs: number;
+    trustProxy: boolean | number | string;
+    apiKeys: string[];
+    adminTokens: string[];
+    adminTokenNames: Record<string, string>;
+    metricsTokens: string[];
+  },
+) {
+  const production = env.NODE_ENV === 'production';
   return {
     env: env.NODE_ENV,
     // Development listens on loopback only: a bare `npm start` prints its generated tokens and serves the sandbox.
     host: env.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     port: env.PORT,
+    /** How customers' browsers reach the service; never a trailing slash. */
     publicBaseUrl: stripTrailingSlash(env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`),
     databaseUrl: env.DATABASE_URL,
     gateway: {
+      /** Unset means the built-in sandbox, mounted under /sandbox (development only). */
       baseUrl: env.PAYMENT_API_BASE_URL ? stripTrailingSlash(env.PAYMENT_API_BASE_URL) : undefined,
       secretKey: env.PAYMENT_SECRET_KEY,
       merchantId: env.PAYMENT_MERCHANT_ID,
@@ -303,13 +276,18 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
       mobileIssueKeyPath: env.PAYMENT_MOBILE_ISSUE_KEY_PATH,
       cancelPath: env.PAYMENT_CANCEL_PATH,
     },
-    encryptionKeys,
-    apiKeys,
-    adminTokens,
-    adminTokenNames,
-    metricsTokens,
+    /** First encrypts, all decrypt. Empty until development defaults are applied. */
+    encryptionKeys: parsed.encryptionKeys,
+    apiKeys: parsed.apiKeys,
+    adminTokens: parsed.adminTokens,
+    /** Names given to admin tokens (`name:token` in ADMIN_TOKENS), by token; audit events show them. */
+    adminTokenNames: parsed.adminTokenNames,
+    /** Bearer tokens that read /metrics (and /docs) where those are protected, i.e. in production. */
+    metricsTokens: parsed.metricsTokens,
+    /** In production /docs and /metrics need a bearer token; in development and tests they are open. */
     protectInternalRoutes: production,
-    trustProxy,
+    /** Fastify's trustProxy: false, true, a hop count, or the proxies' addresses (comma-separated IPs or CIDRs). */
+    trustProxy: parsed.trustProxy,
     returnUrl: env.RETURN_URL,
     scheduler: {
       enabled: env.SCHEDULER_ENABLED,
@@ -318,13 +296,17 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
       batchSize: env.SCHEDULER_BATCH_SIZE,
       leaseMs: env.SCHEDULER_LEASE_MS ?? 2 * env.PAYMENT_TIMEOUT_MS + 30000,
     },
-    retryDelaysMs,
+    retryDelaysMs: parsed.retryDelaysMs,
     timezone: env.BILLING_TIMEZONE,
     clock: env.CLOCK,
-    registrationTtlMs,
+    registrationTtlMs: parsed.registrationTtlMs,
     amountMax: { CARD: env.AMOUNT_MAX_CARD, MOBILE: env.AMOUNT_MAX_MOBILE },
     embeddedDbPort: env.EMBEDDED_DB_PORT,
     sandboxPort: env.SANDBOX_PORT,
+    /**
+     * Requests per minute: browser routes per client address, the merchant API and the admin routes per token, and
+     * failed authentications per client address (whatever the token) before that address is refused for the minute.
+     */
     rateLimit: { browser: env.RATE_LIMIT_BROWSER, api: env.RATE_LIMIT_API, admin: env.RATE_LIMIT_ADMIN, authFailures: env.RATE_LIMIT_AUTH_FAILURES },
     logLevel: env.LOG_LEVEL,
   };
