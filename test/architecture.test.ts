@@ -1,5 +1,9 @@
-// The layers of src/ (DESIGN.md §7, issue #12): no import cycles, and lower layers import nothing from higher ones.
-// Checked by dependency-cruiser over the TypeScript sources, type-only imports included.
+// The shape of src/ (DESIGN.md §7, issue #12): no import cycles, lower layers import nothing from higher ones
+// (dependency-cruiser over the TypeScript sources, type-only imports included), and each entity's status is
+// written by its state module alone (TypeScript's own parser over every Prisma write).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
 import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers/process.ts';
@@ -27,5 +31,59 @@ describe('architecture', () => {
     const violations = output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' -> ')})` : ''}`);
     expect(violations).toEqual([]);
     expect(output.summary.totalCruised).toBeGreaterThan(50);
+  });
+});
+
+/** The one module allowed to write each entity's status column. */
+const STATE_WRITERS: Record<string, string> = {
+  payment: 'src/modules/payments/payment.state.ts',
+  subscription: 'src/modules/subscriptions/subscription.state.ts',
+};
+const WRITES = new Set(['update', 'updateMany', 'upsert', 'create', 'createMany']);
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const relative = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return relative === 'src/generated' ? [] : sourceFiles(relative);
+    return relative.endsWith('.ts') ? [relative] : [];
+  });
+}
+
+/**
+ * Every Prisma write of a model in STATE_WRITERS, outside its writer, whose `data` sets `status`, spreads something
+ * (which might), or is not written out at all: `file:line model.write reason`.
+ */
+function statusWritesOutsideWriters(): string[] {
+  const found: string[] = [];
+  for (const file of sourceFiles('src')) {
+    const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node) => {
+      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && WRITES.has(node.expression.name.text)) {
+        const target = node.expression.expression;
+        const model = ts.isPropertyAccessExpression(target) ? target.name.text : undefined;
+        const args = node.arguments[0];
+        if (model && STATE_WRITERS[model] && STATE_WRITERS[model] !== file && args && ts.isObjectLiteralExpression(args)) {
+          for (const key of ['data', 'create', 'update']) {
+            const property = args.properties.find((p) => ts.isPropertyAssignment(p) && p.name.getText(source) === key) as ts.PropertyAssignment | undefined;
+            if (!property) continue;
+            const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+            const where = `${file}:${line} ${model}.${node.expression.name.text}`;
+            const data = property.initializer;
+            if (!ts.isObjectLiteralExpression(data)) found.push(`${where} ${key} is not written out`);
+            else if (data.properties.some((p) => ts.isSpreadAssignment(p))) found.push(`${where} ${key} spreads a value`);
+            else if (data.properties.some((p) => p.name?.getText(source) === 'status')) found.push(`${where} sets status`);
+          }
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
+describe('state writers', () => {
+  it('each entity’s status is written by its state module (its transition table) and nowhere else', () => {
+    expect(statusWritesOutsideWriters()).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import { isUniqueViolation, NotFoundError } from '../../lib/errors.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
 import { failure, precheckRedirect, success, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
+import { transitionPayment } from '../payments/payment.state.ts';
 import type { RedirectInput } from '../registrations/registrations.service.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
@@ -213,15 +214,15 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
       };
       switch (result.outcome) {
         case 'SUCCEEDED':
-          await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'SUCCEEDED', transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now } });
+          await transitionPayment(tx, claim.paymentId, 'succeed', { transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now });
           await release({ status: 'COMPLETED', completedAt: now });
           return success(ids);
         case 'DECLINED':
-          await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'FAILED', failureCode: result.code, failureMessage: result.message } });
+          await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
           await release({ status: 'FAILED', failureCode: 'GATEWAY_DECLINED', failureMessage: `${result.code}: ${result.message ?? ''}`.slice(0, 500) });
           return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code });
         case 'UNKNOWN':
-          await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'UNKNOWN', attentionReason: result.reason } });
+          await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
           await release({ status: 'NEEDS_ATTENTION', failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
           log.warn({ orderId: row.id, reason: result.reason }, 'order needs attention: confirmation outcome unknown');
           return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', ids);

@@ -6,6 +6,7 @@ import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import { REFUND_OUTCOME_UNKNOWN } from './payments.service.ts';
+import { transitionPayment } from './payment.state.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -75,7 +76,7 @@ export async function expireAndRaise(tx: Tx, attempt: StaleAttempt, now: Date): 
     await tx.payment.update({ where: { id: attempt.paymentId }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
     return true;
   }
-  await tx.payment.update({ where: { id: attempt.paymentId }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
+  await transitionPayment(tx, attempt.paymentId, 'lose', { attentionReason: 'LEASE_EXPIRED' });
   const { subscriptionId, registrationId, oneTimeOrderId } = attempt.payment;
   const abandoned = { OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] };
   const waiting = { status: 'NEEDS_ATTENTION' as const, failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: 'the process calling the gateway stopped before recording the answer', leaseOwner: null, leaseExpiresAt: null };
@@ -154,7 +155,7 @@ export async function prepareAttempt(
   let expiredInFlight = false;
   if (latest?.status === 'IN_FLIGHT' && (await expireAttempt(tx, latest.id, input.now))) {
     expiredInFlight = true;
-    await tx.payment.update({ where: { id: input.paymentId }, data: { status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' } });
+    await transitionPayment(tx, input.paymentId, 'lose', { attentionReason: 'LEASE_EXPIRED' });
     latest = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: latest.id } });
   }
   const hadUnknown = (await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'UNKNOWN' } })) > 0;

@@ -5,6 +5,8 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import { cycleContaining, cycleDueAt } from '../../lib/calendar.ts';
 import { intervalOf, mobileDueAt, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { transitionPayment } from './payment.state.ts';
+import { transitionSubscription } from '../subscriptions/subscription.state.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -28,9 +30,8 @@ export interface SuccessInput {
  * transaction (rule 6).
  */
 export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<void> {
-  await tx.payment.update({
-    where: { id: input.paymentId },
-    data: { status: 'SUCCEEDED', transactionId: input.transactionId, approvedAt: input.approvedAt, failureCode: null, failureMessage: null, attentionReason: null, nextRetryAt: null },
+  await transitionPayment(tx, input.paymentId, 'succeed', {
+    transactionId: input.transactionId, approvedAt: input.approvedAt, failureCode: null, failureMessage: null, attentionReason: null, nextRetryAt: null,
   });
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
   // Rule 10 for a late payment too: a CARD cycle paid after later periods began (a retry after downtime) covers the
@@ -52,12 +53,12 @@ export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<v
       currentPeriodEnd: period.end,
       // Paused or cancelled while the call was out: the success is recorded, nothing is scheduled.
       nextChargeAt: isLive(sub.status) ? period.end : sub.status === 'PAUSED' ? sub.nextChargeAt : null,
-      ...(sub.status === 'PAST_DUE' ? { status: 'ACTIVE' } : {}),
       lastTransactionId: input.transactionId,
       lastAmount: input.amount,
       lastTransactionAt: input.approvedAt,
     },
   });
+  if (sub.status === 'PAST_DUE') await transitionSubscription(tx, sub.id, 'recover');
 }
 
 export interface DeclineInput {
@@ -78,7 +79,8 @@ export interface DeclineInput {
  */
 export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{ plan: DeclinePlan; declines: number }> {
   const declines = await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'DECLINED' } });
-  const payment = await tx.payment.update({ where: { id: input.paymentId }, data: { status: 'FAILED', failureCode: input.failureCode, failureMessage: input.failureMessage } });
+  await transitionPayment(tx, input.paymentId, 'fail', { failureCode: input.failureCode, failureMessage: input.failureMessage });
+  const payment = await tx.payment.findUniqueOrThrow({ where: { id: input.paymentId }, select: { cycle: true } });
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
   const plan = planAfterDecline({
     method: sub.method,
@@ -94,12 +96,12 @@ export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{
   if (!isLive(sub.status) || payment.cycle !== sub.cycle) return { plan, declines };
   if (plan.action === 'RETRY') {
     await tx.payment.update({ where: { id: input.paymentId }, data: { nextRetryAt: plan.retryAt } });
-    await tx.subscription.update({ where: { id: sub.id }, data: { status: 'PAST_DUE', nextChargeAt: plan.retryAt } });
+    await transitionSubscription(tx, sub.id, 'decline', { nextChargeAt: plan.retryAt });
   } else if (plan.action === 'CANCEL') {
-    await tx.subscription.update({ where: { id: sub.id }, data: { status: 'CANCELED', canceledAt: input.now, nextChargeAt: null, cancelReason: plan.reason } });
+    await transitionSubscription(tx, sub.id, 'cancel', { canceledAt: input.now, nextChargeAt: null, cancelReason: plan.reason });
     await revokeBillingKey(tx, sub.billingKeyId, input.now);
   } else {
-    await tx.subscription.update({ where: { id: sub.id }, data: { status: 'PAST_DUE', nextChargeAt: null, needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED' } });
+    await transitionSubscription(tx, sub.id, 'decline', { nextChargeAt: null, needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED' });
   }
   return { plan, declines };
 }

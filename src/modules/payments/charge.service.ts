@@ -21,6 +21,8 @@ import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.s
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError, sweepExpiredAttempts as sweep } from './attempts.ts';
 import { explainCharge, planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
+import { transitionPayment } from './payment.state.ts';
+import { transitionSubscription } from '../subscriptions/subscription.state.ts';
 
 type Tx = Prisma.TransactionClient;
 type Trigger = 'SCHEDULER' | 'ADMIN';
@@ -84,9 +86,15 @@ export function createChargeService(deps: ChargeDeps) {
   let stopping = false;
   const passes = new Set<Promise<PassReport>>();
 
-  /** Releases our lease on a subscription (and applies `data`); false when the lease was no longer ours. */
-  async function release(tx: Tx | Db, id: string, owner: string, data: Prisma.SubscriptionUpdateManyMutationInput = {}) {
-    const released = await tx.subscription.updateMany({ where: { id, leaseOwner: owner }, data: { ...data, leaseOwner: null, leaseExpiresAt: null } });
+  /**
+   * Releases our lease on a subscription, raising it for an operator when `attention` names why; false when the lease
+   * was no longer ours. Status moves go through subscription.state.ts before it.
+   */
+  async function release(tx: Tx | Db, id: string, owner: string, attention?: string) {
+    const released = await tx.subscription.updateMany({
+      where: { id, leaseOwner: owner },
+      data: { leaseOwner: null, leaseExpiresAt: null, needsAttention: attention ? true : undefined, attentionReason: attention },
+    });
     return released.count === 1;
   }
 
@@ -139,16 +147,15 @@ export function createChargeService(deps: ChargeDeps) {
       );
 
       if (plan.action === 'CANCEL_AT_PERIOD_END') {
-        await release(tx, id, owner, { status: 'CANCELED', canceledAt: now, nextChargeAt: null, cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END' });
+        await transitionSubscription(tx, id, 'cancel', { canceledAt: now, nextChargeAt: null, cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END' });
+        await release(tx, id, owner);
         await revokeBillingKey(tx, sub.billingKeyId, now);
         log.info({ subscriptionId: id }, 'subscription cancelled at the end of its period');
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CANCELED_AT_PERIOD_END' } };
       }
       if (plan.action === 'REFUSE') {
-        await release(tx, id, owner, {
-          ...(plan.attention ? { needsAttention: true, attentionReason: plan.code } : {}),
-          ...(plan.pastDue ? { status: 'PAST_DUE', nextChargeAt: null } : {}),
-        });
+        if (plan.pastDue) await transitionSubscription(tx, id, 'decline', { nextChargeAt: null });
+        await release(tx, id, owner, plan.attention ? plan.code : undefined);
         if (plan.attention) log.warn({ subscriptionId: id, code: plan.code }, `subscription needs attention: ${plan.message}`);
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: plan.code, message: plan.message, paymentId: open?.id } };
       }
@@ -158,7 +165,7 @@ export function createChargeService(deps: ChargeDeps) {
         billingKey = readBillingKey(keyring, sub.billingKey);
       } catch {
         // The encryption key that sealed it is no longer configured: nothing can be sent until it is.
-        await release(tx, id, owner, { needsAttention: true, attentionReason: 'BILLING_KEY_UNREADABLE' });
+        await release(tx, id, owner, 'BILLING_KEY_UNREADABLE');
         log.error({ subscriptionId: id, encryptionKeyId: sub.billingKey.encryptionKeyId }, 'billing key cannot be decrypted with the configured keys');
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'BILLING_KEY_UNREADABLE' } };
       }
@@ -197,11 +204,11 @@ export function createChargeService(deps: ChargeDeps) {
         allowAfterUnknown: false,
       });
       if (!attempt.attemptId) {
-        await release(tx, id, owner, { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' });
+        await release(tx, id, owner, 'PAYMENT_OUTCOME_UNKNOWN');
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'PAYMENT_OUTCOME_UNKNOWN', paymentId: payment.id } };
       }
       // A retry makes a FAILED payment PENDING again while it is in flight (DESIGN.md §5).
-      await tx.payment.update({ where: { id: payment.id }, data: { status: 'PENDING', nextRetryAt: null } });
+      await transitionPayment(tx, payment.id, 'send', { nextRetryAt: null });
       await onPrepared?.(tx, { paymentId: payment.id, orderId: attempt.orderId!, cycle: plan.cycle, amount: plan.amount });
       return {
         kind: 'READY',
@@ -263,7 +270,7 @@ export function createChargeService(deps: ChargeDeps) {
           log.warn({ subscriptionId: id, paymentId, reason: result.reason, detail: result.detail }, 'charge not sent; it will be sent again');
           return { ...base, outcome: 'SKIPPED', code: 'NOT_SENT', message: result.detail };
         case 'UNKNOWN':
-          await tx.payment.update({ where: { id: paymentId }, data: { status: 'UNKNOWN', attentionReason: result.reason } });
+          await transitionPayment(tx, paymentId, 'lose', { attentionReason: result.reason });
           await tx.subscription.update({ where: { id }, data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' } });
           log.warn({ subscriptionId: id, paymentId, orderId: ready.orderId, reason: result.reason }, 'charge outcome unknown; the subscription needs attention');
           return { ...base, outcome: 'UNKNOWN', message: result.reason };

@@ -12,6 +12,7 @@ import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/paginat
 import { recordAttemptOutcome, sweepExpiredAttempts } from './attempts.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
 import { NEEDS_ATTENTION_WHERE, REFUND_OUTCOME_UNKNOWN, serializePayment, type PaymentStatus } from './payments.service.ts';
+import { transitionPayment } from './payment.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from './payment.errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 
@@ -123,10 +124,8 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    * KEY_NOT_RECEIVED, and the operator refunds the payment and asks the customer to register again.
    */
   async function resolveCheckoutPayment(tx: Tx, payment: Awaited<ReturnType<typeof load>>, outcome: 'SUCCEEDED' | 'FAILED', transactionId: string | undefined, approvedAt: Date, note: string) {
-    await tx.payment.update({
-      where: { id: payment.id },
-      data: outcome === 'SUCCEEDED' ? { status: 'SUCCEEDED', transactionId, approvedAt } : { status: 'FAILED', failureCode: 'RESOLVED_FAILED', failureMessage: note },
-    });
+    if (outcome === 'SUCCEEDED') await transitionPayment(tx, payment.id, 'succeed', { transactionId, approvedAt });
+    else await transitionPayment(tx, payment.id, 'fail', { failureCode: 'RESOLVED_FAILED', failureMessage: note });
     if (payment.oneTimeOrderId) {
       await tx.order.update({
         where: { id: payment.oneTimeOrderId },
@@ -195,7 +194,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       await recordAttemptOutcome(tx, { attemptId: prepared.attempt.id, leaseOwner, result, now: at });
       if (result.outcome === 'SUCCEEDED') {
         const updated = await tx.payment.update({ where: { id }, data: { canceledAmount: { increment: prepared.amount }, canceledAt: at } });
-        if (updated.canceledAmount === updated.amount) await tx.payment.update({ where: { id }, data: { status: 'CANCELED' } });
+        if (updated.canceledAmount === updated.amount) await transitionPayment(tx, id, 'refund');
       } else if (result.outcome === 'UNKNOWN') {
         await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
       }
@@ -239,13 +238,9 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       const canceledAmount = before.canceledAmount + (input.outcome === 'SUCCEEDED' ? refund.amount : 0);
       await tx.payment.update({
         where: { id },
-        data: {
-          canceledAmount,
-          ...(input.outcome === 'SUCCEEDED' ? { canceledAt: now } : {}),
-          ...(canceledAmount === before.amount ? { status: 'CANCELED' } : {}),
-          attentionReason: stillUnknown ? REFUND_OUTCOME_UNKNOWN : null,
-        },
+        data: { canceledAmount, canceledAt: input.outcome === 'SUCCEEDED' ? now : before.canceledAt, attentionReason: stillUnknown ? REFUND_OUTCOME_UNKNOWN : null },
       });
+      if (canceledAmount === before.amount) await transitionPayment(tx, id, 'refund');
       const after = await load(tx, id);
       await writeAudit(tx, { ...who, action: `payment.refund_resolve_${input.outcome.toLowerCase()}`, entityType: 'payment', entityId: id, before: serializePayment(before), after: serializePayment(after) });
       return serializePayment(after);

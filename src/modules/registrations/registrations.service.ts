@@ -20,6 +20,7 @@ import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
 import { failure, precheckRedirect, success, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
+import { transitionPayment } from '../payments/payment.state.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -304,9 +305,8 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
             timezone: config.timezone,
           });
           if (claim.paymentId) {
-            await tx.payment.update({
-              where: { id: claim.paymentId },
-              data: { status: 'SUCCEEDED', subscriptionId: subscription.id, transactionId: result.fields.transactionId, approvedAt, attentionReason: null, failureCode: null, failureMessage: null },
+            await transitionPayment(tx, claim.paymentId, 'succeed', {
+              subscriptionId: subscription.id, transactionId: result.fields.transactionId, approvedAt, attentionReason: null, failureCode: null, failureMessage: null,
             });
           }
           await release({ status: 'COMPLETED', completedAt: now, failureCode: null, failureMessage: null });
@@ -320,14 +320,14 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
             return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
           }
           if (claim.paymentId) {
-            await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'FAILED', failureCode: result.code, failureMessage: result.message } });
+            await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
           }
           await release({ status: 'FAILED', failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
           return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code, paymentId: claim.paymentId });
         }
         case 'UNKNOWN': {
           if (claim.paymentId) {
-            await tx.payment.update({ where: { id: claim.paymentId }, data: { status: 'UNKNOWN', attentionReason: result.reason } });
+            await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
           }
           await release({ status: 'NEEDS_ATTENTION', failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
           log.warn({ registrationId: row.id, reason: result.reason }, 'registration needs attention: key issuance outcome unknown');

@@ -1,0 +1,37 @@
+// Payment states and the moves between them (DESIGN.md §4), as data. This is the only code that writes
+// payments.status (test/architecture.test.ts checks it): a move is a conditional update that fails with
+// STATE_CONFLICT on a stale state, so two writers can never both apply one. Merchant events (issue #13) are written
+// here, in the same transaction as the move.
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { StateConflictError } from '../../lib/errors.ts';
+
+export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN' | 'CANCELED';
+
+export const PAYMENT_TRANSITIONS = {
+  /** A call is about to go out: a new cycle's payment, a retry of a FAILED one, or a NOT_SENT one sent again. */
+  send: { from: ['PENDING', 'FAILED'], to: 'PENDING' },
+  /** The gateway approved, or an operator found the UNKNOWN payment approved. */
+  succeed: { from: ['PENDING', 'UNKNOWN'], to: 'SUCCEEDED' },
+  /** The gateway declined, or an operator found nothing charged. */
+  fail: { from: ['PENDING', 'UNKNOWN'], to: 'FAILED' },
+  /** The answer is unknown, or the process calling the gateway died (again, on a replay). */
+  lose: { from: ['PENDING', 'UNKNOWN'], to: 'UNKNOWN' },
+  /** Refunded in full. */
+  refund: { from: ['SUCCEEDED'], to: 'CANCELED' },
+} as const satisfies Record<string, { from: readonly PaymentStatus[]; to: PaymentStatus }>;
+
+export type PaymentTransition = keyof typeof PAYMENT_TRANSITIONS;
+
+export async function transitionPayment(
+  tx: Prisma.TransactionClient,
+  id: string,
+  transition: PaymentTransition,
+  data: Omit<Prisma.PaymentUncheckedUpdateManyInput, 'status'> = {},
+): Promise<void> {
+  const { from, to } = PAYMENT_TRANSITIONS[transition];
+  const moved = await tx.payment.updateMany({ where: { id, status: { in: [...from] } }, data: { ...data, status: to } });
+  if (moved.count === 0) {
+    const current = await tx.payment.findUnique({ where: { id }, select: { status: true } });
+    throw new StateConflictError(`Payment cannot ${transition} from ${current?.status ?? 'a missing state'}`);
+  }
+}
