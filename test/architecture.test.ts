@@ -38,6 +38,8 @@ describe('architecture', () => {
 const STATE_WRITERS: Record<string, string> = {
   payment: 'src/modules/payments/payment.state.ts',
   subscription: 'src/modules/subscriptions/subscription.state.ts',
+  registration: 'src/modules/checkout/checkout.state.ts',
+  order: 'src/modules/checkout/checkout.state.ts',
 };
 const WRITES = new Set(['update', 'updateMany', 'upsert', 'create', 'createMany']);
 

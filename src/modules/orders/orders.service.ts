@@ -11,6 +11,7 @@ import { checkoutUrls, validateTerms, windowParams, type Method } from '../check
 import { failure, precheckRedirect, success, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
+import { moveCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
 import type { RedirectInput } from '../registrations/registrations.service.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
@@ -113,11 +114,11 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     if (!row) return failure('INVALID_STATE', 'Unknown state');
     const done = settled(row);
     if (done) return done;
-    const failed = await db.order.updateMany({
-      where: { id: row.id, status: 'PENDING', leaseOwner: null },
-      data: { status: 'FAILED', failureCode: 'WINDOW_FAILED', failureMessage: `${input.code ?? ''} ${input.message ?? ''}`.trim().slice(0, 500) },
+    const failed = await moveCheckout(db, 'order', row.id, 'abandon', {
+      fence: { leaseOwner: null },
+      data: { failureCode: 'WINDOW_FAILED', failureMessage: `${input.code ?? ''} ${input.message ?? ''}`.trim().slice(0, 500) },
     });
-    if (failed.count === 0) return settled((await findByState(input.state))!) ?? failure('STATE_CONFLICT', 'The order changed; try again');
+    if (!failed) return settled((await findByState(input.state))!) ?? failure('STATE_CONFLICT', 'The order changed; try again');
     return failure('WINDOW_FAILED', input.message ?? 'The customer did not complete the payment window', { orderId: row.id, returnUrl: row.returnUrl, gatewayCode: input.code });
   }
 
@@ -130,7 +131,7 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     if (done) return done;
     const now = clock.now();
     if (row.expiresAt <= now && row.transactionId === null) {
-      await db.order.updateMany({ where: { id: row.id, status: 'PENDING', transactionId: null }, data: { status: 'EXPIRED' } });
+      await moveCheckout(db, 'order', row.id, 'expire', { fence: { transactionId: null } });
       return failure('STATE_EXPIRED', 'This order has expired', ids);
     }
     if (input.code !== undefined && input.code !== 'SUCCESS') return handleFail(input);
@@ -170,9 +171,9 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
 
   /** Someone else's transaction reached this order: nothing is sent, an operator decides (see checkout.result.ts). */
   async function holdForOperator(row: OrderRow): Promise<CheckoutResult> {
-    await db.order.updateMany({
-      where: { id: row.id, status: 'PENDING', leaseOwner: null },
-      data: { status: 'NEEDS_ATTENTION', failureCode: TRANSACTION_ELSEWHERE.code, failureMessage: TRANSACTION_ELSEWHERE.message },
+    await moveCheckout(db, 'order', row.id, 'hold', {
+      fence: { leaseOwner: null },
+      data: { failureCode: TRANSACTION_ELSEWHERE.code, failureMessage: TRANSACTION_ELSEWHERE.message },
     });
     log.warn({ orderId: row.id }, 'order redirect carried a transaction another checkout holds; waiting for an operator');
     return failure('PAYMENT_OUTCOME_UNKNOWN', TRANSACTION_ELSEWHERE.message, { orderId: row.id, returnUrl: row.returnUrl });
@@ -196,7 +197,7 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
       if (attempt.attemptId === undefined) {
         // The request that was confirming died mid-call: the outcome is unknown and is not guessed, and the
         // order is not confirmed again automatically (rule 4).
-        await tx.order.update({ where: { id: row.id }, data: { status: 'NEEDS_ATTENTION', leaseOwner: null, leaseExpiresAt: null, failureCode: 'PAYMENT_OUTCOME_UNKNOWN' } });
+        await moveCheckout(tx, 'order', row.id, 'hold', { data: { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', releaseLease: true } });
         return undefined;
       }
       return { paymentId: payment.id, attemptId: attempt.attemptId };
@@ -208,26 +209,29 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     const ids = { orderId: row.id, paymentId: claim.paymentId, returnUrl: row.returnUrl };
     return db.$transaction(async (tx) => {
       await recordAttemptOutcome(tx, { attemptId: claim.attemptId, leaseOwner, result, now });
-      const release = async (data: Prisma.OrderUpdateManyMutationInput) => {
-        const fenced = await tx.order.updateMany({ where: { id: row.id, leaseOwner }, data: { ...data, leaseOwner: null, leaseExpiresAt: null } });
-        if (fenced.count === 0) throw new StaleLeaseError(`order ${row.id}`);
+      // Fenced on our lease, released with the move (or alone, when nothing was decided).
+      const release = async (transition?: CheckoutTransition, data: CheckoutMoveData = {}) => {
+        const released = transition
+          ? await moveCheckout(tx, 'order', row.id, transition, { fence: { leaseOwner }, data: { ...data, releaseLease: true } })
+          : (await tx.order.updateMany({ where: { id: row.id, leaseOwner }, data: { leaseOwner: null, leaseExpiresAt: null } })).count === 1;
+        if (!released) throw new StaleLeaseError(`order ${row.id}`);
       };
       switch (result.outcome) {
         case 'SUCCEEDED':
           await transitionPayment(tx, claim.paymentId, 'succeed', { transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now });
-          await release({ status: 'COMPLETED', completedAt: now });
+          await release('complete', { completedAt: now });
           return success(ids);
         case 'DECLINED':
           await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
-          await release({ status: 'FAILED', failureCode: 'GATEWAY_DECLINED', failureMessage: `${result.code}: ${result.message ?? ''}`.slice(0, 500) });
+          await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: `${result.code}: ${result.message ?? ''}`.slice(0, 500) });
           return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code });
         case 'UNKNOWN':
           await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
-          await release({ status: 'NEEDS_ATTENTION', failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
+          await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
           log.warn({ orderId: row.id, reason: result.reason }, 'order needs attention: confirmation outcome unknown');
           return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', ids);
         case 'NOT_SENT':
-          await release({});
+          await release();
           return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
       }
     });

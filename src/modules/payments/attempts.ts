@@ -7,6 +7,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import { REFUND_OUTCOME_UNKNOWN } from './payments.service.ts';
 import { transitionPayment } from './payment.state.ts';
+import { moveCheckout } from '../checkout/checkout.state.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -78,14 +79,16 @@ export async function expireAndRaise(tx: Tx, attempt: StaleAttempt, now: Date): 
   }
   await transitionPayment(tx, attempt.paymentId, 'lose', { attentionReason: 'LEASE_EXPIRED' });
   const { subscriptionId, registrationId, oneTimeOrderId } = attempt.payment;
-  const abandoned = { OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] };
-  const waiting = { status: 'NEEDS_ATTENTION' as const, failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: 'the process calling the gateway stopped before recording the answer', leaseOwner: null, leaseExpiresAt: null };
+  const waiting = {
+    fence: { leaseExpiredBy: now },
+    data: { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: 'the process calling the gateway stopped before recording the answer', releaseLease: true },
+  };
   if (attempt.operation === 'BILLING_CONFIRM' && subscriptionId) {
     await tx.subscription.update({ where: { id: subscriptionId }, data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' } });
   } else if (registrationId) {
-    await tx.registration.updateMany({ where: { id: registrationId, status: { in: ['PENDING', 'NEEDS_ATTENTION'] }, ...abandoned }, data: waiting });
+    await moveCheckout(tx, 'registration', registrationId, 'hold', waiting);
   } else if (oneTimeOrderId) {
-    await tx.order.updateMany({ where: { id: oneTimeOrderId, status: 'PENDING', ...abandoned }, data: waiting });
+    await moveCheckout(tx, 'order', oneTimeOrderId, 'hold', waiting);
   }
   return true;
 }

@@ -13,6 +13,7 @@ import { recordAttemptOutcome, sweepExpiredAttempts } from './attempts.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
 import { NEEDS_ATTENTION_WHERE, REFUND_OUTCOME_UNKNOWN, serializePayment, type PaymentStatus } from './payments.service.ts';
 import { transitionPayment } from './payment.state.ts';
+import { moveCheckout } from '../checkout/checkout.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from './payment.errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 
@@ -127,16 +128,14 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     if (outcome === 'SUCCEEDED') await transitionPayment(tx, payment.id, 'succeed', { transactionId, approvedAt });
     else await transitionPayment(tx, payment.id, 'fail', { failureCode: 'RESOLVED_FAILED', failureMessage: note });
     if (payment.oneTimeOrderId) {
-      await tx.order.update({
-        where: { id: payment.oneTimeOrderId },
-        data: outcome === 'SUCCEEDED'
-          ? { status: 'COMPLETED', completedAt: approvedAt, transactionId, failureCode: null, failureMessage: null }
-          : { status: 'FAILED', failureCode: 'RESOLVED_FAILED', failureMessage: note },
-      });
+      if (outcome === 'SUCCEEDED') {
+        await moveCheckout(tx, 'order', payment.oneTimeOrderId, 'complete', { data: { completedAt: approvedAt, transactionId, failureCode: null, failureMessage: null } });
+      } else {
+        await moveCheckout(tx, 'order', payment.oneTimeOrderId, 'fail', { data: { failureCode: 'RESOLVED_FAILED', failureMessage: note } });
+      }
     } else if (payment.registrationId) {
-      await tx.registration.updateMany({
-        where: { id: payment.registrationId, status: 'NEEDS_ATTENTION' },
-        data: { status: 'FAILED', failureCode: outcome === 'SUCCEEDED' ? 'KEY_NOT_RECEIVED' : 'RESOLVED_FAILED', failureMessage: note },
+      await moveCheckout(tx, 'registration', payment.registrationId, 'fail', {
+        data: { failureCode: outcome === 'SUCCEEDED' ? 'KEY_NOT_RECEIVED' : 'RESOLVED_FAILED', failureMessage: note },
       });
     }
   }

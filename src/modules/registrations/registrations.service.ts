@@ -21,6 +21,7 @@ import { checkoutUrls, validateTerms, windowParams, type Method } from '../check
 import { failure, precheckRedirect, success, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
+import { moveCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -153,11 +154,11 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     const done = settled(row);
     if (done) return done;
     // Only a registration with no exchange under way can fail from the window; an attached transaction wins.
-    const failed = await db.registration.updateMany({
-      where: { id: row.id, status: 'PENDING', transactionId: null },
-      data: { status: 'FAILED', failureCode: 'WINDOW_FAILED', failureMessage: truncate(`${input.code ?? ''} ${input.message ?? ''}`.trim()) },
+    const failed = await moveCheckout(db, 'registration', row.id, 'abandon', {
+      fence: { transactionId: null },
+      data: { failureCode: 'WINDOW_FAILED', failureMessage: truncate(`${input.code ?? ''} ${input.message ?? ''}`.trim()) },
     });
-    if (failed.count === 0) {
+    if (!failed) {
       const current = (await findByState(input.state))!;
       return settled(current) ?? pendingResult(current);
     }
@@ -178,7 +179,7 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
 
     const now = clock.now();
     if (row.status === 'PENDING' && row.transactionId === null && row.expiresAt <= now) {
-      await db.registration.updateMany({ where: { id: row.id, status: 'PENDING', transactionId: null }, data: { status: 'EXPIRED' } });
+      await moveCheckout(db, 'registration', row.id, 'expire', { fence: { transactionId: null } });
       return failure('STATE_EXPIRED', 'This registration has expired; ask for a new one', ids);
     }
     if (input.code !== undefined && input.code !== 'SUCCESS') return handleFail(input);
@@ -222,9 +223,9 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
 
   /** Someone else's transaction reached this registration: nothing is sent, an operator decides (see checkout.result.ts). */
   async function holdForOperator(row: RegistrationRow): Promise<CheckoutResult> {
-    await db.registration.updateMany({
-      where: { id: row.id, status: { in: ['PENDING', 'NEEDS_ATTENTION'] }, leaseOwner: null },
-      data: { status: 'NEEDS_ATTENTION', failureCode: TRANSACTION_ELSEWHERE.code, failureMessage: TRANSACTION_ELSEWHERE.message },
+    await moveCheckout(db, 'registration', row.id, 'hold', {
+      fence: { leaseOwner: null },
+      data: { failureCode: TRANSACTION_ELSEWHERE.code, failureMessage: TRANSACTION_ELSEWHERE.message },
     });
     log.warn({ registrationId: row.id }, 'registration redirect carried a transaction another checkout holds; waiting for an operator');
     return failure('PAYMENT_OUTCOME_UNKNOWN', TRANSACTION_ELSEWHERE.message, { registrationId: row.id, returnUrl: row.returnUrl });
@@ -285,9 +286,12 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     const now = clock.now();
     const ids = { registrationId: row.id, returnUrl: row.returnUrl };
     return db.$transaction(async (tx) => {
-      const release = async (data: Prisma.RegistrationUpdateManyMutationInput) => {
-        const fenced = await tx.registration.updateMany({ where: { id: row.id, leaseOwner }, data: { ...data, leaseOwner: null, leaseExpiresAt: null } });
-        if (fenced.count === 0) throw new StaleLeaseError(`registration ${row.id}`);
+      // Fenced on our lease, released with the move (or alone, when nothing was decided).
+      const release = async (transition?: CheckoutTransition, data: CheckoutMoveData = {}) => {
+        const released = transition
+          ? await moveCheckout(tx, 'registration', row.id, transition, { fence: { leaseOwner }, data: { ...data, releaseLease: true } })
+          : (await tx.registration.updateMany({ where: { id: row.id, leaseOwner }, data: { leaseOwner: null, leaseExpiresAt: null } })).count === 1;
+        if (!released) throw new StaleLeaseError(`registration ${row.id}`);
       };
       if (claim.attemptId) await recordAttemptOutcome(tx, { attemptId: claim.attemptId, leaseOwner, result, now });
 
@@ -309,32 +313,32 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
               subscriptionId: subscription.id, transactionId: result.fields.transactionId, approvedAt, attentionReason: null, failureCode: null, failureMessage: null,
             });
           }
-          await release({ status: 'COMPLETED', completedAt: now, failureCode: null, failureMessage: null });
+          await release('complete', { completedAt: now, failureCode: null, failureMessage: null });
           log.info({ registrationId: row.id, subscriptionId: subscription.id }, 'registration completed');
           return success({ ...ids, subscriptionId: subscription.id, paymentId: claim.paymentId });
         }
         case 'DECLINED': {
           if (claim.hadUnknown) {
             // An earlier call's outcome is unknown; a decline now may mean that call went through. Not guessed.
-            await release({ status: 'NEEDS_ATTENTION', failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`) });
+            await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`) });
             return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
           }
           if (claim.paymentId) {
             await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
           }
-          await release({ status: 'FAILED', failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
+          await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
           return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code, paymentId: claim.paymentId });
         }
         case 'UNKNOWN': {
           if (claim.paymentId) {
             await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
           }
-          await release({ status: 'NEEDS_ATTENTION', failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
+          await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
           log.warn({ registrationId: row.id, reason: result.reason }, 'registration needs attention: key issuance outcome unknown');
           return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
         }
         case 'NOT_SENT': {
-          await release({});
+          await release();
           return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', { ...ids, paymentId: claim.paymentId });
         }
       }
