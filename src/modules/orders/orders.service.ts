@@ -6,13 +6,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
-import { isUniqueViolation, NotFoundError } from '../../lib/errors.ts';
+import { NotFoundError } from '../../lib/errors.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
-import { failure, precheckRedirect, success, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
 import { moveCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
-import type { RedirectInput } from '../registrations/registrations.service.ts';
+import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
 
@@ -108,76 +108,28 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     }
   }
 
-  async function handleFail(input: RedirectInput): Promise<CheckoutResult> {
-    if (!input.state) return failure('INVALID_STATE', 'state is missing');
-    const row = await findByState(input.state);
-    if (!row) return failure('INVALID_STATE', 'Unknown state');
-    const done = settled(row);
-    if (done) return done;
-    const failed = await moveCheckout(db, 'order', row.id, 'abandon', {
-      fence: { leaseOwner: null },
-      data: { failureCode: 'WINDOW_FAILED', failureMessage: `${input.code ?? ''} ${input.message ?? ''}`.trim().slice(0, 500) },
-    });
-    if (!failed) return settled((await findByState(input.state))!) ?? failure('STATE_CONFLICT', 'The order changed; try again');
-    return failure('WINDOW_FAILED', input.message ?? 'The customer did not complete the payment window', { orderId: row.id, returnUrl: row.returnUrl, gatewayCode: input.code });
-  }
-
-  async function handleSuccess(input: RedirectInput & { amount?: string }): Promise<CheckoutResult> {
-    if (!input.state) return failure('INVALID_STATE', 'state is missing');
-    const row = await findByState(input.state);
-    if (!row) return failure('INVALID_STATE', 'Unknown state');
-    const ids = { orderId: row.id, returnUrl: row.returnUrl };
-    const done = settled(row);
-    if (done) return done;
-    const now = clock.now();
-    if (row.expiresAt <= now && row.transactionId === null) {
-      await moveCheckout(db, 'order', row.id, 'expire', { fence: { transactionId: null } });
-      return failure('STATE_EXPIRED', 'This order has expired', ids);
-    }
-    if (input.code !== undefined && input.code !== 'SUCCESS') return handleFail(input);
-    const refused = precheckRedirect(row, input, ids);
-    if (refused) return refused;
-    if (input.amount !== undefined && input.amount !== String(row.amount)) {
-      // Rule 7: the amount is ours. A redirect saying otherwise was tampered with or is for another order.
-      return failure('AMOUNT_MISMATCH', 'The amount in the redirect differs from the order; nothing was confirmed', ids);
-    }
-    const transactionId = input.transactionId!;
-
-    if (await transactionHeldElsewhere(db, transactionId, { orderId: row.id })) return holdForOperator(row);
-    const leaseOwner = randomUUID();
-    let claim: Awaited<ReturnType<typeof claimConfirmation>>;
-    try {
-      claim = await claimConfirmation(row, transactionId, leaseOwner, now);
-    } catch (error) {
-      if (isUniqueViolation(error)) return holdForOperator(row);
-      throw error;
-    }
-    if (!claim) {
-      const final = await waitForLease(() => findByState(input.state!), (r) => r?.leaseOwner === null, config.gateway.timeoutMs + 5_000);
-      return (final && settled(final)) ?? failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
-    }
-    // An approval answering another orderId is someone else's payment: UNKNOWN, never this order's success.
-    const result = await gateway.confirmPayment({ method: row.method, transactionId, amount: row.amount, expectedOrderId: row.orderId });
-    try {
-      return await recordConfirmation(row, claim, result, leaseOwner);
-    } catch (error) {
-      if (error instanceof StaleLeaseError) {
-        log.error({ orderId: row.id, outcome: result.outcome }, 'order lease lost before the outcome was recorded');
-        return failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
-      }
-      throw error;
-    }
-  }
-
-  /** Someone else's transaction reached this order: nothing is sent, an operator decides (see checkout.result.ts). */
-  async function holdForOperator(row: OrderRow): Promise<CheckoutResult> {
-    await moveCheckout(db, 'order', row.id, 'hold', {
-      fence: { leaseOwner: null },
-      data: { failureCode: TRANSACTION_ELSEWHERE.code, failureMessage: TRANSACTION_ELSEWHERE.message },
-    });
-    log.warn({ orderId: row.id }, 'order redirect carried a transaction another checkout holds; waiting for an operator');
-    return failure('PAYMENT_OUTCOME_UNKNOWN', TRANSACTION_ELSEWHERE.message, { orderId: row.id, returnUrl: row.returnUrl });
-  }
+  type Claim = { paymentId: string; attemptId: string };
+  const flow = createCheckoutFlow<OrderRow, Claim>(
+    { db, clock, log, leaseWaitMs: config.gateway.timeoutMs + 5_000 },
+    {
+      kind: 'order',
+      findByState,
+      ids: (row) => ({ orderId: row.id, paymentId: row.payment?.id, returnUrl: row.returnUrl }),
+      settled,
+      // A window failure never overtakes a confirmation in flight.
+      abandonFence: { leaseOwner: null },
+      check: (row, input) =>
+        // Rule 7: the amount is ours. A redirect saying otherwise was tampered with or is for another order.
+        input.amount !== undefined && input.amount !== String(row.amount)
+          ? failure('AMOUNT_MISMATCH', 'The amount in the redirect differs from the order; nothing was confirmed', { orderId: row.id, returnUrl: row.returnUrl })
+          : undefined,
+      claim: claimConfirmation,
+      // An approval answering another orderId is someone else's payment: UNKNOWN, never this order's success.
+      call: (row, transactionId) => gateway.confirmPayment({ method: row.method, transactionId, amount: row.amount, expectedOrderId: row.orderId }),
+      record: recordConfirmation,
+      paymentOf: (claim) => claim.paymentId,
+    },
+  );
 
   async function claimConfirmation(row: OrderRow, transactionId: string, leaseOwner: string, now: Date) {
     const leaseExpiresAt = new Date(now.getTime() + config.scheduler.leaseMs);
@@ -237,5 +189,5 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     });
   }
 
-  return { createOrder, getOrder, handleSuccess, handleFail };
+  return { createOrder, getOrder, handleSuccess: flow.handleSuccess, handleFail: flow.handleFail };
 }

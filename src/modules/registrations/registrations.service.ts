@@ -15,13 +15,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
-import { isUniqueViolation, NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
-import { failure, precheckRedirect, success, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
 import { moveCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
+import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -40,13 +41,7 @@ export interface CreateRegistrationInput {
   returnUrl?: string;
 }
 
-export interface RedirectInput {
-  state?: string;
-  transactionId?: string;
-  code?: string;
-  message?: string;
-  orderId?: string;
-}
+export type { RedirectInput } from '../checkout/checkout.flow.ts';
 
 export type RegistrationsDeps = ServiceDeps;
 
@@ -147,99 +142,28 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     }
   }
 
-  async function handleFail(input: RedirectInput): Promise<CheckoutResult> {
-    if (!input.state) return failure('INVALID_STATE', 'state is missing');
-    const row = await findByState(input.state);
-    if (!row) return failure('INVALID_STATE', 'Unknown state');
-    const done = settled(row);
-    if (done) return done;
-    // Only a registration with no exchange under way can fail from the window; an attached transaction wins.
-    const failed = await moveCheckout(db, 'registration', row.id, 'abandon', {
-      fence: { transactionId: null },
-      data: { failureCode: 'WINDOW_FAILED', failureMessage: truncate(`${input.code ?? ''} ${input.message ?? ''}`.trim()) },
-    });
-    if (!failed) {
-      const current = (await findByState(input.state))!;
-      return settled(current) ?? pendingResult(current);
-    }
-    return failure('WINDOW_FAILED', input.message ?? 'The customer did not complete the payment window', {
-      registrationId: row.id,
-      returnUrl: row.returnUrl,
-      gatewayCode: input.code,
-    });
-  }
-
-  async function handleSuccess(input: RedirectInput): Promise<CheckoutResult> {
-    if (!input.state) return failure('INVALID_STATE', 'state is missing');
-    const row = await findByState(input.state);
-    if (!row) return failure('INVALID_STATE', 'Unknown state');
-    const ids = { registrationId: row.id, returnUrl: row.returnUrl };
-    const done = settled(row);
-    if (done) return done;
-
-    const now = clock.now();
-    if (row.status === 'PENDING' && row.transactionId === null && row.expiresAt <= now) {
-      await moveCheckout(db, 'registration', row.id, 'expire', { fence: { transactionId: null } });
-      return failure('STATE_EXPIRED', 'This registration has expired; ask for a new one', ids);
-    }
-    if (input.code !== undefined && input.code !== 'SUCCESS') return handleFail(input);
-    const refused = precheckRedirect(row, input, ids);
-    if (refused) return refused;
-    const transactionId = input.transactionId!;
-
-    if (await transactionHeldElsewhere(db, transactionId, { registrationId: row.id })) return holdForOperator(row);
-    const leaseOwner = randomUUID();
-    let claim: Claim | undefined;
-    try {
-      claim = await claimIssuance(row, transactionId, leaseOwner, now);
-    } catch (error) {
-      if (isUniqueViolation(error)) return holdForOperator(row);
-      throw error;
-    }
-    if (!claim) {
-      // Another request holds the lease: wait for its answer and give the same one.
-      const final = await waitForLease(() => findByState(input.state!), (r) => r?.leaseOwner === null, config.gateway.timeoutMs + 5_000);
-      return (final && settled(final)) ?? pendingResult(final ?? row);
-    }
-
-    const result = await gateway.issueBillingKey({
-      method: row.method,
-      transactionId,
-      expectedOrderId: row.orderId,
-      // A key-only registration charged nothing that stays: the gateway may echo its verification amount (100)
-      // rather than ours, which is no mismatch. The orderId echo still ties the answer to this registration.
-      expectedAmount: row.issueKeyOnly ? undefined : row.amount,
-    });
-    try {
-      return await recordIssuance(row, claim, result, leaseOwner);
-    } catch (error) {
-      if (error instanceof StaleLeaseError) {
-        log.error({ registrationId: row.id, outcome: result.outcome }, 'registration lease lost before the outcome was recorded');
-        return failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', ids);
-      }
-      throw error;
-    }
-  }
-
-  /** Someone else's transaction reached this registration: nothing is sent, an operator decides (see checkout.result.ts). */
-  async function holdForOperator(row: RegistrationRow): Promise<CheckoutResult> {
-    await moveCheckout(db, 'registration', row.id, 'hold', {
-      fence: { leaseOwner: null },
-      data: { failureCode: TRANSACTION_ELSEWHERE.code, failureMessage: TRANSACTION_ELSEWHERE.message },
-    });
-    log.warn({ registrationId: row.id }, 'registration redirect carried a transaction another checkout holds; waiting for an operator');
-    return failure('PAYMENT_OUTCOME_UNKNOWN', TRANSACTION_ELSEWHERE.message, { registrationId: row.id, returnUrl: row.returnUrl });
-  }
-
-  /** A registration that is neither finished nor being worked on answers by its status. */
-  function pendingResult(row: RegistrationRow): CheckoutResult {
-    const ids = { registrationId: row.id, returnUrl: row.returnUrl };
-    if (row.status === 'NEEDS_ATTENTION') {
-      return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', ids);
-    }
-    if (row.leaseOwner !== null) return failure('STATE_CONFLICT', 'The registration is still being completed; try again shortly', ids);
-    return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
-  }
+  const flow = createCheckoutFlow<RegistrationRow, Claim>(
+    { db, clock, log, leaseWaitMs: config.gateway.timeoutMs + 5_000 },
+    {
+      kind: 'registration',
+      findByState,
+      ids: (row) => ({ registrationId: row.id, returnUrl: row.returnUrl }),
+      settled,
+      // A window failure never overtakes a key exchange already under way.
+      abandonFence: { transactionId: null },
+      claim: claimIssuance,
+      call: (row, transactionId) =>
+        gateway.issueBillingKey({
+          method: row.method,
+          transactionId,
+          expectedOrderId: row.orderId,
+          // A key-only registration charged nothing that stays: the gateway may echo its verification amount (100)
+          // rather than ours, which is no mismatch. The orderId echo still ties the answer to this registration.
+          expectedAmount: row.issueKeyOnly ? undefined : row.amount,
+        }),
+      record: recordIssuance,
+    },
+  );
 
   interface Claim {
     paymentId?: string;
@@ -345,7 +269,7 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     });
   }
 
-  return { createRegistration, getRegistration, handleSuccess, handleFail };
+  return { createRegistration, getRegistration, handleSuccess: flow.handleSuccess, handleFail: flow.handleFail };
 }
 
 function truncate(text: string, max = 500): string {
