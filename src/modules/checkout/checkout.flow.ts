@@ -6,7 +6,8 @@
 // - a transaction another checkout holds is never sent again: the checkout waits for an operator;
 // - the checkout's lease is taken (its attempt written before the call, by the kind's `claim`); a concurrent request
 //   waits for the holder's answer and gives the same one;
-// - the call, then the kind's `record` fenced on the lease; a lost lease answers PAYMENT_OUTCOME_UNKNOWN.
+// - the call and the kind's `record`, through the one gateway-operation engine (payments/gateway-operation.ts); an
+//   answer that could not be recorded answers PAYMENT_OUTCOME_UNKNOWN.
 // Registrations and orders keep only their own rules: what they claim, call and record, and how they answer.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -14,7 +15,8 @@ import type { Db } from '../../db/prisma.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { isUniqueViolation } from '../../lib/errors.ts';
-import { StaleLeaseError } from '../payments/attempts.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { createGatewayOperations } from '../payments/gateway-operation.ts';
 import { failure, precheckRedirect, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from './checkout.result.ts';
 import { moveCheckout, type CheckoutFence, type CheckoutKind } from './checkout.state.ts';
 
@@ -51,10 +53,12 @@ export interface CheckoutKindSpec<Row extends CheckoutRow, Claim> {
   check?(row: Row, input: RedirectInput): CheckoutResult | undefined;
   /** Takes the lease and writes the attempt before the call; undefined when another request holds the lease. */
   claim(row: Row, transactionId: string, leaseOwner: string, now: Date): Promise<Claim | undefined>;
+  /** The attempt the claim wrote (none for a key-only issuance, which charges nothing that stays). */
+  attemptOf(claim: Claim): string | undefined;
   call(row: Row, transactionId: string): Promise<GatewayResult>;
-  /** Records the answer, fenced on the lease (throws StaleLeaseError when it was lost). */
-  record(row: Row, claim: Claim, result: GatewayResult, leaseOwner: string): Promise<CheckoutResult>;
-  /** The paymentId a lost-lease answer names. */
+  /** The kind's step after the call, in the engine's transaction; fenced on the lease (StaleLeaseError when lost). */
+  record(tx: Prisma.TransactionClient, row: Row, claim: Claim, result: GatewayResult, leaseOwner: string, now: Date): Promise<CheckoutResult>;
+  /** The paymentId an unrecorded answer names. */
   paymentOf?(claim: Claim): string | undefined;
 }
 
@@ -63,6 +67,7 @@ export function createCheckoutFlow<Row extends CheckoutRow, Claim>(
   spec: CheckoutKindSpec<Row, Claim>,
 ) {
   const { db, clock, log } = deps;
+  const runOperation = createGatewayOperations({ db, clock, log });
   const { kind } = spec;
 
   /** A checkout that is neither finished nor being worked on answers by its state. */
@@ -121,28 +126,26 @@ export function createCheckoutFlow<Row extends CheckoutRow, Claim>(
     const self = kind === 'registration' ? { registrationId: row.id } : { orderId: row.id };
     if (await transactionHeldElsewhere(db, transactionId, self)) return holdForOperator(row);
     const leaseOwner = randomUUID();
-    let claim: Claim | undefined;
-    try {
-      claim = await spec.claim(row, transactionId, leaseOwner, now);
-    } catch (error) {
-      // The unique index on transactionId: a concurrent redirect attached the same transaction to another checkout.
-      if (isUniqueViolation(error)) return holdForOperator(row);
-      throw error;
-    }
-    if (!claim) {
-      // Another request holds the lease: wait for its answer and give the same one.
-      const final = await waitForLease(() => spec.findByState(input.state!), (r) => r?.leaseOwner === null, deps.leaseWaitMs);
-      return (final && spec.settled(final)) ?? pending(final ?? row);
-    }
-
-    const result = await spec.call(row, transactionId);
-    try {
-      return await spec.record(row, claim, result, leaseOwner);
-    } catch (error) {
-      if (!(error instanceof StaleLeaseError)) throw error;
-      log.error({ kind, id: row.id, outcome: result.outcome }, 'checkout lease lost before the outcome was recorded');
-      return failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', { ...ids, paymentId: spec.paymentOf?.(claim) });
-    }
+    return runOperation<{ claim: Claim; attemptId: string | undefined; leaseOwner: string }, CheckoutResult>({
+      prepare: async () => {
+        let claim: Claim | undefined;
+        try {
+          claim = await spec.claim(row, transactionId, leaseOwner, now);
+        } catch (error) {
+          // The unique index on transactionId: a concurrent redirect attached the same transaction elsewhere.
+          if (isUniqueViolation(error)) return { done: await holdForOperator(row) };
+          throw error;
+        }
+        if (claim) return { ready: { claim, attemptId: spec.attemptOf(claim), leaseOwner } };
+        // Another request holds the lease: wait for its answer and give the same one.
+        const final = await waitForLease(() => spec.findByState(input.state!), (r) => r?.leaseOwner === null, deps.leaseWaitMs);
+        return { done: (final && spec.settled(final)) ?? pending(final ?? row) };
+      },
+      call: () => spec.call(row, transactionId),
+      record: (tx, ready, result, at) => spec.record(tx, row, ready.claim, result, leaseOwner, at),
+      unrecorded: (ready) =>
+        failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', { ...ids, paymentId: spec.paymentOf?.(ready.claim) }),
+    });
   }
 
   return { handleSuccess, handleFail };

@@ -40,6 +40,26 @@ export interface CheckoutFence {
   leaseExpiredBy?: Date;
 }
 
+/**
+ * Releases the lease `leaseOwner` holds on a checkout, applying `transition` when one was decided; false when the
+ * lease was no longer ours.
+ */
+export async function releaseCheckout(
+  tx: Tx,
+  kind: CheckoutKind,
+  id: string,
+  leaseOwner: string,
+  transition?: CheckoutTransition,
+  data: CheckoutMoveData = {},
+): Promise<boolean> {
+  if (transition) return moveCheckout(tx, kind, id, transition, { fence: { leaseOwner }, data: { ...data, releaseLease: true } });
+  const free = { leaseOwner: null, leaseExpiresAt: null };
+  const released = kind === 'registration'
+    ? await tx.registration.updateMany({ where: { id, leaseOwner }, data: free })
+    : await tx.order.updateMany({ where: { id, leaseOwner }, data: free });
+  return released.count === 1;
+}
+
 export async function moveCheckout(
   tx: Tx,
   kind: CheckoutKind,

@@ -9,9 +9,9 @@ import type { ServiceDeps } from '../service-deps.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
-import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
+import { prepareAttempt, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
-import { moveCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
+import { moveCheckout, releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
 import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
@@ -124,6 +124,7 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
           ? failure('AMOUNT_MISMATCH', 'The amount in the redirect differs from the order; nothing was confirmed', { orderId: row.id, returnUrl: row.returnUrl })
           : undefined,
       claim: claimConfirmation,
+      attemptOf: (claim) => claim.attemptId,
       // An approval answering another orderId is someone else's payment: UNKNOWN, never this order's success.
       call: (row, transactionId) => gateway.confirmPayment({ method: row.method, transactionId, amount: row.amount, expectedOrderId: row.orderId }),
       record: recordConfirmation,
@@ -156,37 +157,31 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     });
   }
 
-  async function recordConfirmation(row: OrderRow, claim: { paymentId: string; attemptId: string }, result: GatewayResult, leaseOwner: string): Promise<CheckoutResult> {
-    const now = clock.now();
+  /** The order's step after the call, in the engine's transaction that recorded the attempt. */
+  async function recordConfirmation(tx: Prisma.TransactionClient, row: OrderRow, claim: { paymentId: string; attemptId: string }, result: GatewayResult, leaseOwner: string, now: Date): Promise<CheckoutResult> {
     const ids = { orderId: row.id, paymentId: claim.paymentId, returnUrl: row.returnUrl };
-    return db.$transaction(async (tx) => {
-      await recordAttemptOutcome(tx, { attemptId: claim.attemptId, leaseOwner, result, now });
-      // Fenced on our lease, released with the move (or alone, when nothing was decided).
-      const release = async (transition?: CheckoutTransition, data: CheckoutMoveData = {}) => {
-        const released = transition
-          ? await moveCheckout(tx, 'order', row.id, transition, { fence: { leaseOwner }, data: { ...data, releaseLease: true } })
-          : (await tx.order.updateMany({ where: { id: row.id, leaseOwner }, data: { leaseOwner: null, leaseExpiresAt: null } })).count === 1;
-        if (!released) throw new StaleLeaseError(`order ${row.id}`);
-      };
-      switch (result.outcome) {
-        case 'SUCCEEDED':
-          await transitionPayment(tx, claim.paymentId, 'succeed', { transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now });
-          await release('complete', { completedAt: now });
-          return success(ids);
-        case 'DECLINED':
-          await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
-          await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: `${result.code}: ${result.message ?? ''}`.slice(0, 500) });
-          return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code });
-        case 'UNKNOWN':
-          await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
-          await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
-          log.warn({ orderId: row.id, reason: result.reason }, 'order needs attention: confirmation outcome unknown');
-          return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', ids);
-        case 'NOT_SENT':
-          await release();
-          return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
-      }
-    });
+    // Fenced on our lease, released with the move (or alone, when nothing was decided).
+    const release = async (transition?: CheckoutTransition, data?: CheckoutMoveData) => {
+      if (!(await releaseCheckout(tx, 'order', row.id, leaseOwner, transition, data))) throw new StaleLeaseError(`order ${row.id}`);
+    };
+    switch (result.outcome) {
+      case 'SUCCEEDED':
+        await transitionPayment(tx, claim.paymentId, 'succeed', { transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now });
+        await release('complete', { completedAt: now });
+        return success(ids);
+      case 'DECLINED':
+        await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
+        await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: `${result.code}: ${result.message ?? ''}`.slice(0, 500) });
+        return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code });
+      case 'UNKNOWN':
+        await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
+        await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
+        log.warn({ orderId: row.id, reason: result.reason }, 'order needs attention: confirmation outcome unknown');
+        return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', ids);
+      case 'NOT_SENT':
+        await release();
+        return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
+    }
   }
 
   return { createOrder, getOrder, handleSuccess: flow.handleSuccess, handleFail: flow.handleFail };

@@ -18,7 +18,8 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { prepareAttempt, recordAttemptOutcome, StaleLeaseError, sweepExpiredAttempts as sweep } from './attempts.ts';
+import { prepareAttempt, StaleLeaseError, sweepExpiredAttempts as sweep } from './attempts.ts';
+import { createGatewayOperations } from './gateway-operation.ts';
 import { explainCharge, planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
 import { transitionPayment } from './payment.state.ts';
@@ -61,6 +62,7 @@ const LIVE = ['ACTIVE', 'PAST_DUE'] as const;
 
 interface Ready {
   kind: 'READY';
+  leaseOwner: string;
   subscriptionId: string;
   method: 'CARD' | 'MOBILE';
   plan: Extract<ChargePlan, { action: 'CHARGE' }>;
@@ -82,6 +84,7 @@ export function createChargeService(deps: ChargeDeps) {
   const { db, gateway, clock, config, keyring, log } = deps;
   const { leaseMs, batchSize, concurrency } = config.scheduler;
   const zone = config.timezone;
+  const runOperation = createGatewayOperations({ db, clock, log });
 
   let stopping = false;
   const passes = new Set<Promise<PassReport>>();
@@ -212,6 +215,7 @@ export function createChargeService(deps: ChargeDeps) {
       await onPrepared?.(tx, { paymentId: payment.id, orderId: attempt.orderId!, cycle: plan.cycle, amount: plan.amount });
       return {
         kind: 'READY',
+        leaseOwner: owner,
         subscriptionId: id,
         method: sub.method,
         plan,
@@ -226,91 +230,84 @@ export function createChargeService(deps: ChargeDeps) {
     });
   }
 
-  /** Writes the gateway's answer in one transaction fenced on the attempt and the subscription's lease. */
-  async function record(ready: Ready, result: GatewayResult, owner: string): Promise<ChargeReport> {
-    const now = clock.now();
+  /** The charge's domain step, in the engine's transaction that recorded the attempt (gateway-operation.ts). */
+  async function record(tx: Tx, ready: Ready, result: GatewayResult, now: Date): Promise<ChargeReport> {
     const { subscriptionId: id, plan, paymentId } = ready;
     const base = { subscriptionId: id, paymentId };
-    return db.$transaction(async (tx): Promise<ChargeReport> => {
-      await recordAttemptOutcome(tx, { attemptId: ready.attemptId, leaseOwner: owner, result, now });
-      // Releasing the lease proves it was still ours and locks the row for the rest of this transaction.
-      if (!(await release(tx, id, owner))) throw new StaleLeaseError(`subscription ${id}`);
+    // Releasing the lease proves it was still ours and locks the row for the rest of this transaction.
+    if (!(await release(tx, id, ready.leaseOwner))) throw new StaleLeaseError(`subscription ${id}`);
 
-      switch (result.outcome) {
-        case 'SUCCEEDED': {
-          await applyChargeSuccess(tx, {
-            subscriptionId: id,
-            paymentId,
-            cycle: plan.cycle,
-            dueAt: plan.dueAt,
-            amount: plan.amount,
-            transactionId: result.fields.transactionId!,
-            approvedAt: result.fields.transactionDateTime ?? now,
-            timezone: zone,
-          });
-          log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');
-          return { ...base, outcome: 'SUCCEEDED' };
-        }
-        case 'DECLINED': {
-          const { plan: next, declines } = await applyChargeDecline(tx, {
-            subscriptionId: id,
-            paymentId,
-            dueAt: plan.dueAt,
-            failureCode: result.code ?? null,
-            failureMessage: result.message ?? null,
-            retryDelaysMs: config.retryDelaysMs,
-            now,
-            timezone: zone,
-          });
-          log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, declines, next: next.action, gatewayCode: result.code }, 'charge declined');
-          return { ...base, outcome: 'DECLINED', gatewayCode: result.code, message: result.message };
-        }
-        case 'NOT_SENT':
-          // Same attempt row and orderId next time (DESIGN.md §5); the payment stays PENDING.
-          log.warn({ subscriptionId: id, paymentId, reason: result.reason, detail: result.detail }, 'charge not sent; it will be sent again');
-          return { ...base, outcome: 'SKIPPED', code: 'NOT_SENT', message: result.detail };
-        case 'UNKNOWN':
-          await transitionPayment(tx, paymentId, 'lose', { attentionReason: result.reason });
-          await tx.subscription.update({ where: { id }, data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' } });
-          log.warn({ subscriptionId: id, paymentId, orderId: ready.orderId, reason: result.reason }, 'charge outcome unknown; the subscription needs attention');
-          return { ...base, outcome: 'UNKNOWN', message: result.reason };
+    switch (result.outcome) {
+      case 'SUCCEEDED': {
+        await applyChargeSuccess(tx, {
+          subscriptionId: id,
+          paymentId,
+          cycle: plan.cycle,
+          dueAt: plan.dueAt,
+          amount: plan.amount,
+          transactionId: result.fields.transactionId!,
+          approvedAt: result.fields.transactionDateTime ?? now,
+          timezone: zone,
+        });
+        log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');
+        return { ...base, outcome: 'SUCCEEDED' };
       }
-    });
+      case 'DECLINED': {
+        const { plan: next, declines } = await applyChargeDecline(tx, {
+          subscriptionId: id,
+          paymentId,
+          dueAt: plan.dueAt,
+          failureCode: result.code ?? null,
+          failureMessage: result.message ?? null,
+          retryDelaysMs: config.retryDelaysMs,
+          now,
+          timezone: zone,
+        });
+        log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, declines, next: next.action, gatewayCode: result.code }, 'charge declined');
+        return { ...base, outcome: 'DECLINED', gatewayCode: result.code, message: result.message };
+      }
+      case 'NOT_SENT':
+        // Same attempt row and orderId next time (DESIGN.md §5); the payment stays PENDING.
+        log.warn({ subscriptionId: id, paymentId, reason: result.reason, detail: result.detail }, 'charge not sent; it will be sent again');
+        return { ...base, outcome: 'SKIPPED', code: 'NOT_SENT', message: result.detail };
+      case 'UNKNOWN':
+        await transitionPayment(tx, paymentId, 'lose', { attentionReason: result.reason });
+        await tx.subscription.update({ where: { id }, data: { needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' } });
+        log.warn({ subscriptionId: id, paymentId, orderId: ready.orderId, reason: result.reason }, 'charge outcome unknown; the subscription needs attention');
+        return { ...base, outcome: 'UNKNOWN', message: result.reason };
+    }
   }
 
-  /** Charges one subscription whose lease `owner` holds. Never throws for gateway outcomes. */
-  async function chargeClaimed(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared): Promise<ChargeReport> {
-    const prepared = await prepare(id, owner, trigger, onPrepared);
-    if (prepared.kind === 'DONE') return prepared.report;
-    const result = await gateway.chargeBillingKey({
-      method: prepared.method,
-      billingKey: prepared.billingKey,
-      userId: prepared.userId,
-      amount: prepared.plan.amount,
-      orderName: prepared.orderName,
-      orderId: prepared.orderId,
-      ...(prepared.method === 'MOBILE' ? { lastTransactionId: prepared.plan.lastTransactionId, itemCode: prepared.itemCode ?? undefined } : {}),
-    });
-    try {
-      return await record(prepared, result, owner);
-    } catch (error) {
-      // The call was sent and its answer could not be written: someone else took the subscription (our lease
-      // expired mid-call), or the write itself failed. Money may have moved, so nothing is released: the attempt
-      // stays IN_FLIGHT under both leases and becomes UNKNOWN in a sweep, which raises the subscription. The real
-      // answer is logged so an operator can resolve it.
-      const leaseLost = error instanceof StaleLeaseError;
-      log.error(
-        { subscriptionId: id, paymentId: prepared.paymentId, orderId: prepared.orderId, outcome: result.outcome, transactionId: result.fields.transactionId, ...(leaseLost ? {} : { err: error }) },
-        leaseLost ? 'charge answered after the lease was lost; the outcome was not recorded' : 'charge answered but the outcome could not be recorded',
-      );
-      return {
+  /**
+   * Charges one subscription whose lease `owner` holds, through the one gateway-operation engine. Never throws for
+   * gateway outcomes. An answer that could not be recorded releases nothing: the attempt stays IN_FLIGHT under both
+   * leases and becomes UNKNOWN in a sweep, which raises the subscription.
+   */
+  function chargeClaimed(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared): Promise<ChargeReport> {
+    return runOperation<Ready, ChargeReport>({
+      prepare: async () => {
+        const prepared = await prepare(id, owner, trigger, onPrepared);
+        return prepared.kind === 'DONE' ? { done: prepared.report } : { ready: prepared };
+      },
+      call: (ready) =>
+        gateway.chargeBillingKey({
+          method: ready.method,
+          billingKey: ready.billingKey,
+          userId: ready.userId,
+          amount: ready.plan.amount,
+          orderName: ready.orderName,
+          orderId: ready.orderId,
+          ...(ready.method === 'MOBILE' ? { lastTransactionId: ready.plan.lastTransactionId, itemCode: ready.itemCode ?? undefined } : {}),
+        }),
+      record,
+      unrecorded: (ready, _result, reason) => ({
         subscriptionId: id,
-        paymentId: prepared.paymentId,
+        paymentId: ready.paymentId,
         outcome: 'UNKNOWN',
-        code: leaseLost ? 'LEASE_LOST' : 'RECORD_FAILED',
-        message: leaseLost ? 'the lease was lost before the answer was recorded' : 'the gateway answered but the answer could not be recorded',
-      };
-    }
+        code: reason,
+        message: reason === 'LEASE_LOST' ? 'the lease was lost before the answer was recorded' : 'the gateway answered but the answer could not be recorded',
+      }),
+    });
   }
 
   async function chargeOrRelease(id: string, owner: string, trigger: Trigger): Promise<ChargeReport> {

@@ -9,7 +9,8 @@ import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
-import { recordAttemptOutcome, sweepExpiredAttempts } from './attempts.ts';
+import { sweepExpiredAttempts } from './attempts.ts';
+import { createGatewayOperations } from './gateway-operation.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
 import { NEEDS_ATTENTION_WHERE, REFUND_OUTCOME_UNKNOWN, serializePayment, type PaymentStatus } from './payments.service.ts';
 import { transitionPayment } from './payment.state.ts';
@@ -35,6 +36,7 @@ export interface PaymentFilter {
 
 export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
   const { db, gateway, clock, config, log } = deps;
+  const runOperation = createGatewayOperations({ db, clock, log });
 
   async function load(tx: Tx | Db, id: string) {
     const row = await tx.payment.findUnique({ where: { id }, include: WITH_ATTEMPTS });
@@ -152,7 +154,48 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     if (utf8Bytes(who.reason) > 200) throw new ValidationError('reason is over the gateway’s 200 bytes for a cancellation reason');
     // Committed on its own: a refund refused below still leaves a dead process's refund visible as unknown.
     await sweepExpiredAttempts(db, now, log, id);
-    const prepared = await db.$transaction(async (tx) => {
+    const { result, after } = await runOperation({
+      prepare: async () => ({ ready: await prepareRefund(id, input, who, leaseOwner, now) }),
+      call: (ready) =>
+        gateway.cancelPayment({
+          method: ready.payment.method,
+          transactionId: ready.payment.transactionId!,
+          amount: ready.amount,
+          cancelType: ready.cancelType,
+          cancelReason: who.reason,
+          cancelRequester: 'MERCHANT_OPERATOR',
+        }),
+      record: async (tx, ready, answer, at) => {
+        if (answer.outcome === 'SUCCEEDED') {
+          const updated = await tx.payment.update({ where: { id }, data: { canceledAmount: { increment: ready.amount }, canceledAt: at } });
+          if (updated.canceledAmount === updated.amount) await transitionPayment(tx, id, 'refund');
+        } else if (answer.outcome === 'UNKNOWN') {
+          await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
+        }
+        return { result: answer, after: await load(tx, id) };
+      },
+      // The cancellation may have gone through: the attempt stays for the sweeper, the operator learns so.
+      unrecorded: (ready, _answer, reason) => {
+        throw withDetails(new PaymentOutcomeUnknownError(`the refund's answer could not be recorded (${reason})`), { paymentId: id, refundAttemptId: ready.attemptId, reason });
+      },
+    });
+    const details = { paymentId: id };
+    log.info({ paymentId: id, outcome: result.outcome }, 'refund');
+    switch (result.outcome) {
+      case 'SUCCEEDED':
+        return serializePayment(after);
+      case 'DECLINED':
+        throw withDetails(new GatewayDeclinedError(`${result.code}: ${result.message ?? ''}`), { ...details, gatewayCode: result.code });
+      case 'UNKNOWN':
+        throw withDetails(new PaymentOutcomeUnknownError(result.reason), details);
+      case 'NOT_SENT':
+        throw withDetails(new GatewayUnavailableError(result.detail ?? result.reason), details);
+    }
+  }
+
+  /** The refund's checks and its CANCEL attempt, committed with the audit event before the call (rule 1). */
+  function prepareRefund(id: string, input: { amount?: number }, who: Actor, leaseOwner: string, now: Date) {
+    return db.$transaction(async (tx) => {
       const payment = await load(tx, id);
       if (payment.status !== 'SUCCEEDED' || !payment.transactionId) {
         throw new RefundRefusedError.PAYMENT_NOT_REFUNDABLE(`Only a SUCCEEDED payment can be refunded; this one is ${payment.status}`);
@@ -176,41 +219,8 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         },
       });
       await writeAudit(tx, { ...who, action: 'payment.refund', entityType: 'payment', entityId: id, before: serializePayment(payment), after: { refundAttemptId: attempt.id, amount } });
-      return { payment, attempt, amount, cancelType: amount === remaining ? ('C' as const) : ('P' as const) };
+      return { payment, attemptId: attempt.id, leaseOwner, amount, cancelType: amount === remaining ? ('C' as const) : ('P' as const) };
     });
-
-    const result = await gateway.cancelPayment({
-      method: prepared.payment.method,
-      transactionId: prepared.payment.transactionId!,
-      amount: prepared.amount,
-      cancelType: prepared.cancelType,
-      cancelReason: who.reason,
-      cancelRequester: 'MERCHANT_OPERATOR',
-    });
-
-    const after = await db.$transaction(async (tx) => {
-      const at = clock.now();
-      await recordAttemptOutcome(tx, { attemptId: prepared.attempt.id, leaseOwner, result, now: at });
-      if (result.outcome === 'SUCCEEDED') {
-        const updated = await tx.payment.update({ where: { id }, data: { canceledAmount: { increment: prepared.amount }, canceledAt: at } });
-        if (updated.canceledAmount === updated.amount) await transitionPayment(tx, id, 'refund');
-      } else if (result.outcome === 'UNKNOWN') {
-        await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
-      }
-      return load(tx, id);
-    });
-    const details = { paymentId: id };
-    log.info({ paymentId: id, amount: prepared.amount, outcome: result.outcome }, 'refund');
-    switch (result.outcome) {
-      case 'SUCCEEDED':
-        return serializePayment(after);
-      case 'DECLINED':
-        throw withDetails(new GatewayDeclinedError(`${result.code}: ${result.message ?? ''}`), { ...details, gatewayCode: result.code });
-      case 'UNKNOWN':
-        throw withDetails(new PaymentOutcomeUnknownError(result.reason), details);
-      case 'NOT_SENT':
-        throw withDetails(new GatewayUnavailableError(result.detail ?? result.reason), details);
-    }
   }
 
   /**

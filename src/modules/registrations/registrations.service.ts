@@ -19,9 +19,9 @@ import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
-import { prepareAttempt, recordAttemptOutcome, StaleLeaseError } from '../payments/attempts.ts';
+import { prepareAttempt, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
-import { moveCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
+import { releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
 import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
 
@@ -152,6 +152,8 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       // A window failure never overtakes a key exchange already under way.
       abandonFence: { transactionId: null },
       claim: claimIssuance,
+      attemptOf: (claim) => claim.attemptId,
+      paymentOf: (claim) => claim.paymentId,
       call: (row, transactionId) =>
         gateway.issueBillingKey({
           method: row.method,
@@ -206,67 +208,61 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     return { paymentId: payment.id, attemptId: attempt.attemptId, hadUnknown: attempt.hadUnknown };
   }
 
-  async function recordIssuance(row: RegistrationRow, claim: Claim, result: GatewayResult, leaseOwner: string): Promise<CheckoutResult> {
-    const now = clock.now();
+  /** The registration's step after the call, in the engine's transaction that recorded the attempt. */
+  async function recordIssuance(tx: Tx, row: RegistrationRow, claim: Claim, result: GatewayResult, leaseOwner: string, now: Date): Promise<CheckoutResult> {
     const ids = { registrationId: row.id, returnUrl: row.returnUrl };
-    return db.$transaction(async (tx) => {
-      // Fenced on our lease, released with the move (or alone, when nothing was decided).
-      const release = async (transition?: CheckoutTransition, data: CheckoutMoveData = {}) => {
-        const released = transition
-          ? await moveCheckout(tx, 'registration', row.id, transition, { fence: { leaseOwner }, data: { ...data, releaseLease: true } })
-          : (await tx.registration.updateMany({ where: { id: row.id, leaseOwner }, data: { leaseOwner: null, leaseExpiresAt: null } })).count === 1;
-        if (!released) throw new StaleLeaseError(`registration ${row.id}`);
-      };
-      if (claim.attemptId) await recordAttemptOutcome(tx, { attemptId: claim.attemptId, leaseOwner, result, now });
+    // Fenced on our lease, released with the move (or alone, when nothing was decided).
+    const release = async (transition?: CheckoutTransition, data?: CheckoutMoveData) => {
+      if (!(await releaseCheckout(tx, 'registration', row.id, leaseOwner, transition, data))) throw new StaleLeaseError(`registration ${row.id}`);
+    };
 
-      switch (result.outcome) {
-        case 'SUCCEEDED': {
-          const approvedAt = result.fields.transactionDateTime ?? now;
-          const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
-          const initialPayment = row.issueKeyOnly ? undefined : { transactionId: result.fields.transactionId!, amount: row.amount, approvedAt };
-          const subscription = await createSubscriptionFromRegistration(tx, {
-            registration: row,
-            billingKeyId: key.id,
-            anchorAt: approvedAt,
-            initialPayment,
-            now,
-            timezone: config.timezone,
+    switch (result.outcome) {
+      case 'SUCCEEDED': {
+        const approvedAt = result.fields.transactionDateTime ?? now;
+        const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
+        const initialPayment = row.issueKeyOnly ? undefined : { transactionId: result.fields.transactionId!, amount: row.amount, approvedAt };
+        const subscription = await createSubscriptionFromRegistration(tx, {
+          registration: row,
+          billingKeyId: key.id,
+          anchorAt: approvedAt,
+          initialPayment,
+          now,
+          timezone: config.timezone,
+        });
+        if (claim.paymentId) {
+          await transitionPayment(tx, claim.paymentId, 'succeed', {
+            subscriptionId: subscription.id, transactionId: result.fields.transactionId, approvedAt, attentionReason: null, failureCode: null, failureMessage: null,
           });
-          if (claim.paymentId) {
-            await transitionPayment(tx, claim.paymentId, 'succeed', {
-              subscriptionId: subscription.id, transactionId: result.fields.transactionId, approvedAt, attentionReason: null, failureCode: null, failureMessage: null,
-            });
-          }
-          await release('complete', { completedAt: now, failureCode: null, failureMessage: null });
-          log.info({ registrationId: row.id, subscriptionId: subscription.id }, 'registration completed');
-          return success({ ...ids, subscriptionId: subscription.id, paymentId: claim.paymentId });
         }
-        case 'DECLINED': {
-          if (claim.hadUnknown) {
-            // An earlier call's outcome is unknown; a decline now may mean that call went through. Not guessed.
-            await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`) });
-            return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
-          }
-          if (claim.paymentId) {
-            await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
-          }
-          await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
-          return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code, paymentId: claim.paymentId });
-        }
-        case 'UNKNOWN': {
-          if (claim.paymentId) {
-            await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
-          }
-          await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
-          log.warn({ registrationId: row.id, reason: result.reason }, 'registration needs attention: key issuance outcome unknown');
+        await release('complete', { completedAt: now, failureCode: null, failureMessage: null });
+        log.info({ registrationId: row.id, subscriptionId: subscription.id }, 'registration completed');
+        return success({ ...ids, subscriptionId: subscription.id, paymentId: claim.paymentId });
+      }
+      case 'DECLINED': {
+        if (claim.hadUnknown) {
+          // An earlier call's outcome is unknown; a decline now may mean that call went through. Not guessed.
+          await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`) });
           return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
         }
-        case 'NOT_SENT': {
-          await release();
-          return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', { ...ids, paymentId: claim.paymentId });
+        if (claim.paymentId) {
+          await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
         }
+        await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
+        return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code, paymentId: claim.paymentId });
       }
-    });
+      case 'UNKNOWN': {
+        if (claim.paymentId) {
+          await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
+        }
+        await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
+        log.warn({ registrationId: row.id, reason: result.reason }, 'registration needs attention: key issuance outcome unknown');
+        return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
+      }
+      case 'NOT_SENT': {
+        await release();
+        return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', { ...ids, paymentId: claim.paymentId });
+      }
+    }
   }
 
   return { createRegistration, getRegistration, handleSuccess: flow.handleSuccess, handleFail: flow.handleFail };
