@@ -2,8 +2,7 @@
 // gateway's answer) and by an operator resolving an UNKNOWN payment, so both move a subscription the same way.
 // Callers run these inside the transaction that fences the write (lease, or the payment still being UNKNOWN).
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { cycleContaining, cycleDueAt } from '../../lib/calendar.ts';
-import { intervalOf, mobileDueAt, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
+import { periodAfterSuccess, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { transitionPayment } from './payment.state.ts';
 import { transitionSubscription } from '../subscriptions/subscription.state.ts';
@@ -34,17 +33,7 @@ export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<v
     transactionId: input.transactionId, approvedAt: input.approvedAt, failureCode: null, failureMessage: null, attentionReason: null, nextRetryAt: null,
   });
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
-  // Rule 10 for a late payment too: a CARD cycle paid after later periods began (a retry after downtime) covers the
-  // period that contains the payment, and the periods it spans are not charged again in the next ticks.
-  const covered = sub.method === 'CARD' ? cycleContaining(sub.anchorAt, intervalOf(sub), input.approvedAt, input.timezone, input.cycle) : input.cycle;
-  const nextCycle = covered + 1;
-  const period =
-    sub.method === 'MOBILE'
-      ? { start: input.approvedAt, end: mobileDueAt(input.approvedAt, input.timezone) }
-      : {
-          start: covered === input.cycle ? input.dueAt : cycleDueAt(sub.anchorAt, intervalOf(sub), covered, input.timezone),
-          end: cycleDueAt(sub.anchorAt, intervalOf(sub), nextCycle, input.timezone),
-        };
+  const { nextCycle, period } = periodAfterSuccess(sub, input);
   await tx.subscription.update({
     where: { id: sub.id },
     data: {

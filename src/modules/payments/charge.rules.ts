@@ -99,6 +99,29 @@ export function mobileDueAt(lastTransactionAt: Date, timezone: string): Date {
 }
 
 /**
+ * The period a successful charge of `cycle` pays for, and the next cycle to charge: CARD on its anchor, MOBILE one
+ * month after the success (the centre of the next ±5-day window). Rule 10 for a late payment too: a CARD cycle paid
+ * after later periods began (a retry after downtime) covers the period that contains the payment, and the periods
+ * it spans are not charged again.
+ */
+export function periodAfterSuccess(
+  sub: Pick<ChargeableSubscription, 'method' | 'anchorAt' | 'intervalUnit' | 'intervalCount'>,
+  paid: { cycle: number; dueAt: Date; approvedAt: Date; timezone: string },
+): { nextCycle: number; period: { start: Date; end: Date } } {
+  const { cycle, dueAt, approvedAt, timezone } = paid;
+  if (sub.method === 'MOBILE') return { nextCycle: cycle + 1, period: { start: approvedAt, end: mobileDueAt(approvedAt, timezone) } };
+  const interval = intervalOf(sub);
+  const covered = cycleContaining(sub.anchorAt, interval, approvedAt, timezone, cycle);
+  return {
+    nextCycle: covered + 1,
+    period: {
+      start: covered === cycle ? dueAt : cycleDueAt(sub.anchorAt, interval, covered, timezone),
+      end: cycleDueAt(sub.anchorAt, interval, covered + 1, timezone),
+    },
+  };
+}
+
+/**
  * Where a resumed subscription's schedule starts, never back-charged: CARD at the first cycle boundary after now
  * (the period that began while paused is not charged), MOBILE one month after its last success (the window rule
  * then decides at charge time).
