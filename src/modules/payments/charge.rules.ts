@@ -1,6 +1,7 @@
-// What a charge of one subscription may do now (DESIGN.md §3 rules 6, 9, 10, 11 and §5): pure functions of the
-// subscription, its open payment and the time, so the scheduler, the admin charge and the tests share one answer.
-// Nothing here talks to the database or the gateway.
+// What a charge of one subscription may do now, and every scheduling rule (DESIGN.md §3 rules 6, 9, 10, 11 and §5):
+// the next charge, the period a success pays for, retries, the MOBILE window, downtime and resume. Pure functions of
+// the subscription, its open payment and the time, so the scheduler, the admin charge, operators' actions and the
+// tests share one answer. Nothing here talks to the database or the gateway.
 import {
   addInterval,
   cycleContaining,
