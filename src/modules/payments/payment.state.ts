@@ -3,7 +3,7 @@
 // STATE_CONFLICT on a stale state, so two writers can never both apply one. Merchant events (issue #13) are written
 // here, in the same transaction as the move.
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { StateConflictError } from '../../lib/errors.ts';
+import { applyMove } from '../state-moves.ts';
 
 export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN' | 'CANCELED';
 
@@ -28,10 +28,11 @@ export async function transitionPayment(
   transition: PaymentTransition,
   data: Omit<Prisma.PaymentUncheckedUpdateManyInput, 'status'> = {},
 ): Promise<void> {
-  const { from, to } = PAYMENT_TRANSITIONS[transition];
-  const moved = await tx.payment.updateMany({ where: { id, status: { in: [...from] } }, data: { ...data, status: to } });
-  if (moved.count === 0) {
-    const current = await tx.payment.findUnique({ where: { id }, select: { status: true } });
-    throw new StateConflictError(`Payment cannot ${transition} from ${current?.status ?? 'a missing state'}`);
-  }
+  await applyMove(
+    'Payment',
+    transition,
+    PAYMENT_TRANSITIONS[transition],
+    (from, to) => tx.payment.updateMany({ where: { id, status: { in: from } }, data: { ...data, status: to } }),
+    () => tx.payment.findUnique({ where: { id }, select: { status: true } }),
+  );
 }

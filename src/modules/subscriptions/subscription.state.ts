@@ -1,7 +1,8 @@
-// Subscription states and the moves between them (DESIGN.md §4). A move is a conditional update that fails on a
-// stale state, so two writers can never both apply a transition.
+// Subscription states and the moves between them (DESIGN.md §4), as data. This is the only code that writes
+// subscriptions.status (test/architecture.test.ts checks it); a move fails with STATE_CONFLICT on a stale state
+// (state-moves.ts). Merchant events (issue #13) are written here, in the same transaction as the move.
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { StateConflictError } from '../../lib/errors.ts';
+import { applyMove } from '../state-moves.ts';
 
 export type SubscriptionStatus = 'ACTIVE' | 'PAST_DUE' | 'PAUSED' | 'CANCELED';
 
@@ -21,13 +22,11 @@ export async function transitionSubscription(
   transition: SubscriptionTransition,
   data: Prisma.SubscriptionUpdateManyMutationInput = {},
 ): Promise<void> {
-  const { from, to } = SUBSCRIPTION_TRANSITIONS[transition];
-  const result = await tx.subscription.updateMany({
-    where: { id, status: { in: [...from] } },
-    data: { ...data, status: to },
-  });
-  if (result.count === 0) {
-    const current = await tx.subscription.findUnique({ where: { id }, select: { status: true } });
-    throw new StateConflictError(`Subscription cannot ${transition} from ${current?.status ?? 'a missing state'}`);
-  }
+  await applyMove(
+    'Subscription',
+    transition,
+    SUBSCRIPTION_TRANSITIONS[transition],
+    (from, to) => tx.subscription.updateMany({ where: { id, status: { in: from } }, data: { ...data, status: to } }),
+    () => tx.subscription.findUnique({ where: { id }, select: { status: true } }),
+  );
 }
