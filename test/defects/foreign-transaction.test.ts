@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { apiHeaders } from '../helpers/app.ts';
 import { useRunningApp } from '../helpers/database.ts';
-import { createRegistration, decideWindow, follow, sandboxLedger } from '../helpers/checkout.ts';
+import { createRegistration, decideWindow, follow, sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
+import { adminHeaders } from '../helpers/billing.ts';
 
 const running = useRunningApp();
 
@@ -62,5 +63,30 @@ describe('a foreign transactionId on a success URL', () => {
     const payments = (await get('/api/v1/payments?limit=100')).items as Array<{ status: string }>;
     expect(payments.map((p) => p.status)).not.toContain('FAILED');
     expect((await get('/api/v1/subscriptions?limit=100')).items).toEqual([]);
+  });
+});
+
+describe('resolving an order whose confirmation was unknown', () => {
+  it('completes it with the gateway’s transactionId on the payment, whatever another order holds', async () => {
+    const paid = await createOrder('paid');
+    const paidWindow = await decideWindow(running.app, paid.window);
+    expect((await follow(running.app, paidWindow.redirectUrl, { json: true })).statusCode).toBe(200);
+
+    const lost = await createOrder('lost');
+    const lostWindow = await decideWindow(running.app, lost.window);
+    await sandboxFault(running.app, { operation: 'CONFIRM_PAYMENT', kind: 'http_500', booked: true });
+    expect((await follow(running.app, lostWindow.redirectUrl, { json: true })).json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN' });
+    const payment = await running.app.db.payment.findFirstOrThrow({ where: { oneTimeOrderId: lost.id } });
+
+    // The operator pastes a transaction id that another order's row already holds (its window's): no clash.
+    const resolved = await running.app.inject({
+      method: 'POST',
+      url: `/admin/payments/${payment.id}/resolve`,
+      headers: adminHeaders,
+      payload: { outcome: 'SUCCEEDED', transactionId: paidWindow.transactionId, reason: 'seen in the console' },
+    });
+    expect(resolved.statusCode, resolved.body).toBe(200);
+    expect(resolved.json()).toMatchObject({ status: 'SUCCEEDED', transactionId: paidWindow.transactionId });
+    expect((await get(`/api/v1/orders/${lost.id}`)).status).toBe('COMPLETED');
   });
 });

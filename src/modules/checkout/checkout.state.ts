@@ -29,7 +29,6 @@ export interface CheckoutMoveData {
   failureCode?: string | null;
   failureMessage?: string | null;
   completedAt?: Date;
-  transactionId?: string | null;
   releaseLease?: boolean;
 }
 
@@ -81,7 +80,6 @@ export async function moveCheckout(
     failureCode: data.failureCode,
     failureMessage: data.failureMessage,
     completedAt: data.completedAt,
-    transactionId: data.transactionId,
     ...(data.releaseLease ? { leaseOwner: null, leaseExpiresAt: null } : {}),
   };
   const moved = kind === 'registration' ? await tx.registration.updateMany({ where, data: values }) : await tx.order.updateMany({ where, data: values });

@@ -131,7 +131,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     else await transitionPayment(tx, payment.id, 'fail', { failureCode: 'RESOLVED_FAILED', failureMessage: note });
     if (payment.oneTimeOrderId) {
       if (outcome === 'SUCCEEDED') {
-        await moveCheckout(tx, 'order', payment.oneTimeOrderId, 'complete', { data: { completedAt: approvedAt, transactionId, failureCode: null, failureMessage: null } });
+        await moveCheckout(tx, 'order', payment.oneTimeOrderId, 'complete', { data: { completedAt: approvedAt, failureCode: null, failureMessage: null } });
       } else {
         await moveCheckout(tx, 'order', payment.oneTimeOrderId, 'fail', { data: { failureCode: 'RESOLVED_FAILED', failureMessage: note } });
       }
