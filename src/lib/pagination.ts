@@ -24,6 +24,11 @@ export function decodeCursor(cursor: string | undefined): PageKey | undefined {
   }
 }
 
+/** The Prisma where-clause of a list's createdFrom (inclusive) and createdTo (exclusive) filters. */
+export function createdWithin(filter: { createdFrom?: string; createdTo?: string }) {
+  return { createdAt: { gte: filter.createdFrom ? new Date(filter.createdFrom) : undefined, lt: filter.createdTo ? new Date(filter.createdTo) : undefined } };
+}
+
 /** The Prisma where-clause for "after this key" in (createdAt desc, id desc) order. */
 export function afterCursor(key: PageKey | undefined) {
   if (!key) return {};

@@ -8,7 +8,7 @@ import { utf8Bytes } from '../../gateway/fields.ts';
 import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
-import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+import { afterCursor, createdWithin, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { sweepExpiredAttempts } from './attempts.ts';
 import { createGatewayOperations } from './gateway-operation.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
@@ -52,7 +52,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         method: filter.method,
         subscriptionId: filter.subscriptionId,
         ...(filter.userId ? { subscription: { userId: filter.userId } } : {}),
-        createdAt: { gte: filter.createdFrom ? new Date(filter.createdFrom) : undefined, lt: filter.createdTo ? new Date(filter.createdTo) : undefined },
+        ...createdWithin(filter),
         ...(filter.needsAttention === true ? NEEDS_ATTENTION_WHERE : {}),
         ...(filter.needsAttention === false ? { NOT: NEEDS_ATTENTION_WHERE } : {}),
         ...afterCursor(decodeCursor(filter.cursor)),

@@ -5,7 +5,7 @@ import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { NotFoundError, StateConflictError, withDetails } from '../../lib/errors.ts';
-import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+import { afterCursor, createdWithin, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { validateTerms } from '../checkout/terms.ts';
 import type { ChargeService } from '../payments/charge.service.ts';
 import { scheduleAfterResume } from '../payments/charge.rules.ts';
@@ -46,7 +46,7 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
         needsAttention: filter.needsAttention,
         userId: filter.userId,
         method: filter.method,
-        createdAt: { gte: filter.createdFrom ? new Date(filter.createdFrom) : undefined, lt: filter.createdTo ? new Date(filter.createdTo) : undefined },
+        ...createdWithin(filter),
         ...afterCursor(decodeCursor(filter.cursor)),
       },
       include: WITH_KEY,
