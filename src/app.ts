@@ -35,6 +35,11 @@ import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { createPaymentActions } from './modules/payments/payment-actions.service.ts';
 import { createSubscriptionActions } from './modules/subscriptions/subscription-actions.service.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
+import webhooksPlugin from './plugins/webhooks.ts';
+import { createEventsService } from './modules/events/events.service.ts';
+import { eventsRoutes } from './modules/events/events.routes.ts';
+import { createEndpointsService } from './modules/webhooks/endpoints.service.ts';
+import { endpointsRoutes } from './modules/webhooks/endpoints.routes.ts';
 import docsPlugin from './plugins/docs.ts';
 import metricsPlugin from './plugins/metrics.ts';
 
@@ -117,6 +122,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const charges = createChargeService(deps);
   const idempotency = createIdempotency(deps);
   await app.register(schedulerPlugin, { charges });
+  await app.register(webhooksPlugin, { keyring });
 
   // Browser routes and pages: rate limited per client address, with security headers (CSP allows the pages'
   // inline styles only).
@@ -142,6 +148,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(registrationsRoutes(registrations, idempotency));
       await api.register(subscriptionsRoutes(subscriptions, idempotency));
       await api.register(paymentsRoutes(payments));
+      await api.register(eventsRoutes(createEventsService(deps), idempotency));
+      await api.register(endpointsRoutes(createEndpointsService(deps), idempotency));
     },
     { prefix: '/api/v1' },
   );

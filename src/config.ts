@@ -47,6 +47,12 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_API: Type.Integer({ minimum: 1, default: 1200 }),
   RATE_LIMIT_ADMIN: Type.Integer({ minimum: 1, default: 600 }),
   RATE_LIMIT_AUTH_FAILURES: Type.Integer({ minimum: 1, default: 20 }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 15000 }),
+  WEBHOOK_RETRY_DELAYS: Type.String({ default: '5s,5m,30m,2h,5h,10h,24h,30h' }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
+  WEBHOOK_DISABLE_AFTER: Type.String({ default: '5d' }),
+  WEBHOOK_ALLOW_HTTP: Type.Optional(Type.Boolean()),
+  EVENT_RETENTION: Type.String({ default: '90d' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -203,6 +209,9 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   const encryptionKeys = attempt(() => parseEncryptionKeys(env.BILLING_KEY_ENCRYPTION_KEYS)) ?? [];
   const retryDelaysMs = attempt(() => parseDurationList(env.RETRY_DELAYS, 'RETRY_DELAYS')) ?? [];
   const registrationTtlMs = attempt(() => parseDuration(env.REGISTRATION_TTL, 'REGISTRATION_TTL')) ?? 0;
+  const webhookRetryDelaysMs = attempt(() => parseDurationList(env.WEBHOOK_RETRY_DELAYS, 'WEBHOOK_RETRY_DELAYS', { gaps: true })) ?? [];
+  const webhookDisableAfterMs = attempt(() => parseDuration(env.WEBHOOK_DISABLE_AFTER, 'WEBHOOK_DISABLE_AFTER')) ?? 0;
+  const eventRetentionMs = attempt(() => parseDuration(env.EVENT_RETENTION, 'EVENT_RETENTION')) ?? 0;
   const cronCheck = validateDetailed(env.SCHEDULER_CRON);
   if (!cronCheck.valid) {
     const why = cronCheck.errors.map((e) => `${e.field}: ${e.message}`).join(', ');
@@ -241,7 +250,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
 
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
 
-  return toConfig(env, { encryptionKeys, retryDelaysMs, registrationTtlMs, trustProxy, apiKeys, adminTokens, adminTokenNames, metricsTokens });
+  return toConfig(env, { encryptionKeys, retryDelaysMs, registrationTtlMs, trustProxy, apiKeys, adminTokens, adminTokenNames, metricsTokens, webhookRetryDelaysMs, webhookDisableAfterMs, eventRetentionMs });
 }
 
 /** The environment, validated and cross-checked, as the rest of the code takes it. */
@@ -256,6 +265,9 @@ function toConfig(
     adminTokens: string[];
     adminTokenNames: Record<string, string>;
     metricsTokens: string[];
+    webhookRetryDelaysMs: number[];
+    webhookDisableAfterMs: number;
+    eventRetentionMs: number;
   },
 ) {
   const production = env.NODE_ENV === 'production';
@@ -308,6 +320,19 @@ function toConfig(
      * failed authentications per client address (whatever the token) before that address is refused for the minute.
      */
     rateLimit: { browser: env.RATE_LIMIT_BROWSER, api: env.RATE_LIMIT_API, admin: env.RATE_LIMIT_ADMIN, authFailures: env.RATE_LIMIT_AUTH_FAILURES },
+    webhooks: {
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      /** Delay before each retry, counted from the failed attempt: n delays allow n + 1 attempts. */
+      retryDelaysMs: parsed.webhookRetryDelaysMs,
+      concurrency: env.WEBHOOK_CONCURRENCY,
+      disableAfterMs: parsed.webhookDisableAfterMs,
+      allowHttp: env.WEBHOOK_ALLOW_HTTP ?? !production,
+      /** How often an idle dispatcher looks for work (not an environment variable; tests shorten it). */
+      pollMs: 500,
+      /** Run the dispatcher in this process (tests that drive it by hand turn it off). */
+      enabled: true,
+    },
+    eventRetentionMs: parsed.eventRetentionMs,
     logLevel: env.LOG_LEVEL,
   };
 }

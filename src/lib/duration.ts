@@ -15,12 +15,15 @@ export function parseDuration(text: string, name: string): number {
   return value;
 }
 
-/** A comma-separated, strictly increasing list, e.g. RETRY_DELAYS=1d,3d,5d (each counted from the due date). */
-export function parseDurationList(text: string, name: string): number[] {
+/**
+ * A comma-separated list. By default strictly increasing, e.g. RETRY_DELAYS=1d,3d,5d (each counted from the due
+ * date); `{ gaps: true }` takes delays each counted from the previous attempt (WEBHOOK_RETRY_DELAYS).
+ */
+export function parseDurationList(text: string, name: string, options: { gaps?: boolean } = {}): number[] {
   const trimmed = text.trim();
   if (trimmed === '') return [];
   const values = trimmed.split(',').map((part) => parseDuration(part, name));
-  for (let i = 1; i < values.length; i += 1) {
+  for (let i = 1; i < values.length && !options.gaps; i += 1) {
     if (values[i]! <= values[i - 1]!) throw new Error(`${name}: delays must increase (each counts from the due date)`);
   }
   return values;

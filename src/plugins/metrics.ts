@@ -7,10 +7,13 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GatewayClient, GatewayResult } from '../gateway/types.ts';
+import type { WebhookObserver } from '../modules/webhooks/dispatcher.ts';
 
 export interface Metrics {
   registry: Registry;
   observeGateway(result: GatewayResult): void;
+  /** The webhook dispatcher's observer (src/modules/webhooks/dispatcher.ts). */
+  webhooks: WebhookObserver;
 }
 
 declare module 'fastify' {
@@ -83,11 +86,54 @@ async function metricsPlugin(app: FastifyInstance) {
     },
   });
 
+  const webhookDeliveries = new Counter({
+    name: 'billing_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered, retrying (failed, another attempt is scheduled), failed (no attempt left), gone (410, endpoint disabled)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const webhookLatency = new Histogram({
+    name: 'billing_webhook_delivery_duration_seconds',
+    help: 'Webhook delivery request duration (until the answer or the timeout)',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
+    registers: [registry],
+  });
+  const endpointsDisabled = new Counter({ name: 'billing_webhook_endpoints_disabled_total', help: 'Webhook endpoints disabled by the dispatcher, by reason (GONE, FAILING)', labelNames: ['reason'], registers: [registry] });
+  new Gauge({
+    name: 'billing_webhook_endpoints_disabled',
+    help: 'Webhook endpoints currently disabled',
+    registers: [registry],
+    async collect() {
+      this.set(await app.db.webhookEndpoint.count({ where: { status: 'DISABLED' } }));
+    },
+  });
+  new Gauge({
+    name: 'billing_webhook_oldest_undelivered_seconds',
+    help: 'Age of the oldest event with a pending delivery to an enabled endpoint (0 when none)',
+    registers: [registry],
+    async collect() {
+      const [row] = await app.db.$queryRaw<{ age: number | null }[]>`
+        SELECT EXTRACT(EPOCH FROM clock_timestamp() - min(e."createdAt"))::float8 AS age
+          FROM "webhook_deliveries" d JOIN "events" e ON e."id" = d."eventId" JOIN "webhook_endpoints" w ON w."id" = d."endpointId"
+         WHERE d."status" = 'PENDING' AND w."status" = 'ENABLED'`;
+      this.set(row?.age ?? 0);
+    },
+  });
+
   app.decorate('metrics', {
     registry,
     observeGateway(result: GatewayResult) {
       gatewayCalls.inc({ operation: result.operation, outcome: result.outcome });
       gatewayLatency.observe({ operation: result.operation }, result.durationMs / 1000);
+    },
+    webhooks: {
+      delivery(outcome, seconds) {
+        webhookDeliveries.inc({ outcome });
+        webhookLatency.observe(seconds);
+      },
+      endpointDisabled(reason) {
+        endpointsDisabled.inc({ reason });
+      },
     },
   } satisfies Metrics);
 

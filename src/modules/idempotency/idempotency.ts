@@ -55,6 +55,15 @@ function canonical(value: unknown): string {
 }
 
 
+/**
+ * For answers that carry a secret (a webhook endpoint's signing secret): `store` removes it before the answer is
+ * kept, and `replay` puts it back from where it is kept encrypted, so the idempotency table never holds a secret.
+ */
+export interface Sealing<T> {
+  store?: (body: T) => unknown;
+  replay?: (stored: unknown) => Promise<T>;
+}
+
 export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }) {
   const { db, clock } = deps;
   const ttlMs = deps.ttlMs ?? IDEMPOTENCY_TTL_MS;
@@ -85,7 +94,7 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
    * Runs `handler` at most once per (method, path, key) and returns the body to send (the status is set on the
    * reply); a replay returns the stored status and body.
    */
-  async function run<T>(request: FastifyRequest, reply: FastifyReply, handler: () => Promise<Outcome<T>>): Promise<T> {
+  async function run<T>(request: FastifyRequest, reply: FastifyReply, handler: () => Promise<Outcome<T>>, options: Sealing<T> = {}): Promise<T> {
     // The route's header schema (idempotencyHeaders) has already required it where it must be, and bounded it.
     const header = request.headers[IDEMPOTENCY_KEY_HEADER];
     const key = Array.isArray(header) ? header[0] : header;
@@ -99,7 +108,8 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
     const claimed = await claim(scope, key, requestHash);
     if ('replay' in claimed) {
       reply.status(claimed.replay.statusCode).header('idempotent-replayed', 'true');
-      return claimed.replay.body as T;
+      const stored = claimed.replay.body;
+      return options.replay && claimed.replay.statusCode < 300 ? options.replay(stored) : (stored as T);
     }
     let outcome: Outcome<T>;
     try {
@@ -113,7 +123,7 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
       }
       throw error;
     }
-    await complete(claimed.id, outcome);
+    await complete(claimed.id, options.store ? { statusCode: outcome.statusCode, body: options.store(outcome.body) } : outcome);
     reply.status(outcome.statusCode);
     return outcome.body;
   }

@@ -6,6 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
+import type { Config } from '../../config.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
@@ -15,6 +16,7 @@ import { moveCheckout, releaseCheckout, type CheckoutMoveData, type CheckoutTran
 import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
+type OrderView = Omit<OrderRow, 'payment'> & { payment?: { id: string } | null };
 
 export interface CreateOrderInput {
   userId?: string;
@@ -29,36 +31,44 @@ export function oneTimeOrderId(id: string): string {
   return `O${id.replace(/-/g, '')}`;
 }
 
+/** The public shape (DESIGN.md §5). */
+export function serializeOrder(row: OrderView, config: Config) {
+  const urls = checkoutUrls(config, 'payments', row.state);
+  return {
+    id: row.id,
+    state: row.state,
+    status: row.status,
+    orderId: row.orderId,
+    amount: row.amount,
+    ...urls,
+    expiresAt: row.expiresAt.toISOString(),
+    window: windowParams(config, {
+      method: row.method,
+      amount: row.amount,
+      orderName: row.orderName,
+      userId: row.userId ?? undefined,
+      itemCode: row.itemCode ?? undefined,
+      orderId: row.orderId,
+      issueKeyOnly: false,
+      ...urls,
+    }),
+    paymentId: row.payment?.id,
+    failureCode: row.failureCode ?? undefined,
+    failureMessage: row.failureMessage ?? undefined,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** An order as events show it: without the single-use `state` and the URLs and window that carry it. */
+export function orderEventObject(row: OrderView, config: Config) {
+  const { state: _state, successUrl: _success, failUrl: _fail, window, ...rest } = serializeOrder(row, config);
+  const { successUrl: _s, failUrl: _f, url: _u, userPhoneNumber: _p, ...terms } = window;
+  return { ...rest, window: terms };
+}
+
 export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
   const { db, gateway, clock, config, log } = deps;
   const include = { payment: { select: { id: true } } } as const;
-
-  function serialize(row: OrderRow) {
-    const urls = checkoutUrls(config, 'payments', row.state);
-    return {
-      id: row.id,
-      state: row.state,
-      status: row.status,
-      orderId: row.orderId,
-      amount: row.amount,
-      ...urls,
-      expiresAt: row.expiresAt.toISOString(),
-      window: windowParams(config, {
-        method: row.method,
-        amount: row.amount,
-        orderName: row.orderName,
-        userId: row.userId ?? undefined,
-        itemCode: row.itemCode ?? undefined,
-        orderId: row.orderId,
-        issueKeyOnly: false,
-        ...urls,
-      }),
-      paymentId: row.payment?.id,
-      failureCode: row.failureCode ?? undefined,
-      failureMessage: row.failureMessage ?? undefined,
-      createdAt: row.createdAt.toISOString(),
-    };
-  }
 
   async function createOrder(input: CreateOrderInput) {
     validateTerms(input, config, { recurring: false });
@@ -78,13 +88,13 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
       },
       include,
     });
-    return serialize(row);
+    return serializeOrder(row, config);
   }
 
   async function getOrder(id: string) {
     const row = await db.order.findUnique({ where: { id }, include });
     if (!row) throw new NotFoundError('Order');
-    return serialize(row);
+    return serializeOrder(row, config);
   }
 
   const findByState = (state: string) => db.order.findUnique({ where: { state }, include });

@@ -15,6 +15,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
+import type { Config } from '../../config.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
@@ -27,6 +28,7 @@ import { createSubscriptionFromRegistration } from '../subscriptions/subscriptio
 
 type Tx = Prisma.TransactionClient;
 type RegistrationRow = Prisma.RegistrationGetPayload<{ include: { subscription: { select: { id: true } } } }>;
+type RegistrationView = Omit<RegistrationRow, 'subscription'> & { subscription?: { id: string } | null };
 
 export interface CreateRegistrationInput {
   userId: string;
@@ -50,37 +52,48 @@ export function registrationOrderId(id: string): string {
   return `R${id.replace(/-/g, '')}`;
 }
 
+/** The public shape (DESIGN.md §5). */
+export function serializeRegistration(row: RegistrationView, config: Config) {
+  const urls = checkoutUrls(config, 'billing', row.state);
+  return {
+    id: row.id,
+    state: row.state,
+    status: row.status,
+    orderId: row.orderId,
+    ...urls,
+    expiresAt: row.expiresAt.toISOString(),
+    window: windowParams(config, {
+      method: row.method,
+      amount: row.amount,
+      orderName: row.orderName,
+      userId: row.userId,
+      itemCode: row.itemCode ?? undefined,
+      userName: row.userName ?? undefined,
+      userPhoneNumber: row.userPhoneNumber ?? undefined,
+      orderId: row.orderId,
+      issueKeyOnly: row.issueKeyOnly,
+      ...urls,
+    }),
+    subscriptionId: row.subscription?.id,
+    failureCode: row.failureCode ?? undefined,
+    failureMessage: row.failureMessage ?? undefined,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/**
+ * A registration as events show it: the public shape without the single-use `state`, the URLs that carry it and
+ * the window (which holds them and the customer's phone number). The event snapshot never stores either.
+ */
+export function registrationEventObject(row: RegistrationView, config: Config) {
+  const { state: _state, successUrl: _success, failUrl: _fail, window, ...rest } = serializeRegistration(row, config);
+  const { successUrl: _s, failUrl: _f, url: _u, userPhoneNumber: _p, ...terms } = window;
+  return { ...rest, window: terms };
+}
+
 export function createRegistrationsService(deps: RegistrationsDeps) {
   const { db, gateway, clock, config, keyring, log } = deps;
   const leaseMs = config.scheduler.leaseMs;
-
-  function serialize(row: RegistrationRow) {
-    const urls = checkoutUrls(config, 'billing', row.state);
-    return {
-      id: row.id,
-      state: row.state,
-      status: row.status,
-      orderId: row.orderId,
-      ...urls,
-      expiresAt: row.expiresAt.toISOString(),
-      window: windowParams(config, {
-        method: row.method,
-        amount: row.amount,
-        orderName: row.orderName,
-        userId: row.userId,
-        itemCode: row.itemCode ?? undefined,
-        userName: row.userName ?? undefined,
-        userPhoneNumber: row.userPhoneNumber ?? undefined,
-        orderId: row.orderId,
-        issueKeyOnly: row.issueKeyOnly,
-        ...urls,
-      }),
-      subscriptionId: row.subscription?.id,
-      failureCode: row.failureCode ?? undefined,
-      failureMessage: row.failureMessage ?? undefined,
-      createdAt: row.createdAt.toISOString(),
-    };
-  }
 
   async function createRegistration(input: CreateRegistrationInput) {
     const interval = input.interval ?? { unit: 'month' as const, count: 1 };
@@ -115,13 +128,13 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       },
       include: { subscription: { select: { id: true } } },
     });
-    return serialize(row);
+    return serializeRegistration(row, config);
   }
 
   async function getRegistration(id: string) {
     const row = await db.registration.findUnique({ where: { id }, include: { subscription: { select: { id: true } } } });
     if (!row) throw new NotFoundError('Registration');
-    return serialize(row);
+    return serializeRegistration(row, config);
   }
 
   const findByState = (state: string) =>

@@ -1,0 +1,23 @@
+// The merchant event types (DESIGN.md §5 "Events and webhooks"): a stable list. The database trigger
+// record_merchant_event (migration 20261123180000_merchant_events) decides which change is which type.
+export const EVENT_TYPES = [
+  'registration.completed',
+  'registration.failed',
+  'registration.expired',
+  'order.completed',
+  'order.failed',
+  'subscription.created',
+  'subscription.updated',
+  'subscription.canceled',
+  'subscription.trial_will_end',
+  'payment.succeeded',
+  'payment.failed',
+  'payment.unknown',
+  'payment.canceled',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}

@@ -1,0 +1,110 @@
+// An event row → the public event (DESIGN.md §5). The trigger stores the changed row as it was after the
+// change (its `snapshot`, Prisma field names, secrets removed) and the old values of the public columns that
+// changed (`previous`); the object is rendered here by the same serializers the API uses, so an event's object
+// is exactly what GET would have answered at that moment. previousAttributes are the public fields whose value
+// differs between the shape of the old row and the new one.
+import type { Config } from '../../config.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import { serializePayment } from '../payments/payments.service.ts';
+import { serializeSubscription } from '../subscriptions/subscriptions.service.ts';
+import { registrationEventObject } from '../registrations/registrations.service.ts';
+import { orderEventObject } from '../orders/orders.service.ts';
+
+type ObjectType = 'subscription' | 'payment' | 'registration' | 'order';
+
+/** Columns of the snapshot that are instants (the jsonb holds them as strings). */
+export const INSTANT_FIELDS: Record<ObjectType, readonly string[]> = {
+  subscription: ['anchorAt', 'currentPeriodStart', 'currentPeriodEnd', 'nextChargeAt', 'canceledAt', 'pausedAt', 'lastTransactionAt', 'createdAt', 'updatedAt'],
+  payment: ['approvedAt', 'dueAt', 'nextRetryAt', 'canceledAt', 'createdAt', 'updatedAt'],
+  registration: ['expiresAt', 'completedAt', 'createdAt', 'updatedAt'],
+  order: ['expiresAt', 'completedAt', 'createdAt', 'updatedAt'],
+};
+
+export interface BillingKeySummary {
+  id: string;
+  method: 'CARD' | 'MOBILE';
+  status: 'ACTIVE' | 'REVOKED';
+  cardName: string | null;
+  cardNumber: string | null;
+  carrier: string | null;
+  phoneNumber: string | null;
+}
+
+export interface EventRow {
+  id: string;
+  type: string;
+  sequence: bigint | null;
+  createdAt: Date;
+  objectType: ObjectType;
+  objectId: string;
+  snapshot: Record<string, unknown>;
+  previous: Record<string, unknown> | null;
+  /** Subscription events: the billing keys the snapshot and the old values name. */
+  billingKeys: BillingKeySummary[] | null;
+  /** Registration events: the subscription it created, if any. */
+  subscriptionId: string | null;
+  /** Order events: its payment, if any. */
+  paymentId: string | null;
+}
+
+/** The columns every event read selects (feed, one event, dispatcher), with what rendering needs beside the row. */
+export const EVENT_COLUMNS = Prisma.raw(`
+  e."id", e."type", e."sequence", e."createdAt", e."objectType", e."objectId", e."snapshot", e."previous",
+  CASE WHEN e."objectType" = 'subscription' THEN (
+    SELECT jsonb_agg(jsonb_build_object('id', k."id", 'method', k."method", 'status', k."status", 'cardName', k."cardName",
+                                        'cardNumber', k."cardNumber", 'carrier', k."carrier", 'phoneNumber', k."phoneNumber"))
+      FROM "billing_keys" k
+     WHERE k."id" IN ((e."snapshot" ->> 'billingKeyId')::uuid, (e."previous" ->> 'billingKeyId')::uuid)) END AS "billingKeys",
+  CASE WHEN e."objectType" = 'registration' THEN (SELECT s."id" FROM "subscriptions" s WHERE s."registrationId" = e."objectId") END AS "subscriptionId",
+  CASE WHEN e."objectType" = 'order' THEN (SELECT p."id" FROM "payments" p WHERE p."oneTimeOrderId" = e."objectId") END AS "paymentId"`);
+
+export interface PublicEvent {
+  id: string;
+  type: string;
+  sequence: number;
+  createdAt: string;
+  data: { object: Record<string, unknown>; previousAttributes?: Record<string, unknown> };
+}
+
+function revive(type: ObjectType, raw: Record<string, unknown>): Record<string, unknown> {
+  const row: Record<string, unknown> = { ...raw };
+  for (const field of INSTANT_FIELDS[type]) {
+    const value = row[field];
+    if (typeof value === 'string') row[field] = new Date(value);
+  }
+  return row;
+}
+
+function objectOf(event: EventRow, raw: Record<string, unknown>, config: Config): Record<string, unknown> {
+  const row = revive(event.objectType, raw);
+  switch (event.objectType) {
+    case 'subscription': {
+      const key = event.billingKeys?.find((k) => k.id === row.billingKeyId);
+      // A key we no longer hold is shown by its id alone (never invented).
+      const billingKey = key ?? { id: String(row.billingKeyId), method: row.method, status: 'REVOKED', cardName: null, cardNumber: null, carrier: null, phoneNumber: null };
+      return serializeSubscription({ ...row, billingKey } as never);
+    }
+    case 'payment':
+      return serializePayment(row as never);
+    case 'registration':
+      return registrationEventObject({ ...row, state: '', subscription: event.subscriptionId ? { id: event.subscriptionId } : null } as never, config);
+    case 'order':
+      return orderEventObject({ ...row, state: '', payment: event.paymentId ? { id: event.paymentId } : null } as never, config);
+  }
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+export function renderEvent(event: EventRow, config: Config): PublicEvent {
+  const object = objectOf(event, event.snapshot, config);
+  const data: PublicEvent['data'] = { object };
+  if (event.previous) {
+    const before = objectOf(event, { ...event.snapshot, ...event.previous }, config);
+    const previousAttributes: Record<string, unknown> = {};
+    for (const key of new Set([...Object.keys(before), ...Object.keys(object)])) {
+      if (!same(before[key], object[key])) previousAttributes[key] = before[key] ?? null;
+    }
+    if (Object.keys(previousAttributes).length > 0) data.previousAttributes = previousAttributes;
+  }
+  return { id: event.id, type: event.type, sequence: Number(event.sequence), createdAt: event.createdAt.toISOString(), data };
+}

@@ -1,0 +1,77 @@
+// The event feed and one event with its deliveries (DESIGN.md §5). Only numbered events are shown: a committed
+// event gets its sequence once no older transaction is in flight (assign_event_sequences, in the migration), so a
+// reader that continues from the last sequence it saw never misses one. Reads number what is ready first.
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma as P } from '../../generated/prisma/client.ts';
+import type { ServiceDeps } from '../service-deps.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { EVENT_COLUMNS, renderEvent, type EventRow } from './events.render.ts';
+
+type Tx = Prisma.TransactionClient;
+type Db = ServiceDeps['db'];
+
+/** Numbers the committed events that are ready (and queues their deliveries); returns how many. */
+export async function assignEventSequences(db: Db | Tx, batch = 1000): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT assign_event_sequences(${batch}::int) AS n`;
+  return row?.n ?? 0;
+}
+
+export async function loadEvents(db: Db | Tx, where: P.Sql, tail: P.Sql = P.empty): Promise<EventRow[]> {
+  return db.$queryRaw<EventRow[]>`SELECT ${EVENT_COLUMNS} FROM "events" e WHERE ${where} ${tail}`;
+}
+
+export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
+  const { db, config } = deps;
+
+  async function list(query: { after?: number; type?: string; limit: number }) {
+    await assignEventSequences(db);
+    const after = BigInt(query.after ?? 0);
+    const byType = query.type ? P.sql`AND e."type" = ${query.type}` : P.empty;
+    const rows = await loadEvents(db, P.sql`e."sequence" > ${after} ${byType}`, P.sql`ORDER BY e."sequence" LIMIT ${query.limit}`);
+    const items = rows.map((row) => renderEvent(row, config));
+    const last = items[items.length - 1];
+    return { items, nextCursor: items.length === query.limit && last ? String(last.sequence) : null };
+  }
+
+  async function get(id: string) {
+    await assignEventSequences(db);
+    const [row] = await loadEvents(db, P.sql`e."id" = ${id}::uuid AND e."sequence" IS NOT NULL`);
+    if (!row) throw new NotFoundError('Event');
+    const deliveries = await db.webhookDelivery.findMany({ where: { eventId: id }, orderBy: { createdAt: 'asc' } });
+    return {
+      ...renderEvent(row, config),
+      deliveries: deliveries.map((d) => ({
+        endpointId: d.endpointId,
+        status: d.status,
+        attempts: d.attempts,
+        lastStatusCode: d.lastStatusCode ?? undefined,
+        lastError: d.lastError ?? undefined,
+        nextAttemptAt: d.nextAttemptAt?.toISOString(),
+        deliveredAt: d.deliveredAt?.toISOString(),
+      })),
+    };
+  }
+
+  /** Sends one event again: to one endpoint, or to every enabled endpoint that subscribes to its type. */
+  async function resend(id: string, endpointId?: string): Promise<{ queued: number }> {
+    await assignEventSequences(db);
+    const event = await db.event.findFirst({ where: { id, sequence: { not: null } }, select: { id: true, type: true } });
+    if (!event) throw new NotFoundError('Event');
+    if (endpointId && !(await db.webhookEndpoint.findUnique({ where: { id: endpointId }, select: { id: true } }))) {
+      throw new NotFoundError('Webhook endpoint');
+    }
+    const target = endpointId
+      ? P.sql`w."id" = ${endpointId}::uuid`
+      : P.sql`w."status" = 'ENABLED' AND ('*' = ANY (w."eventTypes") OR ${event.type} = ANY (w."eventTypes"))`;
+    const queued = await db.$executeRaw`
+      INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "nextAttemptAt")
+      SELECT ${id}::uuid, w."id", clock_timestamp() FROM "webhook_endpoints" w WHERE ${target}
+      ON CONFLICT ("eventId", "endpointId") DO UPDATE
+        SET "status" = 'PENDING', "attempts" = 0, "nextAttemptAt" = clock_timestamp(), "deliveredAt" = NULL, "updatedAt" = clock_timestamp()`;
+    return { queued };
+  }
+
+  return { list, get, resend };
+}
+
+export type EventsService = ReturnType<typeof createEventsService>;

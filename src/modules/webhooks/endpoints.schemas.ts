@@ -1,0 +1,38 @@
+import { Type } from 'typebox';
+import { Cursor, Instant, Limit } from '../checkout/checkout.schemas.ts';
+
+const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 50, description: 'event types, or ["*"] for all (the default)' });
+const Url = Type.String({ minLength: 1, maxLength: 2000, description: 'https:// (http:// where WEBHOOK_ALLOW_HTTP), no credentials' });
+const Description = Type.String({ maxLength: 500 });
+const EndpointStatus = Type.Union([Type.Literal('ENABLED'), Type.Literal('DISABLED')]);
+
+export const EndpointResponse = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  url: Type.String(),
+  eventTypes: Type.Array(Type.String()),
+  description: Type.Optional(Type.String()),
+  status: EndpointStatus,
+  disabledReason: Type.Optional(Type.String({ description: 'GONE (the endpoint answered 410), FAILING (every delivery failed for WEBHOOK_DISABLE_AFTER) or DISABLED_BY_MERCHANT' })),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+});
+
+const Secret = Type.String({ description: 'whsec_ + base64 of 32 random bytes; shown only here and by rotate-secret' });
+export const EndpointWithSecret = Type.Intersect([EndpointResponse, Type.Object({ secret: Secret })]);
+export const EndpointList = Type.Object({ items: Type.Array(EndpointResponse), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+
+export const CreateEndpointBody = Type.Object(
+  { url: Url, eventTypes: Type.Optional(EventTypes), description: Type.Optional(Description) },
+  { additionalProperties: false },
+);
+export const UpdateEndpointBody = Type.Object(
+  { url: Type.Optional(Url), eventTypes: Type.Optional(EventTypes), description: Type.Optional(Type.Union([Description, Type.Null()])), status: Type.Optional(EndpointStatus) },
+  { additionalProperties: false, minProperties: 1 },
+);
+export const RotateSecretBody = Type.Object(
+  { expireOldAfterSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 86400, default: 86400 })) },
+  { additionalProperties: false },
+);
+export const SecretResponse = Type.Object({ secret: Secret });
+export const RecoverBody = Type.Object({ since: Instant }, { additionalProperties: false });
+export const ListEndpointsQuery = Type.Object({ limit: Limit, cursor: Type.Optional(Cursor) }, { additionalProperties: false });
