@@ -52,6 +52,9 @@ async function createDatabase(template: string | undefined): Promise<TestDatabas
 }
 
 const TABLES = [
+  'webhook_deliveries',
+  'webhook_endpoints',
+  'events',
   'audit_events',
   'idempotency_records',
   'payment_attempts',

@@ -4,7 +4,7 @@
 //
 // Invariants kept here:
 // - a delivery is claimed with a lease (FOR UPDATE SKIP LOCKED), so replicas never send it at once; a process that
-//   dies mid-request leaves a lease that expires after WEBHOOK_TIMEOUT_MS + 30 s, and the delivery is sent again;
+//   dies mid-request leaves a lease that expires after 2 × WEBHOOK_TIMEOUT_MS + 5 s, and the delivery is sent again;
 // - the outcome is written fenced on our lease: a delivery reclaimed by another process is not overwritten;
 // - no head-of-line blocking: an endpoint that is failing may hold at most a quarter of the slots, and endpoints
 //   are visited in a random order at each claim, so one slow or dead endpoint never holds the others back;
@@ -45,7 +45,7 @@ export const GONE = 'GONE';
 export const FAILING = 'FAILING';
 
 /** How long a delivery's claim holds: one request's timeout plus time to record the outcome. */
-export const leaseMsFor = (timeoutMs: number) => timeoutMs + 30_000;
+export const leaseMsFor = (timeoutMs: number) => 2 * timeoutMs + 5_000;
 
 export function createDispatcher(
   deps: Pick<ServiceDeps, 'db' | 'config' | 'keyring'> & { log: Pick<Logger, 'info' | 'warn' | 'error'>; observer?: WebhookObserver; wallClock?: () => Date },

@@ -1,0 +1,233 @@
+// Merchant events (issue #13, DESIGN.md §3 rule 12): each change a merchant cares about has its event, written by
+// the path that causes it in the change's own transaction, with the public shape after the change and the old
+// values of what changed; the feed never lets a reader that continues from its last sequence miss one.
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { apiHeaders } from '../../helpers/app.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { createRegistration, decideWindow, follow, sandboxFault } from '../../helpers/checkout.ts';
+import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
+import type { PublicEvent } from '../../../src/modules/events/events.render.ts';
+
+const running = useRunningApp({ CLOCK: 'simulated', RETRY_DELAYS: '1d,3d' });
+const PHONE = '01012345678';
+
+async function feed(after = 0, query = ''): Promise<PublicEvent[]> {
+  const items: PublicEvent[] = [];
+  let cursor = after;
+  for (;;) {
+    const response = await running.app.inject({ method: 'GET', url: `/api/v1/events?after=${cursor}&limit=100${query}`, headers: apiHeaders });
+    expect(response.statusCode, response.body).toBe(200);
+    const page = response.json() as { items: PublicEvent[]; nextCursor: string | null };
+    items.push(...page.items);
+    if (!page.nextCursor) return items;
+    cursor = Number(page.nextCursor);
+  }
+}
+
+const lastSequence = async () => (await feed()).at(-1)?.sequence ?? 0;
+const types = (events: PublicEvent[]) => events.map((e) => e.type);
+const of = (events: PublicEvent[], type: string) => events.filter((e) => e.type === type);
+const admin = (method: 'POST' | 'PATCH', url: string, payload: object, key = crypto.randomUUID()) =>
+  running.app.inject({ method, url, headers: { ...adminHeaders, 'idempotency-key': key }, payload });
+
+describe('every event type, emitted by the path that causes it', () => {
+  it('a subscription through the window: the initial payment, the subscription and the completed registration, in one transaction', async () => {
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    const id = await subscribe(running.app, { amount: 9900, userPhoneNumber: PHONE, userName: '홍길동' });
+    const events = await feed();
+    expect(types(events).sort()).toEqual(['payment.succeeded', 'registration.completed', 'subscription.created']);
+    const [created] = of(events, 'subscription.created');
+    expect(created!.data.object).toEqual(await getSubscription(running.app, id));
+    expect(created!.data.previousAttributes).toBeUndefined();
+    const [completed] = of(events, 'registration.completed');
+    expect(completed!.data.object).toMatchObject({ status: 'COMPLETED', subscriptionId: id, window: { amount: 9900, userName: '홍길동' } });
+    expect(completed!.data.previousAttributes).toMatchObject({ status: 'PENDING' });
+    // The single-use state, the URLs that carry it and the customer's phone number never reach an event.
+    expect(completed!.data.object).not.toHaveProperty('state');
+    expect(completed!.data.object).not.toHaveProperty('successUrl');
+    const [paid] = of(events, 'payment.succeeded');
+    expect(paid!.data.object).toMatchObject({ kind: 'INITIAL', status: 'SUCCEEDED', amount: 9900, subscriptionId: id });
+    expect(paid!.data.previousAttributes).toMatchObject({ status: 'PENDING' });
+    const body = JSON.stringify(events);
+    expect(body).not.toContain(PHONE);
+    expect(body).not.toContain('1234-5678');
+    // Sequences are positive, unique and ascending; ids are UUIDs.
+    const sequences = events.map((e) => e.sequence);
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    expect(new Set(sequences).size).toBe(sequences.length);
+    expect(sequences[0]).toBeGreaterThan(0);
+  });
+
+  it('a renewal: payment.succeeded and one subscription.updated with the old period as previousAttributes', async () => {
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    const id = await subscribe(running.app, { amount: 9900 });
+    const before = await getSubscription(running.app, id);
+    const mark = await lastSequence();
+    await setClock(running.app, before.nextChargeAt!);
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    const events = await feed(mark);
+    expect(types(events).sort()).toEqual(['payment.succeeded', 'subscription.updated']);
+    const [updated] = of(events, 'subscription.updated');
+    const after = await getSubscription(running.app, id);
+    expect(updated!.data.object).toEqual(after);
+    expect(updated!.data.previousAttributes).toEqual({
+      currentPeriodStart: before.currentPeriodStart,
+      currentPeriodEnd: before.currentPeriodEnd,
+      nextChargeAt: before.nextChargeAt,
+      updatedAt: (updated!.data.previousAttributes as { updatedAt: string }).updatedAt,
+    });
+    const [paid] = of(events, 'payment.succeeded');
+    expect(paid!.data.object).toMatchObject({ kind: 'RECURRING', cycle: 1, status: 'SUCCEEDED' });
+  });
+
+  it('declines, then the last retry declined: payment.failed, PAST_DUE, then subscription.canceled', async () => {
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    const id = await subscribe(running.app, { amount: 9900 });
+    const due = new Date((await getSubscription(running.app, id)).nextChargeAt!);
+    const mark = await lastSequence();
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', code: 'CARD_DECLINED' });
+    await setClock(running.app, due);
+    expect(await runPass(running.app)).toMatchObject({ declined: 1 });
+    const declined = await feed(mark);
+    expect(types(declined).sort()).toEqual(['payment.failed', 'subscription.updated']);
+    expect(of(declined, 'payment.failed')[0]!.data.object).toMatchObject({ status: 'FAILED', failureCode: 'CARD_DECLINED' });
+    expect(of(declined, 'subscription.updated')[0]!.data.previousAttributes).toMatchObject({ status: 'ACTIVE' });
+    expect(of(declined, 'subscription.updated')[0]!.data.object).toMatchObject({ status: 'PAST_DUE' });
+
+    for (const days of [1, 3]) {
+      await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', code: 'CARD_DECLINED' });
+      await setClock(running.app, new Date(due.getTime() + days * 86_400_000));
+      expect(await runPass(running.app)).toMatchObject({ declined: 1 });
+    }
+    const canceled = of(await feed(mark), 'subscription.canceled');
+    expect(canceled).toHaveLength(1);
+    expect(canceled[0]!.data.object).toMatchObject({ status: 'CANCELED', billingKey: { status: 'REVOKED' } });
+    expect(canceled[0]!.data.previousAttributes).toMatchObject({ status: 'PAST_DUE' });
+  });
+
+  it('an unknown outcome (payment.unknown, attention) and a refund (payment.canceled)', async () => {
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    const id = await subscribe(running.app, { amount: 9900 });
+    const [initial] = await paymentsOf(running.app, id);
+    let mark = await lastSequence();
+    expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 1000, reason: 'goodwill' })).statusCode).toBe(200);
+    const partial = await feed(mark);
+    expect(types(partial)).toEqual(['payment.canceled']);
+    expect(partial[0]!.data.object).toMatchObject({ status: 'SUCCEEDED', canceledAmount: 1000 });
+    expect(partial[0]!.data.previousAttributes).toMatchObject({ canceledAmount: 0 });
+
+    mark = await lastSequence();
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'http_500' });
+    await setClock(running.app, (await getSubscription(running.app, id)).nextChargeAt!);
+    expect(await runPass(running.app)).toMatchObject({ unknown: 1 });
+    const unknown = await feed(mark);
+    expect(types(unknown).sort()).toEqual(['payment.unknown', 'subscription.updated']);
+    expect(of(unknown, 'payment.unknown')[0]!.data.object).toMatchObject({ status: 'UNKNOWN', needsAttention: true });
+    expect(of(unknown, 'subscription.updated')[0]!.data.previousAttributes).toMatchObject({ needsAttention: false });
+  });
+
+  it('merchant cancel at period end, then now: subscription.updated then subscription.canceled', async () => {
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    const id = await subscribe(running.app, { amount: 9900 });
+    const mark = await lastSequence();
+    const cancel = (payload: object) => running.app.inject({ method: 'POST', url: `/api/v1/subscriptions/${id}/cancel`, headers: apiHeaders, payload });
+    expect((await cancel({ atPeriodEnd: true })).statusCode).toBe(200);
+    expect((await cancel({})).statusCode).toBe(200);
+    const events = await feed(mark);
+    expect(types(events)).toEqual(['subscription.updated', 'subscription.canceled']);
+    expect(events[0]!.data.previousAttributes).toMatchObject({ cancelAtPeriodEnd: false });
+    expect(events[1]!.data.object).toMatchObject({ status: 'CANCELED' });
+  });
+
+  it('registrations failed and expired, orders completed and failed', async () => {
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    const failing = await createRegistration(running.app, { userId: 'u-f', method: 'CARD', amount: 5000, orderName: 'Plan' });
+    const window = await decideWindow(running.app, failing.window, 'decline');
+    await follow(running.app, window.redirectUrl, { json: true });
+    const expiring = await createRegistration(running.app, { userId: 'u-e', method: 'CARD', amount: 5000, orderName: 'Plan' });
+    const late = await decideWindow(running.app, expiring.window);
+    await setClock(running.app, '2030-01-10T03:00:00.000Z');
+    await follow(running.app, late.redirectUrl, { json: true });
+
+    const order = async (decision: 'approve' | 'decline') => {
+      const created = await running.app.inject({ method: 'POST', url: '/api/v1/orders', headers: apiHeaders, payload: { method: 'CARD', amount: 3000, orderName: 'Once' } });
+      const w = await decideWindow(running.app, created.json().window, decision);
+      await follow(running.app, w.redirectUrl, { json: true });
+      return created.json().id as string;
+    };
+    const paidOrder = await order('approve');
+    const failedOrder = await order('decline');
+
+    const events = await feed();
+    expect(of(events, 'registration.failed').map((e) => e.data.object.id)).toEqual([failing.id]);
+    expect(of(events, 'registration.expired').map((e) => e.data.object.id)).toEqual([expiring.id]);
+    expect(of(events, 'order.completed').map((e) => e.data.object.id)).toEqual([paidOrder]);
+    expect(of(events, 'order.completed')[0]!.data.object).toMatchObject({ status: 'COMPLETED', paymentId: expect.any(String) });
+    expect(of(events, 'order.failed').map((e) => e.data.object.id)).toEqual([failedOrder]);
+    expect(of(events, 'payment.succeeded').map((e) => e.data.object.kind)).toEqual(['ONE_TIME']);
+    // The type filter.
+    expect(types(await feed(0, '&type=order.failed'))).toEqual(['order.failed']);
+  });
+
+  it('GET /events/:id answers one event; unknown ids and types are refused', async () => {
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    await subscribe(running.app, { amount: 9900 });
+    const [first] = await feed();
+    const one = await running.app.inject({ method: 'GET', url: `/api/v1/events/${first!.id}`, headers: apiHeaders });
+    expect(one.statusCode).toBe(200);
+    expect(one.json()).toEqual({ ...first, deliveries: [] });
+    expect((await running.app.inject({ method: 'GET', url: `/api/v1/events/${crypto.randomUUID()}`, headers: apiHeaders })).statusCode).toBe(404);
+    const badType = await running.app.inject({ method: 'GET', url: '/api/v1/events?type=payment.exploded', headers: apiHeaders });
+    expect(badType.statusCode).toBe(400);
+    expect((await running.app.inject({ method: 'GET', url: '/api/v1/events' })).statusCode).toBe(401);
+  });
+});
+
+describe('the feed and transactions that commit out of order', () => {
+  it('holds back an event while an older transaction is in flight, then shows both in order: a reader continuing from its last sequence misses none', async () => {
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    const a = await subscribe(running.app, { userId: 'a', amount: 9900 });
+    const b = await subscribe(running.app, { userId: 'b', amount: 9900 });
+    const seen = await lastSequence();
+
+    const first = new pg.Client({ connectionString: running.databaseUrl });
+    const second = new pg.Client({ connectionString: running.databaseUrl });
+    await Promise.all([first.connect(), second.connect()]);
+    try {
+      // The first transaction takes its id first (a write with no event), the second writes its event first,
+      // then the first writes its own: the event written first belongs to the transaction that commits last.
+      await first.query('BEGIN');
+      await first.query(`UPDATE "subscriptions" SET "leaseOwner" = 'test' WHERE "id" = $1`, [a]);
+      await second.query('BEGIN');
+      await second.query(`UPDATE "subscriptions" SET "orderName" = 'B renamed' WHERE "id" = $1`, [b]);
+      await first.query(`UPDATE "subscriptions" SET "orderName" = 'A renamed', "leaseOwner" = NULL WHERE "id" = $1`, [a]);
+      await second.query('COMMIT');
+
+      // The second's event is committed, but the first (older) is still in flight: nothing new is shown yet.
+      expect(await feed(seen)).toEqual([]);
+      // It is stored, committed, and held back without a sequence.
+      const pending = await running.app.db.event.findMany({ where: { sequence: null }, select: { objectId: true } });
+      expect(pending.map((e) => e.objectId)).toEqual([b]);
+
+      await first.query('COMMIT');
+      const after = await feed(seen);
+      expect(after.map((e) => [e.type, e.data.object.id])).toEqual([
+        ['subscription.updated', a],
+        ['subscription.updated', b],
+      ]);
+      expect(after[0]!.sequence).toBeGreaterThan(seen);
+      expect(after[1]!.sequence).toBeGreaterThan(after[0]!.sequence);
+      // A rolled-back change leaves no event.
+      await first.query('BEGIN');
+      await first.query(`UPDATE "subscriptions" SET "orderName" = 'never' WHERE "id" = $1`, [a]);
+      await first.query('ROLLBACK');
+      expect(await feed(after[1]!.sequence)).toEqual([]);
+      // A lease-only change is not a merchant event.
+      await first.query(`UPDATE "subscriptions" SET "leaseOwner" = 'x', "leaseExpiresAt" = now() WHERE "id" = $1`, [a]);
+      expect(await feed(after[1]!.sequence)).toEqual([]);
+    } finally {
+      await Promise.all([first.end(), second.end()]);
+    }
+  });
+});
