@@ -6,8 +6,9 @@
 // - a delivery is claimed with a lease (FOR UPDATE SKIP LOCKED), so replicas never send it at once; a process that
 //   dies mid-request leaves a lease that expires after 2 × WEBHOOK_TIMEOUT_MS + 5 s, and the delivery is sent again;
 // - the outcome is written fenced on our lease: a delivery reclaimed by another process is not overwritten;
-// - no head-of-line blocking: an endpoint that is failing may hold at most a quarter of the slots, and endpoints
-//   are visited in a random order at each claim, so one slow or dead endpoint never holds the others back;
+// - no head-of-line blocking: each claim first gives every endpoint with due work its share (half the slots, a
+//   failing endpoint a quarter), in a random order; only then may healthy endpoints that are not slow take the
+//   slots left, so a dead endpoint holds at most half the slots once it is seen failing or slow;
 // - redirects are not followed (a 3xx is a failed attempt); `410 Gone` disables the endpoint at once; an endpoint
 //   whose deliveries have all failed for WEBHOOK_DISABLE_AFTER is disabled;
 // - times here (leases, retries, webhook-timestamp) are real time, never the simulated clock.
@@ -41,6 +42,9 @@ interface EndpointInfo {
   failingSince: Date | null;
 }
 
+/** A request in flight longer than this marks its endpoint slow (held to its share of the slots). */
+const SLOW_MS = 1_000;
+
 export const GONE = 'GONE';
 export const FAILING = 'FAILING';
 
@@ -56,6 +60,8 @@ export function createDispatcher(
   const wallClock = deps.wallClock ?? (() => new Date());
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const failingCap = Math.max(1, Math.floor(settings.concurrency / 4));
+  const halfShare = Math.max(1, Math.ceil(settings.concurrency / 2));
+  const started = new Map<string, { at: number; endpointId: string }>();
   const inflight = new Map<string, Promise<void>>();
   const perEndpoint = new Map<string, number>();
   let slotFreed: (() => void) | undefined;
@@ -63,9 +69,18 @@ export function createDispatcher(
   let loopDone: Promise<void> | undefined;
   let lastRetention = 0;
 
-  async function claim(limit: number): Promise<Claimed[]> {
+  /**
+   * Claims up to `limit` due deliveries. With `shares`, each endpoint gets at most half the slots (a failing one a
+   * quarter), less what it already has in flight here; without, only endpoints that are neither failing nor slow
+   * (`exclude`) may take the slots still free, so one healthy endpoint can use them all.
+   */
+  async function claim(limit: number, shares: boolean, exclude: string[]): Promise<Claimed[]> {
     const busy = JSON.stringify(Object.fromEntries(perEndpoint));
     const leaseMs = leaseMsFor(settings.timeoutMs);
+    const quota = shares
+      ? P.sql`GREATEST(0, (CASE WHEN w."failingSince" IS NULL THEN ${halfShare}::int ELSE ${failingCap}::int END)
+                          - COALESCE((${busy}::jsonb ->> w."id"::text)::int, 0))`
+      : P.sql`CASE WHEN w."failingSince" IS NULL AND NOT (w."id" = ANY (${exclude}::uuid[])) THEN ${limit}::int ELSE 0 END`;
     return db.$queryRaw<Claimed[]>`
       WITH picked AS (
         SELECT d."id" FROM (SELECT "id", "failingSince" FROM "webhook_endpoints" WHERE "status" = 'ENABLED' ORDER BY random()) w
@@ -74,14 +89,19 @@ export function createDispatcher(
            WHERE d."endpointId" = w."id" AND d."status" = 'PENDING' AND d."nextAttemptAt" <= clock_timestamp()
              AND (d."leaseExpiresAt" IS NULL OR d."leaseExpiresAt" < clock_timestamp())
            ORDER BY d."nextAttemptAt"
-           LIMIT GREATEST(0, (CASE WHEN w."failingSince" IS NULL THEN ${limit}::int ELSE ${failingCap}::int END)
-                             - COALESCE((${busy}::jsonb ->> w."id"::text)::int, 0))
+           LIMIT ${quota}
            FOR UPDATE OF d SKIP LOCKED) d
         LIMIT ${limit}::int)
       UPDATE "webhook_deliveries" d
          SET "leaseOwner" = ${owner}, "leaseExpiresAt" = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}::float8)
         FROM picked WHERE d."id" = picked."id"
       RETURNING d."id", d."eventId", d."endpointId", d."attempts"`;
+  }
+
+  /** Endpoints with a request in flight here for longer than SLOW_MS: they get no more than their share. */
+  function slowEndpoints(): string[] {
+    const now = performance.now();
+    return [...new Set([...started.entries()].filter(([, at]) => now - at.at > SLOW_MS).map(([, at]) => at.endpointId))];
   }
 
   async function send(endpoint: EndpointInfo, eventId: string, body: string): Promise<{ status?: number; error?: string }> {
@@ -158,10 +178,12 @@ export function createDispatcher(
 
   function track(claimed: Claimed, work: Promise<void>): void {
     perEndpoint.set(claimed.endpointId, (perEndpoint.get(claimed.endpointId) ?? 0) + 1);
+    started.set(claimed.id, { at: performance.now(), endpointId: claimed.endpointId });
     const done = work
       .catch((error: unknown) => log.error({ err: error, deliveryId: claimed.id }, 'webhook delivery failed to record; its lease will expire and it will be sent again'))
       .finally(() => {
         inflight.delete(claimed.id);
+        started.delete(claimed.id);
         const left = (perEndpoint.get(claimed.endpointId) ?? 1) - 1;
         if (left > 0) perEndpoint.set(claimed.endpointId, left);
         else perEndpoint.delete(claimed.endpointId);
@@ -175,7 +197,8 @@ export function createDispatcher(
     await assignEventSequences(db);
     const free = settings.concurrency - inflight.size;
     if (free <= 0) return 0;
-    const claimed = await claim(free);
+    const claimed = await claim(free, true, []);
+    if (claimed.length < free) claimed.push(...(await claim(free - claimed.length, false, slowEndpoints())));
     if (claimed.length === 0) return 0;
     const eventIds = [...new Set(claimed.map((c) => c.eventId))];
     const endpointIds = [...new Set(claimed.map((c) => c.endpointId))];
