@@ -67,7 +67,16 @@ const TABLES = [
 
 /** Empties every domain table (not _prisma_migrations) between tests of one file. */
 export async function truncateAll(db: Db): Promise<void> {
-  await db.$executeRawUnsafe(`TRUNCATE ${TABLES.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`);
+  // A running app's webhook dispatcher numbers events and queues deliveries meanwhile; its locks and TRUNCATE's
+  // can deadlock, and PostgreSQL then aborts one of the two: the TRUNCATE is simply tried again.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await db.$executeRawUnsafe(`TRUNCATE ${TABLES.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`);
+      return;
+    } catch (error) {
+      if (attempt >= 5 || !String((error as Error).message).includes('40P01')) throw error;
+    }
+  }
 }
 
 export { createPrismaClient };
