@@ -44,6 +44,7 @@ interface EndpointInfo {
 
 /** A request in flight longer than this marks its endpoint slow (held to its share of the slots). */
 const SLOW_MS = 1_000;
+const SEQUENCE_EVERY_MS = 100;
 
 export const GONE = 'GONE';
 export const FAILING = 'FAILING';
@@ -68,6 +69,7 @@ export function createDispatcher(
   let running = false;
   let loopDone: Promise<void> | undefined;
   let lastRetention = 0;
+  let lastSequenced = -Infinity;
 
   /**
    * Claims up to `limit` due deliveries. With `shares`, each endpoint gets at most half the slots (a failing one a
@@ -193,8 +195,13 @@ export function createDispatcher(
   }
 
   /** Numbers ready events, claims what fits in the free slots and starts sending it; returns how many it started. */
-  async function tick(): Promise<number> {
-    await assignEventSequences(db);
+  async function tick(force = false): Promise<number> {
+    // Numbering runs at most every SEQUENCE_EVERY_MS (each tick may start a single delivery; numbering per tick
+    // would double the statements per delivery); `force` numbers now.
+    if (force || performance.now() - lastSequenced >= SEQUENCE_EVERY_MS) {
+      lastSequenced = performance.now();
+      await assignEventSequences(db);
+    }
     const free = settings.concurrency - inflight.size;
     if (free <= 0) return 0;
     const claimed = await claim(free, true, []);
@@ -243,8 +250,9 @@ export function createDispatcher(
       try {
         await applyRetention();
         const started = await tick();
-        // Work left and a slot free: go on at once; otherwise wait for a slot or the next poll.
-        if (started === 0 || inflight.size >= settings.concurrency) await sleep(settings.pollMs);
+        // Nothing due: wait for the next poll (or a finished delivery). Otherwise go on when slots are free.
+        if (started === 0) await sleep(settings.pollMs);
+        else await slotsFree();
       } catch (error) {
         log.error({ err: error }, 'webhook dispatcher pass failed');
         await sleep(settings.pollMs);
@@ -256,9 +264,15 @@ export function createDispatcher(
   async function drain(): Promise<void> {
     for (;;) {
       const started = await tick();
-      if (inflight.size > 0) await Promise.race(inflight.values());
-      else if (started === 0) return;
+      if (inflight.size > 0) await slotsFree();
+      else if (started === 0 && (await tick(true)) === 0 && inflight.size === 0) return;
     }
+  }
+
+  /** Waits until a quarter of the slots are free (or all that are in flight are done), so claims come in batches. */
+  async function slotsFree(): Promise<void> {
+    const wanted = Math.max(1, Math.floor(settings.concurrency / 4));
+    while (inflight.size > 0 && settings.concurrency - inflight.size < wanted) await Promise.race(inflight.values());
   }
 
   return {
