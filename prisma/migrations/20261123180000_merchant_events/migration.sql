@@ -164,7 +164,8 @@ CREATE TRIGGER "orders_merchant_events" AFTER INSERT OR UPDATE ON "orders" FOR E
 -- Gives the public sequence to committed events, in the order their transactions' ids were assigned, but only
 -- to events older than every transaction still in flight: a transaction in flight could otherwise commit an
 -- event before one already numbered, and a reader continuing from the last sequence it saw would miss it.
--- One sequencer at a time (an advisory lock; a second caller returns 0 at once). Also queues the deliveries of
+-- One sequencer at a time (an advisory lock: a second caller waits for the first to commit, so a reader that
+-- numbers before reading sees what the other numbered). Also queues the deliveries of
 -- the events it numbers to every enabled endpoint that subscribes to their type.
 CREATE FUNCTION "assign_event_sequences"(batch integer) RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
@@ -172,7 +173,7 @@ DECLARE
   last_sequence bigint;
   numbered integer;
 BEGIN
-  IF NOT pg_try_advisory_xact_lock(7210013) THEN RETURN 0; END IF;
+  PERFORM pg_advisory_xact_lock(7210013);
   horizon := (pg_snapshot_xmin(pg_current_snapshot()))::text::bigint;
   SELECT "last" INTO last_sequence FROM "event_sequencer" WHERE "id" = 1 FOR UPDATE;
   WITH ready AS (

@@ -99,3 +99,13 @@ export function windowParams(
   }
   return params;
 }
+
+/**
+ * A registration's or order's public shape as events show it: without the single-use `state`, the URLs that carry
+ * it, and the window's URLs and the customer's (masked) phone number.
+ */
+export function withoutCheckoutSecrets<T extends { state: string; successUrl: string; failUrl: string; window: WindowParams }>(shape: T) {
+  const { state: _state, successUrl: _success, failUrl: _fail, window, ...rest } = shape;
+  const { successUrl: _s, failUrl: _f, url: _u, userPhoneNumber: _p, ...terms } = window;
+  return { ...rest, window: terms };
+}

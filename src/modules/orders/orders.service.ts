@@ -8,7 +8,7 @@ import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import type { Config } from '../../config.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
+import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../checkout/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
@@ -61,9 +61,7 @@ export function serializeOrder(row: OrderView, config: Config) {
 
 /** An order as events show it: without the single-use `state` and the URLs and window that carry it. */
 export function orderEventObject(row: OrderView, config: Config) {
-  const { state: _state, successUrl: _success, failUrl: _fail, window, ...rest } = serializeOrder(row, config);
-  const { successUrl: _s, failUrl: _f, url: _u, userPhoneNumber: _p, ...terms } = window;
-  return { ...rest, window: terms };
+  return withoutCheckoutSecrets(serializeOrder(row, config));
 }
 
 export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {

@@ -18,7 +18,7 @@ import type { ServiceDeps } from '../service-deps.ts';
 import type { Config } from '../../config.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { checkoutUrls, validateTerms, windowParams, type Method } from '../checkout/terms.ts';
+import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../checkout/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
@@ -86,9 +86,7 @@ export function serializeRegistration(row: RegistrationView, config: Config) {
  * the window (which holds them and the customer's phone number). The event snapshot never stores either.
  */
 export function registrationEventObject(row: RegistrationView, config: Config) {
-  const { state: _state, successUrl: _success, failUrl: _fail, window, ...rest } = serializeRegistration(row, config);
-  const { successUrl: _s, failUrl: _f, url: _u, userPhoneNumber: _p, ...terms } = window;
-  return { ...rest, window: terms };
+  return withoutCheckoutSecrets(serializeRegistration(row, config));
 }
 
 export function createRegistrationsService(deps: RegistrationsDeps) {

@@ -68,7 +68,15 @@ const verify = (secret: string, request: Received) =>
     'webhook-signature': String(request.headers['webhook-signature']),
   }) as PublicEvent;
 
-const deliver = () => running.app.webhooks.drain();
+/**
+ * Sends what is due until every committed event is numbered (events wait for older transactions anywhere in the
+ * cluster, and other test files run theirs meanwhile) and nothing is due.
+ */
+const deliver = () =>
+  waitFor('events numbered and delivered', async () => {
+    await running.app.webhooks.drain();
+    return (await running.app.db.event.count({ where: { sequence: null } })) === 0;
+  }).then(() => running.app.webhooks.drain());
 
 async function eventsOf(type?: string): Promise<PublicEvent[]> {
   const response = await api('GET', `/api/v1/events?limit=100${type ? `&type=${type}` : ''}`);
