@@ -17,9 +17,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Prisma as P } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../service-deps.ts';
-import { renderEvent } from '../events/events.render.ts';
-import { assignEventSequences, loadEvents } from '../events/events.service.ts';
-import { liveSecrets, openSecret, signatureHeader, type StoredSecret } from './secrets.ts';
+import { EVENT_COLUMNS, renderEvent, type EventRow } from '../events/events.render.ts';
+import { assignEventSequences } from '../events/events.service.ts';
+import { request } from 'undici';
+import { openSecret, signatureHeader, type StoredSecret } from './secrets.ts';
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'gone';
 
@@ -28,15 +29,11 @@ export interface WebhookObserver {
   endpointDisabled(reason: string): void;
 }
 
-interface Claimed {
-  id: string;
-  eventId: string;
+/** A claimed delivery with what sending it needs: its endpoint and its event (one statement). */
+interface Claimed extends EventRow {
+  deliveryId: string;
   endpointId: string;
   attempts: number;
-}
-
-interface EndpointInfo {
-  id: string;
   url: string;
   secrets: StoredSecret[];
   failingSince: Date | null;
@@ -96,8 +93,9 @@ export function createDispatcher(
         LIMIT ${limit}::int)
       UPDATE "webhook_deliveries" d
          SET "leaseOwner" = ${owner}, "leaseExpiresAt" = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}::float8)
-        FROM picked WHERE d."id" = picked."id"
-      RETURNING d."id", d."eventId", d."endpointId", d."attempts"`;
+        FROM picked, "events" e, "webhook_endpoints" w
+       WHERE d."id" = picked."id" AND e."id" = d."eventId" AND w."id" = d."endpointId"
+      RETURNING d."id" AS "deliveryId", d."endpointId", d."attempts", w."url", w."secrets", w."failingSince", ${EVENT_COLUMNS}`;
   }
 
   /** Endpoints with a request in flight here for longer than SLOW_MS: they get no more than their share. */
@@ -106,28 +104,39 @@ export function createDispatcher(
     return [...new Set([...started.entries()].filter(([, at]) => now - at.at > SLOW_MS).map(([, at]) => at.endpointId))];
   }
 
-  async function send(endpoint: EndpointInfo, eventId: string, body: string): Promise<{ status?: number; error?: string }> {
+  /** Signers by endpoint, rebuilt when its stored secrets change (a rotation); decrypting per request is waste. */
+  const signers = new Map<string, { stored: string; secrets: Array<{ secret: string; expiresAt: string | null }> }>();
+  function secretsOf(claimed: Claimed, now: Date): string[] {
+    const stored = JSON.stringify(claimed.secrets);
+    let entry = signers.get(claimed.endpointId);
+    if (!entry || entry.stored !== stored) {
+      entry = { stored, secrets: claimed.secrets.map((s) => ({ secret: openSecret(keyring, claimed.endpointId, s), expiresAt: s.expiresAt })) };
+      signers.set(claimed.endpointId, entry);
+    }
+    return entry.secrets.filter((s) => s.expiresAt === null || new Date(s.expiresAt) > now).map((s) => s.secret);
+  }
+
+  /** One POST; undici's request never follows a redirect (a 3xx is an answer, and not a 2xx). */
+  async function send(claimed: Claimed, body: string): Promise<{ status?: number; error?: string }> {
     const timestamp = wallClock();
-    const secrets = liveSecrets(endpoint.secrets, timestamp).map((s) => openSecret(keyring, endpoint.id, s));
     try {
-      const response = await fetch(endpoint.url, {
+      const response = await request(claimed.url, {
         method: 'POST',
         body,
-        redirect: 'manual',
         signal: AbortSignal.timeout(settings.timeoutMs),
         headers: {
           'content-type': 'application/json',
           'user-agent': 'merchant-billing-webhooks/1',
-          'webhook-id': eventId,
+          'webhook-id': claimed.id,
           'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-          'webhook-signature': signatureHeader(secrets, eventId, timestamp, body),
+          'webhook-signature': signatureHeader(secretsOf(claimed, timestamp), claimed.id, timestamp, body),
         },
       });
-      await response.body?.cancel().catch(() => undefined);
-      return { status: response.status };
+      await response.body.dump().catch(() => undefined);
+      return { status: response.statusCode };
     } catch (error) {
-      const e = error as Error & { cause?: { code?: string } };
-      const reason = e.name === 'TimeoutError' ? `timed out after ${settings.timeoutMs} ms` : (e.cause?.code ?? e.message);
+      const e = error as Error & { code?: string };
+      const reason = e.name === 'TimeoutError' || e.name === 'AbortError' ? `timed out after ${settings.timeoutMs} ms` : (e.code ?? e.message);
       return { error: reason.slice(0, 200) };
     }
   }
@@ -142,86 +151,107 @@ export function createDispatcher(
     }
   }
 
-  async function record(claimed: Claimed, endpoint: EndpointInfo, result: { status?: number; error?: string }, seconds: number): Promise<void> {
+  /** Successes waiting to be written: one statement for all of them, before the next claim (and at stop). */
+  let delivered: Array<{ id: string; status: number }> = [];
+
+  async function flushDelivered(): Promise<void> {
+    if (delivered.length === 0) return;
+    const batch = delivered;
+    delivered = [];
+    const updated = await db.$executeRaw`
+      UPDATE "webhook_deliveries" d SET
+        "status" = 'SUCCEEDED', "attempts" = d."attempts" + 1, "nextAttemptAt" = NULL, "deliveredAt" = clock_timestamp(),
+        "lastStatusCode" = v.code, "lastError" = NULL, "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = clock_timestamp()
+        FROM unnest(${batch.map((b) => b.id)}::uuid[], ${batch.map((b) => b.status)}::int[]) AS v(id, code)
+       WHERE d."id" = v.id AND d."leaseOwner" = ${owner}`;
+    if (updated < batch.length) log.warn({ lost: batch.length - updated }, 'webhook deliveries were reclaimed before their success was recorded; they may be sent again');
+  }
+
+  async function record(claimed: Claimed, result: { status?: number; error?: string }, seconds: number): Promise<void> {
     const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
     const gone = result.status === 410;
     const attempts = claimed.attempts + 1;
     const delays = settings.retryDelaysMs;
     const retry = !ok && !gone && attempts <= delays.length;
-    const outcome: DeliveryOutcome = ok ? 'delivered' : gone ? 'gone' : retry ? 'retrying' : 'failed';
-    const status = ok ? 'SUCCEEDED' : retry ? 'PENDING' : 'FAILED';
+    observer.delivery(ok ? 'delivered' : gone ? 'gone' : retry ? 'retrying' : 'failed', seconds);
+    if (ok) {
+      delivered.push({ id: claimed.deliveryId, status: result.status! });
+      if (claimed.failingSince) await db.$executeRaw`UPDATE "webhook_endpoints" SET "failingSince" = NULL WHERE "id" = ${claimed.endpointId}::uuid`;
+      return;
+    }
     const delayMs = retry ? delays[attempts - 1]! : 0;
-    const lastError = ok ? null : (result.error ?? `HTTP ${result.status}`);
     const updated = await db.$executeRaw`
       UPDATE "webhook_deliveries" SET
-        "status" = ${status}::"WebhookDeliveryStatus", "attempts" = "attempts" + 1,
+        "status" = ${retry ? 'PENDING' : 'FAILED'}::"WebhookDeliveryStatus", "attempts" = "attempts" + 1,
         "nextAttemptAt" = ${retry ? P.sql`clock_timestamp() + make_interval(secs => ${delayMs / 1000}::float8)` : P.sql`NULL`},
-        "deliveredAt" = ${ok ? P.sql`clock_timestamp()` : P.sql`"deliveredAt"`},
-        "lastStatusCode" = ${result.status ?? null}::int, "lastError" = ${lastError},
+        "lastStatusCode" = ${result.status ?? null}::int, "lastError" = ${result.error ?? `HTTP ${result.status}`},
         "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = clock_timestamp()
-      WHERE "id" = ${claimed.id}::uuid AND "leaseOwner" = ${owner}`;
-    observer.delivery(outcome, seconds);
+      WHERE "id" = ${claimed.deliveryId}::uuid AND "leaseOwner" = ${owner}`;
     if (updated === 0) {
-      log.warn({ deliveryId: claimed.id }, 'webhook delivery was reclaimed before its outcome was recorded; it may be sent again');
+      log.warn({ deliveryId: claimed.deliveryId }, 'webhook delivery was reclaimed before its outcome was recorded; it may be sent again');
       return;
     }
-    if (ok) {
-      if (endpoint.failingSince) await db.$executeRaw`UPDATE "webhook_endpoints" SET "failingSince" = NULL WHERE "id" = ${endpoint.id}::uuid`;
-      return;
-    }
-    if (gone) return disable(endpoint.id, GONE, P.sql`TRUE`);
-    if (!endpoint.failingSince) {
-      await db.$executeRaw`UPDATE "webhook_endpoints" SET "failingSince" = clock_timestamp() WHERE "id" = ${endpoint.id}::uuid AND "failingSince" IS NULL`;
+    if (gone) return disable(claimed.endpointId, GONE, P.sql`TRUE`);
+    if (!claimed.failingSince) {
+      await db.$executeRaw`UPDATE "webhook_endpoints" SET "failingSince" = clock_timestamp() WHERE "id" = ${claimed.endpointId}::uuid AND "failingSince" IS NULL`;
       return;
     }
     const disableAfter = settings.disableAfterMs / 1000;
-    await disable(endpoint.id, FAILING, P.sql`"failingSince" <= clock_timestamp() - make_interval(secs => ${disableAfter}::float8)`);
+    await disable(claimed.endpointId, FAILING, P.sql`"failingSince" <= clock_timestamp() - make_interval(secs => ${disableAfter}::float8)`);
   }
 
-  function track(claimed: Claimed, work: Promise<void>): void {
-    perEndpoint.set(claimed.endpointId, (perEndpoint.get(claimed.endpointId) ?? 0) + 1);
-    started.set(claimed.id, { at: performance.now(), endpointId: claimed.endpointId });
-    const done = work
-      .catch((error: unknown) => log.error({ err: error, deliveryId: claimed.id }, 'webhook delivery failed to record; its lease will expire and it will be sent again'))
+  /**
+   * Claimed deliveries not yet started: up to WEBHOOK_CONCURRENCY of them wait here so that a freed slot starts the
+   * next request at once instead of after a claim's round trip. Their lease covers the wait (at most one request).
+   */
+  const ready: Array<{ claimed: Claimed; body: string }> = [];
+
+  function start({ claimed, body }: { claimed: Claimed; body: string }): void {
+    started.set(claimed.deliveryId, { at: performance.now(), endpointId: claimed.endpointId });
+    const at = performance.now();
+    const done = send(claimed, body)
+      .then((result) => record(claimed, result, (performance.now() - at) / 1000))
+      .catch((error: unknown) => log.error({ err: error, deliveryId: claimed.deliveryId }, 'webhook delivery failed to record; its lease will expire and it will be sent again'))
       .finally(() => {
-        inflight.delete(claimed.id);
-        started.delete(claimed.id);
+        inflight.delete(claimed.deliveryId);
+        started.delete(claimed.deliveryId);
         const left = (perEndpoint.get(claimed.endpointId) ?? 1) - 1;
         if (left > 0) perEndpoint.set(claimed.endpointId, left);
         else perEndpoint.delete(claimed.endpointId);
+        pump();
         slotFreed?.();
       });
-    inflight.set(claimed.id, done);
+    inflight.set(claimed.deliveryId, done);
   }
 
-  /** Numbers ready events, claims what fits in the free slots and starts sending it; returns how many it started. */
+  function pump(): void {
+    while (inflight.size < settings.concurrency && ready.length > 0) start(ready.shift()!);
+  }
+
+  /** Room for more claims: the slots plus a ready queue as long as the slots. */
+  const room = () => 2 * settings.concurrency - inflight.size - ready.length;
+
+  /** Numbers ready events, claims what fits and starts what a slot is free for; returns how many it claimed. */
   async function tick(force = false): Promise<number> {
-    // Numbering runs at most every SEQUENCE_EVERY_MS (each tick may start a single delivery; numbering per tick
-    // would double the statements per delivery); `force` numbers now.
+    // Numbering runs at most every SEQUENCE_EVERY_MS (a tick may claim a single delivery; numbering per tick would
+    // double the statements per delivery); `force` numbers now.
     if (force || performance.now() - lastSequenced >= SEQUENCE_EVERY_MS) {
       lastSequenced = performance.now();
       await assignEventSequences(db);
     }
-    const free = settings.concurrency - inflight.size;
+    await flushDelivered();
+    const free = room();
     if (free <= 0) return 0;
     const claimed = await claim(free, true, []);
     if (claimed.length < free) claimed.push(...(await claim(free - claimed.length, false, slowEndpoints())));
-    if (claimed.length === 0) return 0;
-    const eventIds = [...new Set(claimed.map((c) => c.eventId))];
-    const endpointIds = [...new Set(claimed.map((c) => c.endpointId))];
-    const [events, endpoints] = await Promise.all([
-      loadEvents(db, P.sql`e."id" = ANY (${eventIds}::uuid[])`),
-      db.webhookEndpoint.findMany({ where: { id: { in: endpointIds } }, select: { id: true, url: true, secrets: true, failingSince: true } }),
-    ]);
-    const bodies = new Map(events.map((e) => [e.id, JSON.stringify(renderEvent(e, config))]));
-    const byId = new Map(endpoints.map((e) => [e.id, e as unknown as EndpointInfo]));
+    const bodies = new Map<string, string>();
     for (const c of claimed) {
-      const endpoint = byId.get(c.endpointId);
-      const body = bodies.get(c.eventId);
-      if (!endpoint || !body) continue; // deleted meanwhile (the cascade removes the delivery too)
-      const started = performance.now();
-      track(c, send(endpoint, c.eventId, body).then((result) => record(c, endpoint, result, (performance.now() - started) / 1000)));
+      perEndpoint.set(c.endpointId, (perEndpoint.get(c.endpointId) ?? 0) + 1);
+      let body = bodies.get(c.id);
+      if (!body) bodies.set(c.id, (body = JSON.stringify(renderEvent(c, config))));
+      ready.push({ claimed: c, body });
     }
+    pump();
     return claimed.length;
   }
 
@@ -249,9 +279,9 @@ export function createDispatcher(
     while (running) {
       try {
         await applyRetention();
-        const started = await tick();
-        // Nothing due: wait for the next poll (or a finished delivery). Otherwise go on when slots are free.
-        if (started === 0) await sleep(settings.pollMs);
+        const claimed = await tick();
+        // Nothing due: wait for the next poll (or a finished delivery). Otherwise go on when there is room.
+        if (claimed === 0) await sleep(settings.pollMs);
         else await slotsFree();
       } catch (error) {
         log.error({ err: error }, 'webhook dispatcher pass failed');
@@ -260,19 +290,28 @@ export function createDispatcher(
     }
   }
 
-  /** For tests and operators: runs passes until nothing is due and nothing is in flight. */
+  /** For tests and operators: runs passes until nothing is due, queued or in flight. */
   async function drain(): Promise<void> {
     for (;;) {
-      const started = await tick();
+      const claimed = await tick();
       if (inflight.size > 0) await slotsFree();
-      else if (started === 0 && (await tick(true)) === 0 && inflight.size === 0) return;
+      else if (claimed === 0 && (await tick(true)) === 0 && inflight.size === 0) return flushDelivered();
     }
   }
 
-  /** Waits until a quarter of the slots are free (or all that are in flight are done), so claims come in batches. */
+  /** Waits until there is room for a quarter of the slots (or nothing is in flight), so claims come in batches. */
   async function slotsFree(): Promise<void> {
     const wanted = Math.max(1, Math.floor(settings.concurrency / 4));
-    while (inflight.size > 0 && settings.concurrency - inflight.size < wanted) await Promise.race(inflight.values());
+    while (inflight.size > 0 && room() < wanted) await Promise.race(inflight.values());
+  }
+
+  /** Gives back what was claimed but not started, so another process may send it at once. */
+  async function releaseReady(): Promise<void> {
+    const left = ready.splice(0);
+    if (left.length === 0) return;
+    await db.$executeRaw`
+      UPDATE "webhook_deliveries" SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL
+       WHERE "id" = ANY (${left.map((r) => r.claimed.deliveryId)}::uuid[]) AND "leaseOwner" = ${owner}`;
   }
 
   return {
@@ -288,8 +327,11 @@ export function createDispatcher(
       running = false;
       slotFreed?.();
       await loopDone;
+      await releaseReady();
       const all = Promise.all(inflight.values()).then(() => true);
-      return Promise.race([all, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
+      const drained = await Promise.race([all, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
+      await flushDelivered();
+      return drained;
     },
   };
 }
