@@ -70,11 +70,13 @@ async function measure(databaseUrl: string, concurrency: number, latencyMs: numb
     SCHEDULER_CONCURRENCY: String(concurrency),
     LOG_LEVEL: 'error',
   });
+  config.webhooks.enabled = process.env.BENCH_DISPATCHER === '1'; // the outbox's write cost alone unless asked
   const app: App = await buildApp(config, { logger: log });
   await app.listen({ host: '127.0.0.1', port });
   try {
     await app.db.$executeRawUnsafe(`TRUNCATE ${TABLES.map((t) => `"${t}"`).join(', ')} CASCADE`);
     for (const table of EVENT_TRIGGERS) await app.db.$executeRawUnsafe(`ALTER TABLE "${table}" ${events ? 'ENABLE' : 'DISABLE'} TRIGGER "${table}_merchant_events"`);
+    for (const table of EVENT_TRIGGERS) await app.db.$executeRawUnsafe(`ALTER TABLE "${table}" ${events ? 'ENABLE' : 'DISABLE'} TRIGGER "${table}_merchant_events_insert"`);
     await seedDueSubscriptions(app.db, createKeyring(config.encryptionKeys), { count: SUBSCRIPTIONS, sandboxUrl: `${config.publicBaseUrl}/sandbox`, dueAt: new Date(Date.now() - 60_000) });
     if (latencyMs > 0) app.sandbox!.addFault({ operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs, count: SUBSCRIPTIONS });
     const started = process.hrtime.bigint();

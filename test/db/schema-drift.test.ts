@@ -40,7 +40,6 @@ const SQL_ONLY_PARTIAL_INDEXES = [
   'payments.payments_one_initial_per_registration(registrationId) WHERE (kind = \'INITIAL\'::"PaymentKind")',
   'payments.payments_one_success_per_cycle(subscriptionId,cycle) WHERE (status = \'SUCCEEDED\'::"PaymentStatus")',
   'events.events_unsequenced(xid,pos) WHERE (sequence IS NULL)',
-  'events.events_unsequenced_object(objectId) WHERE (sequence IS NULL)',
   'webhook_deliveries.webhook_deliveries_due(endpointId,nextAttemptAt) WHERE (status = \'PENDING\'::"WebhookDeliveryStatus")',
   'subscriptions.subscriptions_due_claim_idx(nextChargeAt) WHERE ((status = ANY (ARRAY[\'ACTIVE\'::"SubscriptionStatus", \'PAST_DUE\'::"SubscriptionStatus"])) AND ("needsAttention" = false))',
 ];

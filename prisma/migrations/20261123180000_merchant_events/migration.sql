@@ -28,9 +28,8 @@ CREATE TABLE "events" (
 CREATE UNIQUE INDEX "events_sequence_key" ON "events"("sequence");
 CREATE INDEX "events_type_sequence_idx" ON "events"("type", "sequence");
 CREATE INDEX "events_createdAt_idx" ON "events"("createdAt");
--- The sequencer's queue and the trigger's same-transaction lookup: both small (only events not yet sequenced).
+-- The sequencer's queue: small (only events not yet sequenced).
 CREATE INDEX "events_unsequenced" ON "events"("xid", "pos") WHERE "sequence" IS NULL;
-CREATE INDEX "events_unsequenced_object" ON "events"("objectId") WHERE "sequence" IS NULL;
 
 -- One row, written only by assign_event_sequences() (never by the transactions that change money), so event
 -- writes do not serialize charging.
@@ -97,7 +96,8 @@ DECLARE
   changed jsonb := '{}';
   column_name text;
   event_type text;
-  existing record;
+  tx_key text;
+  existing_id uuid;
 BEGIN
   IF TG_OP = 'UPDATE' THEN
     old_row := to_jsonb(OLD);
@@ -128,35 +128,71 @@ BEGIN
   END IF;
 
   new_row := new_row - hidden;
-  SELECT "id", "type" INTO existing FROM "events"
-   WHERE "objectId" = NEW."id" AND "sequence" IS NULL AND "xid" = (pg_current_xact_id())::text::bigint
-   ORDER BY "pos" DESC LIMIT 1;
-  IF FOUND THEN
+  -- This transaction's event of this row, if any, is remembered in a transaction-local setting (reverted with the
+  -- transaction or savepoint that wrote it), so most calls need no lookup at all.
+  tx_key := 'billing_events.o' || replace(NEW."id"::text, '-', '');
+  existing_id := nullif(current_setting(tx_key, true), '')::uuid;
+  IF existing_id IS NOT NULL THEN
     UPDATE "events" SET
       "snapshot" = new_row,
       "previous" = CASE WHEN "previous" IS NULL THEN NULL ELSE changed || "previous" END,
       "type" = CASE WHEN event_type IS NULL OR "type" LIKE '%.created' OR event_type LIKE '%.updated' THEN "type" ELSE event_type END
-     WHERE "id" = existing."id";
+     WHERE "id" = existing_id;
   ELSIF event_type IS NOT NULL THEN
     INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "previous")
-    VALUES (event_type, object_type, NEW."id", new_row, CASE WHEN TG_OP = 'UPDATE' THEN changed END);
+    VALUES (event_type, object_type, NEW."id", new_row, CASE WHEN TG_OP = 'UPDATE' THEN changed END)
+    RETURNING "id" INTO existing_id;
+    PERFORM set_config(tx_key, existing_id::text, true);
   END IF;
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER "subscriptions_merchant_events" AFTER INSERT OR UPDATE ON "subscriptions" FOR EACH ROW
+-- The WHEN clauses keep every other write (leases, claims, counters) from entering the function at all: they are
+-- evaluated in C, and the charging engine writes those columns several times per charge.
+
+CREATE TRIGGER "subscriptions_merchant_events_insert" AFTER INSERT ON "subscriptions" FOR EACH ROW
   EXECUTE FUNCTION "record_merchant_event"('subscription',
     '{status,amount,orderName,intervalUnit,intervalCount,itemCode,currentPeriodStart,currentPeriodEnd,nextChargeAt,cancelAtPeriodEnd,canceledAt,needsAttention,attentionReason,billingKeyId}',
     '{leaseOwner,leaseExpiresAt}');
-CREATE TRIGGER "payments_merchant_events" AFTER INSERT OR UPDATE ON "payments" FOR EACH ROW
+
+CREATE TRIGGER "subscriptions_merchant_events" AFTER UPDATE ON "subscriptions" FOR EACH ROW
+  WHEN (ROW(OLD."status", OLD."amount", OLD."orderName", OLD."intervalUnit", OLD."intervalCount", OLD."itemCode", OLD."currentPeriodStart", OLD."currentPeriodEnd", OLD."nextChargeAt", OLD."cancelAtPeriodEnd", OLD."canceledAt", OLD."needsAttention", OLD."attentionReason", OLD."billingKeyId") IS DISTINCT FROM ROW(NEW."status", NEW."amount", NEW."orderName", NEW."intervalUnit", NEW."intervalCount", NEW."itemCode", NEW."currentPeriodStart", NEW."currentPeriodEnd", NEW."nextChargeAt", NEW."cancelAtPeriodEnd", NEW."canceledAt", NEW."needsAttention", NEW."attentionReason", NEW."billingKeyId"))
+  EXECUTE FUNCTION "record_merchant_event"('subscription',
+    '{status,amount,orderName,intervalUnit,intervalCount,itemCode,currentPeriodStart,currentPeriodEnd,nextChargeAt,cancelAtPeriodEnd,canceledAt,needsAttention,attentionReason,billingKeyId}',
+    '{leaseOwner,leaseExpiresAt}');
+
+CREATE TRIGGER "payments_merchant_events_insert" AFTER INSERT ON "payments" FOR EACH ROW
+  WHEN (NEW."status" <> 'PENDING')
   EXECUTE FUNCTION "record_merchant_event"('payment',
     '{status,amount,orderId,transactionId,approvedAt,failureCode,failureMessage,canceledAmount,attentionReason}',
     '{}');
-CREATE TRIGGER "registrations_merchant_events" AFTER INSERT OR UPDATE ON "registrations" FOR EACH ROW
+
+CREATE TRIGGER "payments_merchant_events" AFTER UPDATE ON "payments" FOR EACH ROW
+  WHEN (ROW(OLD."status", OLD."amount", OLD."orderId", OLD."transactionId", OLD."approvedAt", OLD."failureCode", OLD."failureMessage", OLD."canceledAmount", OLD."attentionReason") IS DISTINCT FROM ROW(NEW."status", NEW."amount", NEW."orderId", NEW."transactionId", NEW."approvedAt", NEW."failureCode", NEW."failureMessage", NEW."canceledAmount", NEW."attentionReason"))
+  EXECUTE FUNCTION "record_merchant_event"('payment',
+    '{status,amount,orderId,transactionId,approvedAt,failureCode,failureMessage,canceledAmount,attentionReason}',
+    '{}');
+
+CREATE TRIGGER "registrations_merchant_events_insert" AFTER INSERT ON "registrations" FOR EACH ROW
+  WHEN (NEW."status" <> 'PENDING')
   EXECUTE FUNCTION "record_merchant_event"('registration',
     '{status,failureCode,failureMessage,completedAt}',
     '{state,userPhoneNumber,leaseOwner,leaseExpiresAt}');
-CREATE TRIGGER "orders_merchant_events" AFTER INSERT OR UPDATE ON "orders" FOR EACH ROW
+
+CREATE TRIGGER "registrations_merchant_events" AFTER UPDATE ON "registrations" FOR EACH ROW
+  WHEN (ROW(OLD."status", OLD."failureCode", OLD."failureMessage", OLD."completedAt") IS DISTINCT FROM ROW(NEW."status", NEW."failureCode", NEW."failureMessage", NEW."completedAt"))
+  EXECUTE FUNCTION "record_merchant_event"('registration',
+    '{status,failureCode,failureMessage,completedAt}',
+    '{state,userPhoneNumber,leaseOwner,leaseExpiresAt}');
+
+CREATE TRIGGER "orders_merchant_events_insert" AFTER INSERT ON "orders" FOR EACH ROW
+  WHEN (NEW."status" <> 'PENDING')
+  EXECUTE FUNCTION "record_merchant_event"('order',
+    '{status,failureCode,failureMessage,completedAt}',
+    '{state,leaseOwner,leaseExpiresAt}');
+
+CREATE TRIGGER "orders_merchant_events" AFTER UPDATE ON "orders" FOR EACH ROW
+  WHEN (ROW(OLD."status", OLD."failureCode", OLD."failureMessage", OLD."completedAt") IS DISTINCT FROM ROW(NEW."status", NEW."failureCode", NEW."failureMessage", NEW."completedAt"))
   EXECUTE FUNCTION "record_merchant_event"('order',
     '{status,failureCode,failureMessage,completedAt}',
     '{state,leaseOwner,leaseExpiresAt}');
