@@ -8,6 +8,7 @@ import { freePort } from './setup/global-setup.ts';
 import { ROOT, run, waitUntilReady } from './helpers/process.ts';
 import { createPrismaClient, createTestDatabase } from './helpers/database.ts';
 import { createRegistration } from './factories/index.ts';
+import { createEndpointsService } from '../src/modules/webhooks/endpoints.service.ts';
 import { createKeyring } from '../src/lib/crypto.ts';
 import { readBillingKey, storeBillingKey } from '../src/modules/billing-keys/billing-keys.service.ts';
 import { isProcessRunning } from '../src/db/embedded-postgres.ts';
@@ -166,6 +167,8 @@ describe('server process', () => {
     const k0 = { id: 'k0', key: Buffer.alloc(32, 4) };
     const k1 = { id: 'k1', key: Buffer.alloc(32, 5) };
     await db.$transaction((tx) => storeBillingKey(tx, createKeyring([k0]), { registrationId: registration.id, userId: 'u', method: 'CARD', fields: { billingKey: 'BK_ROTATE_ME_0001', extra: {} } }));
+    const endpoints = createEndpointsService({ db, keyring: createKeyring([k0]), config: { webhooks: { allowHttp: true } } as never });
+    const endpoint = await endpoints.create({ url: 'https://merchant.example/hooks' });
     const rotate = run('src/cli/rotate-keys.ts', {
       DATABASE_URL: database.url,
       BILLING_KEY_ENCRYPTION_KEYS: `k1:${k1.key.toString('base64')},k0:${k0.key.toString('base64')}`,
@@ -175,6 +178,10 @@ describe('server process', () => {
     const row = await db.billingKey.findFirstOrThrow();
     expect(readBillingKey(createKeyring([k1]), row)).toBe('BK_ROTATE_ME_0001');
     expect(rotate.output()).not.toContain('BK_ROTATE_ME_0001');
+    // Webhook signing secrets too: readable with the new key alone, unchanged.
+    const after = createEndpointsService({ db, keyring: createKeyring([k1]), config: { webhooks: { allowHttp: true } } as never });
+    expect(await after.currentSecret(endpoint.id)).toBe(endpoint.secret);
+    expect(rotate.output()).not.toContain(endpoint.secret.slice(6));
     await db.$disconnect();
   });
 

@@ -1,4 +1,5 @@
-// npm run keys:rotate: re-encrypts every billing key under the first key of BILLING_KEY_ENCRYPTION_KEYS.
+// npm run keys:rotate: re-encrypts every billing key and every webhook signing secret under the first key of
+// BILLING_KEY_ENCRYPTION_KEYS.
 // Safe while the service runs (see rotateBillingKeys).
 import { ConfigError, loadConfig } from '../config.ts';
 import { DATA_DIR, openDatabase } from '../db/database.ts';
@@ -8,6 +9,7 @@ import { applyDevelopmentDefaults } from '../lib/dev-secrets.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createRedactor } from '../lib/redact.ts';
 import { rotateBillingKeys } from '../modules/billing-keys/billing-keys.service.ts';
+import { reencryptEndpointSecrets } from '../modules/webhooks/endpoints.service.ts';
 
 try {
   let config = await loadConfig();
@@ -16,9 +18,12 @@ try {
   const database = await openDatabase(config, logger);
   const db = createPrismaClient(database.url, { poolSize: 2 });
   try {
-    const result = await rotateBillingKeys(db, createKeyring(config.encryptionKeys));
+    const keyring = createKeyring(config.encryptionKeys);
+    const result = await rotateBillingKeys(db, keyring);
     logger.info({ ...result, keyId: config.encryptionKeys[0]!.id }, 'billing keys rotated');
-    if (result.remaining > 0) process.exitCode = 2;
+    const secrets = await reencryptEndpointSecrets(db, keyring);
+    logger.info({ ...secrets, keyId: config.encryptionKeys[0]!.id }, 'webhook signing secrets re-encrypted');
+    if (result.remaining > 0 || secrets.remaining > 0) process.exitCode = 2;
   } finally {
     await db.$disconnect();
     await database.stop();

@@ -6,9 +6,9 @@
 // - a delivery is claimed with a lease (FOR UPDATE SKIP LOCKED), so replicas never send it at once; a process that
 //   dies mid-request leaves a lease that expires after 2 × WEBHOOK_TIMEOUT_MS + 5 s, and the delivery is sent again;
 // - the outcome is written fenced on our lease: a delivery reclaimed by another process is not overwritten;
-// - no head-of-line blocking: each claim first gives every endpoint with due work its share (half the slots, a
-//   failing endpoint a quarter), in a random order; only then may healthy endpoints that are not slow take the
-//   slots left, so a dead endpoint holds at most half the slots once it is seen failing or slow;
+// - no head-of-line blocking: an endpoint holds at most its share of the slots (half; a failing one a quarter)
+//   unless it has proven fast (its last request answered within a second, none in flight longer), so a new, slow
+//   or dead endpoint never takes the slots the others need, and one fast endpoint can still use them all;
 // - redirects are not followed (a 3xx is a failed attempt); `410 Gone` disables the endpoint at once; an endpoint
 //   whose deliveries have all failed for WEBHOOK_DISABLE_AFTER is disabled;
 // - times here (leases, retries, webhook-timestamp) are real time, never the simulated clock.
@@ -39,7 +39,7 @@ interface Claimed extends EventRow {
   failingSince: Date | null;
 }
 
-/** A request in flight longer than this marks its endpoint slow (held to its share of the slots). */
+/** An endpoint answering slower than this, or with a request in flight longer, is held to its share of the slots. */
 const SLOW_MS = 1_000;
 const SEQUENCE_EVERY_MS = 100;
 
@@ -70,16 +70,16 @@ export function createDispatcher(
 
   /**
    * Claims up to `limit` due deliveries. With `shares`, each endpoint gets at most half the slots (a failing one a
-   * quarter), less what it already has in flight here; without, only endpoints that are neither failing nor slow
-   * (`exclude`) may take the slots still free, so one healthy endpoint can use them all.
+   * quarter), less what it already has claimed here; without, only endpoints proven fast (`fast`) may take the
+   * room still free, so one healthy endpoint can use every slot.
    */
-  async function claim(limit: number, shares: boolean, exclude: string[]): Promise<Claimed[]> {
+  async function claim(limit: number, shares: boolean, fast: string[]): Promise<Claimed[]> {
     const busy = JSON.stringify(Object.fromEntries(perEndpoint));
     const leaseMs = leaseMsFor(settings.timeoutMs);
     const quota = shares
       ? P.sql`GREATEST(0, (CASE WHEN w."failingSince" IS NULL THEN ${halfShare}::int ELSE ${failingCap}::int END)
                           - COALESCE((${busy}::jsonb ->> w."id"::text)::int, 0))`
-      : P.sql`CASE WHEN w."failingSince" IS NULL AND NOT (w."id" = ANY (${exclude}::uuid[])) THEN ${limit}::int ELSE 0 END`;
+      : P.sql`CASE WHEN w."failingSince" IS NULL AND w."id" = ANY (${fast}::uuid[]) THEN ${limit}::int ELSE 0 END`;
     return db.$queryRaw<Claimed[]>`
       WITH picked AS (
         SELECT d."id" FROM (SELECT "id", "failingSince" FROM "webhook_endpoints" WHERE "status" = 'ENABLED' ORDER BY random()) w
@@ -98,10 +98,17 @@ export function createDispatcher(
       RETURNING d."id" AS "deliveryId", d."endpointId", d."attempts", w."url", w."secrets", w."failingSince", ${EVENT_COLUMNS}`;
   }
 
-  /** Endpoints with a request in flight here for longer than SLOW_MS: they get no more than their share. */
-  function slowEndpoints(): string[] {
+  /** How long each endpoint's last answered request took here (ms); absent until one was answered. */
+  const lastAnswerMs = new Map<string, number>();
+
+  /**
+   * Endpoints that may use more than their share: their last request was answered within SLOW_MS and none is in
+   * flight for longer. A new or dead endpoint has proven nothing, so it stays within its share.
+   */
+  function fastEndpoints(): string[] {
     const now = performance.now();
-    return [...new Set([...started.entries()].filter(([, at]) => now - at.at > SLOW_MS).map(([, at]) => at.endpointId))];
+    const slow = new Set([...started.values()].filter((at) => now - at.at > SLOW_MS).map((at) => at.endpointId));
+    return [...lastAnswerMs.entries()].filter(([id, ms]) => ms < SLOW_MS && !slow.has(id)).map(([id]) => id);
   }
 
   /** Signers by endpoint, rebuilt when its stored secrets change (a rotation); decrypting per request is waste. */
@@ -208,13 +215,21 @@ export function createDispatcher(
 
   function start({ claimed, body }: { claimed: Claimed; body: string }): void {
     started.set(claimed.deliveryId, { at: performance.now(), endpointId: claimed.endpointId });
+    sending.set(claimed.endpointId, (sending.get(claimed.endpointId) ?? 0) + 1);
     const at = performance.now();
     const done = send(claimed, body)
-      .then((result) => record(claimed, result, (performance.now() - at) / 1000))
+      .then((result) => {
+        if (result.status !== undefined) lastAnswerMs.set(claimed.endpointId, performance.now() - at);
+        else lastAnswerMs.delete(claimed.endpointId);
+        return record(claimed, result, (performance.now() - at) / 1000);
+      })
       .catch((error: unknown) => log.error({ err: error, deliveryId: claimed.deliveryId }, 'webhook delivery failed to record; its lease will expire and it will be sent again'))
       .finally(() => {
         inflight.delete(claimed.deliveryId);
         started.delete(claimed.deliveryId);
+        const still = (sending.get(claimed.endpointId) ?? 1) - 1;
+        if (still > 0) sending.set(claimed.endpointId, still);
+        else sending.delete(claimed.endpointId);
         const left = (perEndpoint.get(claimed.endpointId) ?? 1) - 1;
         if (left > 0) perEndpoint.set(claimed.endpointId, left);
         else perEndpoint.delete(claimed.endpointId);
@@ -224,8 +239,24 @@ export function createDispatcher(
     inflight.set(claimed.deliveryId, done);
   }
 
+  /** Requests in flight here, by endpoint. */
+  const sending = new Map<string, number>();
+
+  /**
+   * Fills free slots from the ready queue, oldest first, but an endpoint past its share (half the slots, a failing
+   * one a quarter) gets another slot only while it is neither failing nor slow: a dead endpoint's backlog never
+   * takes the slots the others need.
+   */
   function pump(): void {
-    while (inflight.size < settings.concurrency && ready.length > 0) start(ready.shift()!);
+    const fast = new Set(fastEndpoints());
+    while (inflight.size < settings.concurrency && ready.length > 0) {
+      const withinShare = (c: Claimed) => (sending.get(c.endpointId) ?? 0) < (c.failingSince ? failingCap : halfShare);
+      let index = ready.findIndex((r) => withinShare(r.claimed));
+      if (index < 0) index = ready.findIndex((r) => !r.claimed.failingSince && fast.has(r.claimed.endpointId));
+      if (index < 0) return;
+      const [next] = ready.splice(index, 1);
+      start(next!);
+    }
   }
 
   /** Room for more claims: the slots plus a ready queue as long as the slots. */
@@ -243,7 +274,10 @@ export function createDispatcher(
     const free = room();
     if (free <= 0) return 0;
     const claimed = await claim(free, true, []);
-    if (claimed.length < free) claimed.push(...(await claim(free - claimed.length, false, slowEndpoints())));
+    if (claimed.length < free) {
+      const fast = fastEndpoints();
+      if (fast.length > 0) claimed.push(...(await claim(free - claimed.length, false, fast)));
+    }
     const bodies = new Map<string, string>();
     for (const c of claimed) {
       perEndpoint.set(c.endpointId, (perEndpoint.get(c.endpointId) ?? 0) + 1);
@@ -256,8 +290,8 @@ export function createDispatcher(
   }
 
   /** Deletes events (and their delivery log) older than EVENT_RETENTION; at most every ten minutes. */
-  async function applyRetention(): Promise<void> {
-    if (Date.now() - lastRetention < 600_000) return;
+  async function applyRetention(force = false): Promise<void> {
+    if (!force && Date.now() - lastRetention < 600_000) return;
     lastRetention = Date.now();
     const seconds = config.eventRetentionMs / 1000;
     const deleted = await db.$executeRaw`
@@ -317,6 +351,7 @@ export function createDispatcher(
   return {
     owner,
     drain,
+    applyRetention,
     start() {
       if (running) return;
       running = true;

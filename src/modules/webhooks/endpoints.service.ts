@@ -142,3 +142,25 @@ export function createEndpointsService(deps: Pick<ServiceDeps, 'db' | 'config' |
 }
 
 export type EndpointsService = ReturnType<typeof createEndpointsService>;
+
+/**
+ * Re-encrypts every webhook signing secret not under the keyring's current key (npm run keys:rotate, with the
+ * billing keys). Each endpoint is rewritten only if it did not change since it was read (a concurrent rotation of
+ * its secret is never overwritten; it is counted as skipped and found again by the next run).
+ */
+export async function reencryptEndpointSecrets(db: ServiceDeps['db'], keyring: ServiceDeps['keyring']) {
+  let rotated = 0;
+  let skipped = 0;
+  const stale = (secrets: StoredSecret[]) => secrets.some((s) => s.keyId !== keyring.currentKeyId);
+  const rows = await db.webhookEndpoint.findMany({ select: { id: true, secrets: true, updatedAt: true } });
+  for (const row of rows) {
+    const secrets = row.secrets as unknown as StoredSecret[];
+    if (!stale(secrets)) continue;
+    const resealed = secrets.map((s) => sealSecret(keyring, row.id, openSecret(keyring, row.id, s), s.expiresAt ? new Date(s.expiresAt) : null));
+    const updated = await db.webhookEndpoint.updateMany({ where: { id: row.id, updatedAt: row.updatedAt }, data: { secrets: resealed as never } });
+    if (updated.count === 1) rotated += 1;
+    else skipped += 1;
+  }
+  const remaining = (await db.webhookEndpoint.findMany({ select: { secrets: true } })).filter((r) => stale(r.secrets as unknown as StoredSecret[])).length;
+  return { rotated, skipped, remaining };
+}

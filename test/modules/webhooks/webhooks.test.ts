@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { apiHeaders } from '../../helpers/app.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { setClock, subscribe } from '../../helpers/billing.ts';
+import { decideWindow, follow } from '../../helpers/checkout.ts';
 import { waitFor } from '../../helpers/service.ts';
 import type { PublicEvent } from '../../../src/modules/events/events.render.ts';
 
@@ -257,14 +258,35 @@ describe('deliveries', () => {
     const dead = await receiver(() => 'hang');
     const healthy = await receiver();
     await endpoint(dead.url);
-    await endpoint(healthy.url);
+    await endpoint(healthy.url, { eventTypes: ['order.completed'] });
     await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    // A backlog of twelve deliveries for the dead endpoint alone: more than all the slots (WEBHOOK_CONCURRENCY 8).
     for (const user of ['a', 'b', 'c', 'd']) await subscribe(running.app, { userId: user, amount: 9900 });
-    // Twelve events each: the dead endpoint holds its share of the slots, the healthy one receives all of its own
-    // while the dead one's requests are still waiting for their timeout.
-    await waitFor('the healthy endpoint served', async () => healthy.requests.length === 12);
-    expect(dead.requests.length).toBeGreaterThan(0);
-    const pendingDead = await running.app.db.webhookDelivery.count({ where: { status: 'PENDING', attempts: 0, endpoint: { url: dead.url } } });
-    expect(pendingDead).toBeGreaterThan(0);
+    await waitFor('the dead endpoint holding requests', async () => dead.requests.length >= 4);
+    // Then one event for the healthy endpoint: it is sent while the dead endpoint's requests still hang, not after
+    // their timeout (WEBHOOK_TIMEOUT_MS, 3 s here), because a dead endpoint never holds more than half the slots.
+    const created = await api('POST', '/api/v1/orders', { method: 'CARD', amount: 3000, orderName: 'Once' });
+    const window = await decideWindow(running.app, created.json().window);
+    await follow(running.app, window.redirectUrl, { json: true });
+    await waitFor('the healthy endpoint served', async () => healthy.requests.length === 1);
+    expect(await running.app.db.webhookDelivery.count({ where: { attempts: { gt: 0 }, endpoint: { url: dead.url } } })).toBe(0);
+    expect(dead.requests.length).toBeLessThanOrEqual(4);
+  });
+
+  it('events older than EVENT_RETENTION are deleted with their delivery log; newer ones are kept', async () => {
+    const target = await receiver();
+    await endpoint(target.url);
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    await subscribe(running.app, { userId: 'old', amount: 9900 });
+    await deliver();
+    const old = await eventsOf();
+    await running.app.db.$executeRaw`UPDATE "events" SET "createdAt" = now() - interval '91 days'`;
+    await subscribe(running.app, { userId: 'new', amount: 9900 });
+    await deliver();
+    await running.app.webhooks.applyRetention(true);
+    const kept = await eventsOf();
+    expect(kept).toHaveLength(3);
+    expect(kept.map((e) => e.id)).not.toContain(old[0]!.id);
+    expect(await running.app.db.webhookDelivery.count()).toBe(3);
   });
 });
