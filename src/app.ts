@@ -36,6 +36,7 @@ import { createPaymentActions } from './modules/payments/payment-actions.service
 import { createSubscriptionActions } from './modules/subscriptions/subscription-actions.service.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
 import webhooksPlugin from './plugins/webhooks.ts';
+import { createLifecycleService } from './modules/subscriptions/lifecycle.service.ts';
 import { createEventsService } from './modules/events/events.service.ts';
 import { eventsRoutes } from './modules/events/events.routes.ts';
 import { createEndpointsService } from './modules/webhooks/endpoints.service.ts';
@@ -123,6 +124,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const idempotency = createIdempotency(deps);
   await app.register(schedulerPlugin, { charges });
   await app.register(webhooksPlugin, { keyring });
+  if (!config.consentRequired) app.log.warn('CONSENT_REQUIRED=false: trials convert and price increases apply without the customer’s recorded consent (DESIGN.md §3 rule 13 is off)');
 
   // Browser routes and pages: rate limited per client address, with security headers (CSP allows the pages'
   // inline styles only).
@@ -146,7 +148,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(rateLimit, { max: config.rateLimit.api, timeWindow: 60_000, keyGenerator: app.rateLimitKey('api') });
       await api.register(ordersRoutes(orders, idempotency));
       await api.register(registrationsRoutes(registrations, idempotency));
-      await api.register(subscriptionsRoutes(subscriptions, idempotency));
+      await api.register(subscriptionsRoutes(subscriptions, createLifecycleService(deps), idempotency));
       await api.register(paymentsRoutes(payments));
       await api.register(eventsRoutes(createEventsService(deps), idempotency));
       await api.register(endpointsRoutes(createEndpointsService(deps), idempotency));

@@ -53,6 +53,7 @@ export const EnvSchema = Type.Object({
   WEBHOOK_DISABLE_AFTER: Type.String({ default: '5d' }),
   WEBHOOK_ALLOW_HTTP: Type.Optional(Type.Boolean()),
   EVENT_RETENTION: Type.String({ default: '90d' }),
+  CONSENT_REQUIRED: Type.Boolean({ default: true }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -333,6 +334,8 @@ function toConfig(
       enabled: true,
     },
     eventRetentionMs: parsed.eventRetentionMs,
+    /** §3 rule 13 (consent before more money); false only for a merchant exempt from it. */
+    consentRequired: env.CONSENT_REQUIRED,
     logLevel: env.LOG_LEVEL,
   };
 }

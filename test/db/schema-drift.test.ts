@@ -30,6 +30,10 @@ const SQL_ONLY_CHECKS = [
   'subscriptions.subscriptions_cycle_nonnegative',
   'subscriptions.subscriptions_intervalCount_positive',
   'subscriptions.subscriptions_lastAmount_positive',
+  'subscriptions.subscriptions_pendingAmount_positive',
+  'subscriptions.subscriptions_pendingAmount_requested',
+  'subscriptions.subscriptions_trialing_has_end',
+  'registrations.registrations_trialDays_range',
   'event_sequencer.event_sequencer_single_row',
   'webhook_deliveries.webhook_deliveries_attempts_nonnegative',
   'webhook_deliveries.webhook_deliveries_pending_has_time',
@@ -41,7 +45,7 @@ const SQL_ONLY_PARTIAL_INDEXES = [
   'payments.payments_one_success_per_cycle(subscriptionId,cycle) WHERE (status = \'SUCCEEDED\'::"PaymentStatus")',
   'events.events_unsequenced(xid,pos) WHERE (sequence IS NULL)',
   'webhook_deliveries.webhook_deliveries_due(endpointId,nextAttemptAt) WHERE (status = \'PENDING\'::"WebhookDeliveryStatus")',
-  'subscriptions.subscriptions_due_claim_idx(nextChargeAt) WHERE ((status = ANY (ARRAY[\'ACTIVE\'::"SubscriptionStatus", \'PAST_DUE\'::"SubscriptionStatus"])) AND ("needsAttention" = false))',
+  'subscriptions.subscriptions_due_claim_idx(nextChargeAt) WHERE ((status = ANY (ARRAY[\'ACTIVE\'::"SubscriptionStatus", \'PAST_DUE\'::"SubscriptionStatus", \'TRIALING\'::"SubscriptionStatus"])) AND ("needsAttention" = false))',
 ];
 
 interface DmmfField {

@@ -41,6 +41,8 @@ export interface EventRow {
   previous: Record<string, unknown> | null;
   /** Subscription events: the billing keys the snapshot and the old values name. */
   billingKeys: BillingKeySummary[] | null;
+  /** Subscription events: the consents recorded by the time of the event (consents are immutable). */
+  consents: Array<{ id: string; kind: 'TRIAL_CONVERSION' | 'PRICE_INCREASE'; obtainedAt: string; channel: string | null; reference: string | null; createdAt: string }> | null;
   /** Registration events: the subscription it created, if any. */
   subscriptionId: string | null;
   /** Order events: its payment, if any. */
@@ -55,6 +57,9 @@ export const EVENT_COLUMNS = Prisma.raw(`
                                         'cardNumber', k."cardNumber", 'carrier', k."carrier", 'phoneNumber', k."phoneNumber"))
       FROM "billing_keys" k
      WHERE k."id" IN ((e."snapshot" ->> 'billingKeyId')::uuid, (e."previous" ->> 'billingKeyId')::uuid)) END AS "billingKeys",
+  CASE WHEN e."objectType" = 'subscription' THEN (
+    SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c."obtainedAt", c."id"), '[]') FROM "consents" c
+     WHERE c."subscriptionId" = e."objectId" AND c."createdAt" <= e."createdAt") END AS "consents",
   CASE WHEN e."objectType" = 'registration' THEN (SELECT s."id" FROM "subscriptions" s WHERE s."registrationId" = e."objectId") END AS "subscriptionId",
   CASE WHEN e."objectType" = 'order' THEN (SELECT p."id" FROM "payments" p WHERE p."oneTimeOrderId" = e."objectId") END AS "paymentId"`);
 
@@ -82,7 +87,8 @@ function objectOf(event: EventRow, raw: Record<string, unknown>, config: Config)
       const key = event.billingKeys?.find((k) => k.id === row.billingKeyId);
       // A key we no longer hold is shown by its id alone (never invented).
       const billingKey = key ?? { id: String(row.billingKeyId), method: row.method, status: 'REVOKED', cardName: null, cardNumber: null, carrier: null, phoneNumber: null };
-      return serializeSubscription({ ...row, billingKey } as never);
+      const consents = (event.consents ?? []).map((c) => ({ ...c, obtainedAt: new Date(c.obtainedAt), createdAt: new Date(c.createdAt) }));
+      return serializeSubscription({ ...row, billingKey, consents } as never);
     }
     case 'payment':
       return serializePayment(row as never);

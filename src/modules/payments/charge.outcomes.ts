@@ -9,7 +9,7 @@ import { transitionSubscription } from '../subscriptions/subscription.state.ts';
 
 type Tx = Prisma.TransactionClient;
 
-const isLive = (status: string) => status === 'ACTIVE' || status === 'PAST_DUE';
+const isLive = (status: string) => status === 'ACTIVE' || status === 'TRIALING' || status === 'PAST_DUE';
 
 export interface SuccessInput {
   subscriptionId: string;
@@ -34,6 +34,7 @@ export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<v
   });
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
   const { nextCycle, period } = periodAfterSuccess(sub, input);
+  const pendingCharged = sub.pendingAmount !== null && sub.pendingAmount === input.amount;
   await tx.subscription.update({
     where: { id: sub.id },
     data: {
@@ -45,9 +46,14 @@ export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<v
       lastTransactionId: input.transactionId,
       lastAmount: input.amount,
       lastTransactionAt: input.approvedAt,
+      // A pending increase charged (its consent counted, planCharge) is now the amount.
+      amount: pendingCharged ? input.amount : undefined,
+      pendingAmount: pendingCharged ? null : undefined,
+      pendingAmountRequestedAt: pendingCharged ? null : undefined,
     },
   });
-  if (sub.status === 'PAST_DUE') await transitionSubscription(tx, sub.id, 'recover');
+  // A converted trial and a recovered subscription are ACTIVE again.
+  if (sub.status === 'PAST_DUE' || sub.status === 'TRIALING') await transitionSubscription(tx, sub.id, 'recover');
 }
 
 export interface DeclineInput {

@@ -15,8 +15,11 @@ import {
 export interface ChargeableSubscription {
   id: string;
   method: 'CARD' | 'MOBILE';
-  status: 'ACTIVE' | 'PAST_DUE' | 'PAUSED' | 'CANCELED';
+  status: 'ACTIVE' | 'TRIALING' | 'PAST_DUE' | 'PAUSED' | 'CANCELED';
   amount: number;
+  /** A price increase waiting for a PRICE_INCREASE consent obtained after it was asked for. */
+  pendingAmount: number | null;
+  pendingAmountRequestedAt: Date | null;
   intervalUnit: IntervalUnit;
   intervalCount: number;
   anchorAt: Date;
@@ -50,7 +53,8 @@ export type RefusalCode =
   | 'NEEDS_ATTENTION'
   | 'MOBILE_CHAIN_MISSING'
   | 'MOBILE_AMOUNT_MISMATCH'
-  | 'MOBILE_WINDOW_CLOSED';
+  | 'MOBILE_WINDOW_CLOSED'
+  | 'CONSENT_REQUIRED';
 
 export type ChargePlan =
   | {
@@ -64,6 +68,8 @@ export type ChargePlan =
       lastTransactionId?: string;
     }
   | { action: 'CANCEL_AT_PERIOD_END' }
+  /** A trial ended without a counting TRIAL_CONVERSION consent (rule 13): cancelled, never charged. */
+  | { action: 'CANCEL_CONSENT_MISSING' }
   | {
       action: 'REFUSE';
       code: RefusalCode;
@@ -79,6 +85,38 @@ export interface PlanContext {
   timezone: string;
   /** A scheduled pass charges only what is due; an operator's charge may also be early for CARD retries. */
   trigger: 'SCHEDULER' | 'ADMIN';
+  /** The subscription's consents (rule 13). */
+  consents: readonly ConsentRecord[];
+  /** CONSENT_REQUIRED: false only for a merchant exempt from rule 13. */
+  consentRequired: boolean;
+}
+
+export interface ConsentRecord {
+  kind: 'TRIAL_CONVERSION' | 'PRICE_INCREASE';
+  obtainedAt: Date;
+}
+
+/** §3 rule 13: how long before a charge's attempt a consent counts. */
+export const CONSENT_WINDOW_MS = 30 * 24 * 3600_000;
+
+/**
+ * Whether a consent of `kind` counts for a charge attempted at `at`: obtained within the 30 × 24 hours before it
+ * (never after), and after `since` when given (a price increase's consent must follow the request).
+ */
+export function hasCountingConsent(consents: readonly ConsentRecord[], kind: ConsentRecord['kind'], at: Date, since?: Date | null): boolean {
+  return consents.some(
+    (c) => c.kind === kind && c.obtainedAt <= at && at.getTime() - c.obtainedAt.getTime() <= CONSENT_WINDOW_MS && (!since || c.obtainedAt >= since),
+  );
+}
+
+/**
+ * The amount the next new cycle is charged: the pending increase once its consent counts (or at once where rule 13
+ * is off), else the current amount.
+ */
+export function amountToCharge(sub: Pick<ChargeableSubscription, 'amount' | 'pendingAmount' | 'pendingAmountRequestedAt'>, ctx: Pick<PlanContext, 'now' | 'consents' | 'consentRequired'>): number {
+  if (sub.pendingAmount === null) return sub.amount;
+  if (!ctx.consentRequired || hasCountingConsent(ctx.consents, 'PRICE_INCREASE', ctx.now, sub.pendingAmountRequestedAt)) return sub.pendingAmount;
+  return sub.amount;
 }
 
 const refuse = (code: RefusalCode, message: string, options: { attention?: boolean; pastDue?: boolean } = {}): ChargePlan => ({
@@ -141,7 +179,7 @@ export function scheduleAfterResume(
 
 export function planCharge(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): ChargePlan {
   const { now } = ctx;
-  if (sub.status !== 'ACTIVE' && sub.status !== 'PAST_DUE') {
+  if (sub.status !== 'ACTIVE' && sub.status !== 'TRIALING' && sub.status !== 'PAST_DUE') {
     return refuse('SUBSCRIPTION_NOT_ACTIVE', `A ${sub.status} subscription is not charged`);
   }
   if (sub.needsAttention) return refuse('NEEDS_ATTENTION', 'The subscription is waiting for an operator');
@@ -157,10 +195,19 @@ export function planCharge(sub: ChargeableSubscription, open: OpenPayment | unde
   }
   if (sub.nextChargeAt === null) return refuse('NOT_DUE', 'The subscription has no next charge date');
   // An operator may charge a PAST_DUE subscription before its retry time, never an ACTIVE one before its due date.
-  if (sub.nextChargeAt > now && (ctx.trigger === 'SCHEDULER' || sub.status === 'ACTIVE')) {
+  if (sub.nextChargeAt > now && (ctx.trigger === 'SCHEDULER' || sub.status !== 'PAST_DUE')) {
     return refuse('NOT_DUE', `The next charge is due at ${sub.nextChargeAt.toISOString()}`);
   }
-  return sub.method === 'MOBILE' ? planMobile(sub, open, ctx) : planCard(sub, open, ctx);
+  // Rule 13: a free trial converts to a paid charge only with the customer's consent; without it, it ends.
+  if (sub.status === 'TRIALING' && ctx.consentRequired && !hasCountingConsent(ctx.consents, 'TRIAL_CONVERSION', now)) {
+    return { action: 'CANCEL_CONSENT_MISSING' };
+  }
+  const plan = sub.method === 'MOBILE' ? planMobile(sub, open, ctx) : planCard(sub, open, ctx);
+  // Rule 13, whatever path set the amount: more than the last charge needs a counting PRICE_INCREASE consent.
+  if (plan.action === 'CHARGE' && ctx.consentRequired && sub.lastAmount !== null && plan.amount > sub.lastAmount && !hasCountingConsent(ctx.consents, 'PRICE_INCREASE', now)) {
+    return refuse('CONSENT_REQUIRED', `${plan.amount} is more than the last charge (${sub.lastAmount}) and no PRICE_INCREASE consent counts for it`, { attention: true });
+  }
+  return plan;
 }
 
 function planCard(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): ChargePlan {
@@ -177,7 +224,7 @@ function planCard(sub: ChargeableSubscription, open: OpenPayment | undefined, ct
     action: 'CHARGE',
     cycle,
     dueAt: cycleDueAt(sub.anchorAt, interval, cycle, ctx.timezone),
-    amount: sub.amount,
+    amount: amountToCharge(sub, ctx),
     skippedCycles: cycle - sub.cycle,
   };
 }
@@ -254,7 +301,7 @@ export function explainCharge(sub: ChargeableSubscription, open: OpenPayment | u
   const plan = planCharge(sub, open, ctx);
   const check = (rule: string, passed: boolean, code: RuleCheck['code'], detail?: string): RuleCheck => (passed ? { rule, passed } : { rule, passed, code, detail });
   const rules: RuleCheck[] = [
-    check('subscription is ACTIVE or PAST_DUE', sub.status === 'ACTIVE' || sub.status === 'PAST_DUE', 'SUBSCRIPTION_NOT_ACTIVE', sub.status),
+    check('subscription is ACTIVE, TRIALING or PAST_DUE', sub.status === 'ACTIVE' || sub.status === 'TRIALING' || sub.status === 'PAST_DUE', 'SUBSCRIPTION_NOT_ACTIVE', sub.status),
     check('no operator task is open', !sub.needsAttention, 'NEEDS_ATTENTION'),
     check('billing key is active', sub.billingKeyStatus === 'ACTIVE', 'BILLING_KEY_REVOKED'),
     check('no earlier outcome is unknown', open?.status !== 'UNKNOWN', 'PAYMENT_OUTCOME_UNKNOWN'),
@@ -266,6 +313,14 @@ export function explainCharge(sub: ChargeableSubscription, open: OpenPayment | u
       sub.nextChargeAt ? `next charge ${sub.nextChargeAt.toISOString()}` : 'no next charge',
     ),
   ];
+  if (ctx.consentRequired && sub.status === 'TRIALING') {
+    rules.push(check('a TRIAL_CONVERSION consent counts (rule 13)', hasCountingConsent(ctx.consents, 'TRIAL_CONVERSION', ctx.now), 'CONSENT_REQUIRED'));
+  }
+  if (ctx.consentRequired && plan.action !== 'CANCEL_CONSENT_MISSING') {
+    const amount = open?.amount ?? amountToCharge(sub, ctx);
+    const increase = sub.lastAmount !== null && amount > sub.lastAmount;
+    rules.push(check('no increase over the last charge without a counting PRICE_INCREASE consent (rule 13)', !increase || hasCountingConsent(ctx.consents, 'PRICE_INCREASE', ctx.now), 'CONSENT_REQUIRED', `${amount} vs ${sub.lastAmount}`));
+  }
   if (sub.method === 'MOBILE') {
     const head = Boolean(sub.lastTransactionId && sub.lastAmount !== null && sub.lastTransactionAt);
     rules.push(check('MOBILE chain head present', head, 'MOBILE_CHAIN_MISSING'));

@@ -19,7 +19,8 @@ import type { ServiceDeps } from '../service-deps.ts';
 import { sweepExpiredAttempts as sweep } from './attempts.ts';
 import { createGatewayOperations } from './gateway-operation.ts';
 import { explainCharge } from './charge.rules.ts';
-import { createChargeSteps, LIVE, releaseSubscription, type ChargeReport, type OnPrepared, type PassReport, type Ready, type Trigger } from './charge.steps.ts';
+import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
+import { createChargeSteps, loadChargeInputs, LIVE, releaseSubscription, type ChargeReport, type OnPrepared, type PassReport, type Ready, type Trigger } from './charge.steps.ts';
 
 export { chargeOrderId, type ChargeReport, type PassReport } from './charge.steps.ts';
 export type ChargeDeps = ServiceDeps;
@@ -43,7 +44,7 @@ export function createChargeService(deps: ChargeDeps) {
       UPDATE "subscriptions" SET "leaseOwner" = ${owner}, "leaseExpiresAt" = ${leaseExpiresAt}
       WHERE "id" IN (
         SELECT "id" FROM "subscriptions"
-        WHERE "status" IN ('ACTIVE', 'PAST_DUE') AND "needsAttention" = false
+        WHERE "status" IN ('ACTIVE', 'PAST_DUE', 'TRIALING') AND "needsAttention" = false
           AND "nextChargeAt" <= ${dueBy}
           AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < ${now})
           AND NOT ("id" = ANY(${exclude}::uuid[]))
@@ -129,6 +130,8 @@ export function createChargeService(deps: ChargeDeps) {
       // Subscriptions this pass left due (NOT_SENT, a lost lease, an error): not claimed again in this pass.
       const leftDue: string[] = [];
       await sweepExpiredAttempts(dueBy);
+      // Trials ending within 30 days without a consent: subscription.trial_will_end, once (rule 13, in time).
+      await noteTrialsEnding(db, dueBy);
       while (!stopping) {
         const ids = await claimBatch(owner, dueBy, clock.now(), leftDue);
         if (ids.length === 0) break;
@@ -174,15 +177,8 @@ export function createChargeService(deps: ChargeDeps) {
 
   /** The rules an operator's charge would meet now, without claiming or charging anything. */
   async function explainSubscriptionCharge(id: string) {
-    const sub = await db.subscription.findUnique({ where: { id }, include: { billingKey: true } });
-    if (!sub) return undefined;
-    const open = await db.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId: id, cycle: sub.cycle } } });
-    const declines = open ? await db.paymentAttempt.count({ where: { paymentId: open.id, status: 'DECLINED' } }) : 0;
-    return explainCharge(
-      { ...sub, billingKeyStatus: sub.billingKey.status },
-      open && open.dueAt ? { cycle: sub.cycle, status: open.status, amount: open.amount, dueAt: open.dueAt, declines } : undefined,
-      { now: clock.now(), timezone: zone, trigger: 'ADMIN' },
-    );
+    const inputs = await loadChargeInputs(db, id, { now: clock.now(), timezone: zone, trigger: 'ADMIN', consentRequired: config.consentRequired });
+    return inputs && explainCharge(inputs.planSub, inputs.openInput, inputs.ctx);
   }
 
   /**

@@ -10,7 +10,7 @@ import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { prepareAttempt, StaleLeaseError } from './attempts.ts';
-import { planCharge, type ChargePlan, type RefusalCode } from './charge.rules.ts';
+import { planCharge, type ChargePlan, type PlanContext, type RefusalCode } from './charge.rules.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
 import { transitionPayment } from './payment.state.ts';
 import { transitionSubscription } from '../subscriptions/subscription.state.ts';
@@ -26,7 +26,7 @@ export interface ChargeReport {
   outcome: ChargeOutcome;
   paymentId?: string;
   /** Why nothing was sent: a rule's code, NOT_SENT, LEASE_LOST or CANCELED_AT_PERIOD_END. */
-  code?: RefusalCode | 'NOT_SENT' | 'LEASE_LOST' | 'CANCELED_AT_PERIOD_END' | 'BILLING_KEY_UNREADABLE' | 'ERROR' | 'RECORD_FAILED' | 'CHARGE_IN_PROGRESS';
+  code?: RefusalCode | 'NOT_SENT' | 'LEASE_LOST' | 'CANCELED_AT_PERIOD_END' | 'CONSENT_MISSING' | 'BILLING_KEY_UNREADABLE' | 'ERROR' | 'RECORD_FAILED' | 'CHARGE_IN_PROGRESS';
   message?: string;
   gatewayCode?: string;
 }
@@ -47,7 +47,7 @@ export function chargeOrderId(subscriptionId: string, cycle: number, attempt: nu
 }
 
 /** The statuses a charge is for. */
-export const LIVE = ['ACTIVE', 'PAST_DUE'] as const;
+export const LIVE = ['ACTIVE', 'TRIALING', 'PAST_DUE'] as const;
 
 export interface Ready {
   kind: 'READY';
@@ -83,6 +83,24 @@ export async function releaseSubscription(tx: Tx | Db, id: string, owner: string
 
 
 /** The steps of one charge, over the service's dependencies. */
+/**
+ * What the planner decides from, loaded the same way for a charge and for an operator's dry run: the subscription
+ * with its key, the current cycle's payment with its declines, and the consents.
+ */
+export async function loadChargeInputs(tx: Tx | Db, id: string, context: Omit<PlanContext, 'consents'>) {
+  const sub = await tx.subscription.findUnique({ where: { id }, include: { billingKey: true, consents: { select: { kind: true, obtainedAt: true } } } });
+  if (!sub) return undefined;
+  const open = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId: id, cycle: sub.cycle } } });
+  const declines = open ? await tx.paymentAttempt.count({ where: { paymentId: open.id, status: 'DECLINED' } }) : 0;
+  return {
+    sub,
+    open,
+    planSub: { ...sub, billingKeyStatus: sub.billingKey.status },
+    openInput: open && open.dueAt ? { cycle: sub.cycle, status: open.status, amount: open.amount, dueAt: open.dueAt, declines } : undefined,
+    ctx: { ...context, consents: sub.consents } satisfies PlanContext,
+  };
+}
+
 export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'keyring' | 'log'>) {
   const { db, clock, config, keyring, log } = deps;
   const { leaseMs } = config.scheduler;
@@ -97,14 +115,8 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
       // Renewing the lease locks the row for this transaction and proves it is still ours.
       const renewed = await tx.subscription.updateMany({ where: { id, leaseOwner: owner }, data: { leaseExpiresAt } });
       if (renewed.count === 0) return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST' } };
-      const sub = await tx.subscription.findUniqueOrThrow({ where: { id }, include: { billingKey: true } });
-      const open = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId: id, cycle: sub.cycle } } });
-      const declines = open ? await tx.paymentAttempt.count({ where: { paymentId: open.id, status: 'DECLINED' } }) : 0;
-      const plan = planCharge(
-        { ...sub, billingKeyStatus: sub.billingKey.status },
-        open && open.dueAt ? { cycle: sub.cycle, status: open.status, amount: open.amount, dueAt: open.dueAt, declines } : undefined,
-        { now, timezone: zone, trigger },
-      );
+      const { sub, open, planSub, openInput, ctx } = (await loadChargeInputs(tx, id, { now, timezone: zone, trigger, consentRequired: config.consentRequired }))!;
+      const plan = planCharge(planSub, openInput, ctx);
 
       if (plan.action === 'CANCEL_AT_PERIOD_END') {
         await transitionSubscription(tx, id, 'cancel', { canceledAt: now, nextChargeAt: null, cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END' });
@@ -112,6 +124,13 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
         await revokeBillingKey(tx, sub.billingKeyId, now);
         log.info({ subscriptionId: id }, 'subscription cancelled at the end of its period');
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CANCELED_AT_PERIOD_END' } };
+      }
+      if (plan.action === 'CANCEL_CONSENT_MISSING') {
+        await transitionSubscription(tx, id, 'cancel', { canceledAt: now, nextChargeAt: null, cancelReason: 'CONSENT_MISSING' });
+        await release(tx, id, owner);
+        await revokeBillingKey(tx, sub.billingKeyId, now);
+        log.info({ subscriptionId: id }, 'trial ended without the customer’s consent to convert (rule 13): cancelled, not charged');
+        return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CONSENT_MISSING' } };
       }
       if (plan.action === 'REFUSE') {
         if (plan.pastDue) await transitionSubscription(tx, id, 'decline', { nextChargeAt: null });

@@ -23,6 +23,7 @@ export const RULE_ERRORS: Record<RefusalCode | 'CANCEL_AT_PERIOD_END' | 'BILLING
   MOBILE_CHAIN_MISSING: unprocessable('MOBILE_CHAIN_MISSING'),
   MOBILE_AMOUNT_MISMATCH: unprocessable('MOBILE_AMOUNT_MISMATCH'),
   MOBILE_WINDOW_CLOSED: unprocessable('MOBILE_WINDOW_CLOSED'),
+  CONSENT_REQUIRED: unprocessable('CONSENT_REQUIRED'),
 };
 
 export const RefundRefusedError = {

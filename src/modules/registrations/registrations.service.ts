@@ -38,6 +38,7 @@ export interface CreateRegistrationInput {
   interval?: { unit: 'day' | 'week' | 'month' | 'year'; count: number };
   itemCode?: string;
   issueKeyOnly?: boolean;
+  trialDays?: number;
   userName?: string;
   userPhoneNumber?: string;
   returnUrl?: string;
@@ -75,6 +76,7 @@ export function serializeRegistration(row: RegistrationView, config: Config) {
       ...urls,
     }),
     subscriptionId: row.subscription?.id,
+    trialDays: row.trialDays ?? undefined,
     failureCode: row.failureCode ?? undefined,
     failureMessage: row.failureMessage ?? undefined,
     createdAt: row.createdAt.toISOString(),
@@ -95,7 +97,12 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
 
   async function createRegistration(input: CreateRegistrationInput) {
     const interval = input.interval ?? { unit: 'month' as const, count: 1 };
-    const issueKeyOnly = input.issueKeyOnly ?? false;
+    // A trial is a key-only registration whose first charge is at the trial's end (DESIGN.md §5).
+    if (input.trialDays !== undefined) {
+      if (input.method !== 'CARD') throw new ValidationError('trialDays is for CARD only: a MOBILE registration charges at once');
+      if (input.issueKeyOnly === false) throw new ValidationError('trialDays implies issueKeyOnly: nothing is charged until the trial ends');
+    }
+    const issueKeyOnly = input.issueKeyOnly ?? input.trialDays !== undefined;
     validateTerms(input, config, { recurring: true });
     if (input.method === 'MOBILE') {
       if (interval.unit !== 'month' || interval.count !== 1) {
@@ -119,6 +126,7 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
         intervalCount: interval.count,
         itemCode: input.itemCode,
         issueKeyOnly,
+        trialDays: input.trialDays,
         userName: input.userName,
         userPhoneNumber: input.userPhoneNumber,
         returnUrl: input.returnUrl,

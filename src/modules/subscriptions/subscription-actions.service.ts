@@ -10,13 +10,13 @@ import { validateTerms } from '../checkout/terms.ts';
 import type { ChargeService } from '../payments/charge.service.ts';
 import { scheduleAfterResume } from '../payments/charge.rules.ts';
 import { serializePayment } from '../payments/payments.service.ts';
-import { applyCancel, serializeSubscription } from './subscriptions.service.ts';
+import { applyCancel, serializeSubscription, WITH_KEY } from './subscriptions.service.ts';
+import { applyPriceChange } from './lifecycle.service.ts';
 import { transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RULE_ERRORS } from '../payments/payment.errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 
 type Tx = Prisma.TransactionClient;
-const WITH_KEY = { billingKey: true } as const;
 
 export interface SubscriptionFilter {
   status?: SubscriptionStatus;
@@ -85,18 +85,17 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
     );
 
   /**
-   * New terms from the next cycle: a payment already started keeps its amount. A MOBILE amount cannot change (the
-   * gateway requires the previous month's amount): that needs a new registration.
+   * New terms from the next cycle: a payment already started keeps its amount. The amount follows the price-change
+   * rule (applyPriceChange: an increase waits for the customer's consent; MOBILE only through a new payment method).
    */
   const update = (id: string, input: { amount?: number; orderName?: string }, who: Actor) =>
     change(id, who, 'subscription.update', async (tx, row) => {
       if (row.status === 'CANCELED') throw new StateConflictError('A CANCELED subscription cannot change');
-      if (row.method === 'MOBILE' && input.amount !== undefined && input.amount !== row.amount) {
-        throw new RULE_ERRORS.MOBILE_AMOUNT_MISMATCH('A MOBILE amount must stay the previous month’s amount; create a new registration for a new amount');
+      if (input.amount !== undefined) await applyPriceChange(tx, row, input.amount, { config, now: clock.now() });
+      if (input.orderName !== undefined) {
+        validateTerms({ method: row.method, amount: row.amount, orderName: input.orderName, itemCode: row.itemCode ?? undefined }, config, { recurring: true });
+        await tx.subscription.update({ where: { id }, data: { orderName: input.orderName } });
       }
-      const terms = { method: row.method, amount: input.amount ?? row.amount, orderName: input.orderName ?? row.orderName, itemCode: row.itemCode ?? undefined };
-      validateTerms(terms, config, { recurring: true });
-      await tx.subscription.update({ where: { id }, data: { amount: terms.amount, orderName: terms.orderName } });
     });
 
   /** Charge now through the engine; answers the payment, or the refusal / gateway outcome as a coded error. */

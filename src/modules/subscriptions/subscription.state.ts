@@ -4,17 +4,28 @@
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { applyMove } from '../state-moves.ts';
 
-export type SubscriptionStatus = 'ACTIVE' | 'PAST_DUE' | 'PAUSED' | 'CANCELED';
+export type SubscriptionStatus = 'ACTIVE' | 'TRIALING' | 'PAST_DUE' | 'PAUSED' | 'CANCELED';
 
 export const SUBSCRIPTION_TRANSITIONS = {
-  decline: { from: ['ACTIVE', 'PAST_DUE'], to: 'PAST_DUE' },
-  recover: { from: ['ACTIVE', 'PAST_DUE'], to: 'ACTIVE' },
+  /** A declined charge (a trial's conversion included). */
+  decline: { from: ['ACTIVE', 'TRIALING', 'PAST_DUE'], to: 'PAST_DUE' },
+  /** A successful charge (a trial converted). */
+  recover: { from: ['ACTIVE', 'TRIALING', 'PAST_DUE'], to: 'ACTIVE' },
   pause: { from: ['ACTIVE', 'PAST_DUE'], to: 'PAUSED' },
   resume: { from: ['PAUSED'], to: 'ACTIVE' },
-  cancel: { from: ['ACTIVE', 'PAST_DUE', 'PAUSED'], to: 'CANCELED' },
+  cancel: { from: ['ACTIVE', 'TRIALING', 'PAST_DUE', 'PAUSED'], to: 'CANCELED' },
 } as const satisfies Record<string, { from: readonly SubscriptionStatus[]; to: SubscriptionStatus }>;
 
 export type SubscriptionTransition = keyof typeof SUBSCRIPTION_TRANSITIONS;
+
+/** A new subscription starts ACTIVE, or TRIALING for a trial: the only other write of a subscription's status. */
+export function createSubscription(
+  tx: Prisma.TransactionClient,
+  initial: 'ACTIVE' | 'TRIALING',
+  data: Omit<Prisma.SubscriptionUncheckedCreateInput, 'status'>,
+) {
+  return tx.subscription.create({ data: { ...data, status: initial } });
+}
 
 export async function transitionSubscription(
   tx: Prisma.TransactionClient,

@@ -3,10 +3,14 @@ import type { App } from '../../app-types.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';
-import { CancelSubscriptionBody, ListSubscriptionsQuery, SubscriptionList, SubscriptionResponse } from './subscriptions.schemas.ts';
+import { CancelSubscriptionBody, ConsentBody, ConsentResponse, ListSubscriptionsQuery, PriceChangeBody, SubscriptionList, SubscriptionResponse } from './subscriptions.schemas.ts';
+import type { LifecycleService } from './lifecycle.service.ts';
+import { actorOf } from '../../plugins/auth.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { RULE_ERRORS } from '../payments/payment.errors.ts';
 import { serializeSubscription, type createSubscriptionsService } from './subscriptions.service.ts';
 
-export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptionsService>, idempotency: Idempotency) {
+export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptionsService>, lifecycle: LifecycleService, idempotency: Idempotency) {
   return async (app: App) => {
     app.addHook('onRequest', app.requireApiKey);
 
@@ -40,6 +44,42 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
           body: serializeSubscription(await service.cancelSubscription(request.params.id, { atPeriodEnd: body.atPeriodEnd ?? false })),
         }));
       },
+    );
+
+    app.post(
+      '/subscriptions/:id/consents',
+      {
+        schema: {
+          operationId: 'recordConsent',
+          summary: 'Record the customer’s consent to a trial’s conversion or a price increase (rule 13)',
+          tags: ['subscriptions'],
+          params: IdParams,
+          headers: idempotencyHeaders(false),
+          body: ConsentBody,
+          response: { 201: ConsentResponse },
+          errors: codesByStatus(ValidationError, NotFoundError, StateConflictError, IdempotencyKeyReusedError, IdempotencyInProgressError),
+        },
+      },
+      async (request, reply) =>
+        idempotency.run(request, reply, async () => ({ statusCode: 201, body: await lifecycle.recordConsent(request.params.id, request.body, actorOf(request), request.id) })),
+    );
+
+    app.post(
+      '/subscriptions/:id/price-change',
+      {
+        schema: {
+          operationId: 'changePrice',
+          summary: 'Change a CARD subscription’s amount: lower at once, higher after the customer’s consent',
+          tags: ['subscriptions'],
+          params: IdParams,
+          headers: idempotencyHeaders(false),
+          body: PriceChangeBody,
+          response: { 200: SubscriptionResponse },
+          errors: codesByStatus(ValidationError, NotFoundError, StateConflictError, RULE_ERRORS.MOBILE_AMOUNT_MISMATCH, IdempotencyKeyReusedError, IdempotencyInProgressError),
+        },
+      },
+      async (request, reply) =>
+        idempotency.run(request, reply, async () => ({ statusCode: 200, body: await lifecycle.changePrice(request.params.id, request.body.amount, actorOf(request), request.id) })),
     );
   };
 }

@@ -1,7 +1,17 @@
 import { Type } from 'typebox';
-import { Cursor, Limit } from '../checkout/checkout.schemas.ts';
+import { Amount, Cursor, Instant, Limit } from '../checkout/checkout.schemas.ts';
 
-export const SubscriptionStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('PAST_DUE'), Type.Literal('PAUSED'), Type.Literal('CANCELED')]);
+export const SubscriptionStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('TRIALING'), Type.Literal('PAST_DUE'), Type.Literal('PAUSED'), Type.Literal('CANCELED')]);
+
+export const ConsentKind = Type.Union([Type.Literal('TRIAL_CONVERSION'), Type.Literal('PRICE_INCREASE')]);
+export const ConsentResponse = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  kind: ConsentKind,
+  obtainedAt: Type.String({ format: 'date-time' }),
+  channel: Type.Optional(Type.String()),
+  reference: Type.Optional(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+});
 
 export const SubscriptionResponse = Type.Object({
   id: Type.String(),
@@ -17,6 +27,11 @@ export const SubscriptionResponse = Type.Object({
   nextChargeAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   cancelAtPeriodEnd: Type.Boolean(),
   canceledAt: Type.Optional(Type.String({ format: 'date-time' })),
+  cancelReason: Type.Optional(Type.String({ description: 'REQUESTED, CANCELED_BY_OPERATOR, CANCELED_AT_PERIOD_END, RETRIES_EXHAUSTED, CONSENT_MISSING, …' })),
+  trialEnd: Type.Optional(Type.String({ format: 'date-time' })),
+  pendingAmount: Type.Optional(Type.Integer({ description: 'a price increase waiting for the customer’s consent' })),
+  pendingAmountReason: Type.Optional(Type.Literal('CONSENT_REQUIRED')),
+  consents: Type.Array(ConsentResponse),
   needsAttention: Type.Boolean(),
   attentionReason: Type.Optional(Type.String()),
   billingKey: Type.Object({
@@ -38,5 +53,16 @@ export const ListSubscriptionsQuery = Type.Object(
   { userId: Type.Optional(Type.String({ maxLength: 60 })), status: Type.Optional(SubscriptionStatus), limit: Limit, cursor: Type.Optional(Cursor) },
   { additionalProperties: false },
 );
+
+export const ConsentBody = Type.Object(
+  {
+    kind: ConsentKind,
+    obtainedAt: Type.Optional(Instant),
+    channel: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'how it was obtained (e.g. email, app, call)' })),
+    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'your reference to the evidence' })),
+  },
+  { additionalProperties: false },
+);
+export const PriceChangeBody = Type.Object({ amount: Amount }, { additionalProperties: false });
 
 export const CancelSubscriptionBody = Type.Object({ atPeriodEnd: Type.Optional(Type.Boolean()) }, { additionalProperties: false });

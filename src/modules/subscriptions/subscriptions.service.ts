@@ -1,17 +1,18 @@
 // Subscriptions: created from a completed registration, read and cancelled through the merchant API.
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../../db/prisma.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { addInterval, type IntervalUnit } from '../../lib/calendar.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { maskPhoneNumber } from '../../lib/redact.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
-import { transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
+import { createSubscription, transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
-const WITH_KEY = { billingKey: true } as const;
+/** What the public shape needs beside the row: the billing key's description and the consents, oldest first. */
+export const WITH_KEY = { billingKey: true, consents: { orderBy: [{ obtainedAt: 'asc' }, { id: 'asc' }] } } satisfies Prisma.SubscriptionInclude;
 type SubscriptionRow = Prisma.SubscriptionGetPayload<{ include: typeof WITH_KEY }>;
 
 /** The public shape (DESIGN.md §5): the billing key itself never appears, phone numbers are masked. */
@@ -30,6 +31,11 @@ export function serializeSubscription(row: SubscriptionRow) {
     nextChargeAt: row.nextChargeAt?.toISOString() ?? null,
     cancelAtPeriodEnd: row.cancelAtPeriodEnd,
     canceledAt: row.canceledAt?.toISOString() ?? undefined,
+    cancelReason: row.cancelReason ?? undefined,
+    trialEnd: row.trialEnd?.toISOString(),
+    pendingAmount: row.pendingAmount ?? undefined,
+    pendingAmountReason: row.pendingAmount !== null ? ('CONSENT_REQUIRED' as const) : undefined,
+    consents: row.consents.map(serializeConsent),
     needsAttention: row.needsAttention,
     attentionReason: row.attentionReason ?? undefined,
     billingKey: {
@@ -46,6 +52,17 @@ export function serializeSubscription(row: SubscriptionRow) {
   };
 }
 
+export function serializeConsent(row: { id: string; kind: 'TRIAL_CONVERSION' | 'PRICE_INCREASE'; obtainedAt: Date; channel: string | null; reference: string | null; createdAt: Date }) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    obtainedAt: row.obtainedAt.toISOString(),
+    channel: row.channel ?? undefined,
+    reference: row.reference ?? undefined,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
 export interface NewSubscriptionInput {
   registration: {
     id: string;
@@ -57,6 +74,7 @@ export interface NewSubscriptionInput {
     intervalCount: number;
     itemCode: string | null;
     issueKeyOnly: boolean;
+    trialDays: number | null;
   };
   billingKeyId: string;
   /** When the registration's payment (or key issuance) was approved: the anchor of every cycle. */
@@ -73,31 +91,76 @@ export interface NewSubscriptionInput {
  * (DESIGN.md §5).
  */
 export async function createSubscriptionFromRegistration(tx: Tx, input: NewSubscriptionInput) {
-  const { registration, anchorAt } = input;
+  const { registration } = input;
+  if (registration.trialDays !== null) return createTrial(tx, input, registration.trialDays);
+  const { anchorAt } = input;
   const unit = registration.intervalUnit;
   const periodEnd = addInterval(anchorAt, unit, registration.intervalCount, input.timezone);
   const paid = input.initialPayment !== undefined;
-  return tx.subscription.create({
-    data: {
-      registrationId: registration.id,
-      billingKeyId: input.billingKeyId,
-      userId: registration.userId,
-      method: registration.method,
-      amount: registration.amount,
-      orderName: registration.orderName,
-      intervalUnit: unit,
-      intervalCount: registration.intervalCount,
-      itemCode: registration.itemCode,
-      anchorAt,
-      cycle: paid ? 1 : 0,
-      currentPeriodStart: anchorAt,
-      currentPeriodEnd: periodEnd,
-      nextChargeAt: paid ? periodEnd : input.now,
-      lastTransactionId: input.initialPayment?.transactionId,
-      lastAmount: input.initialPayment?.amount,
-      lastTransactionAt: input.initialPayment?.approvedAt,
-    },
+  return createSubscription(tx, 'ACTIVE', {
+    registrationId: registration.id,
+    billingKeyId: input.billingKeyId,
+    userId: registration.userId,
+    method: registration.method,
+    amount: registration.amount,
+    orderName: registration.orderName,
+    intervalUnit: unit,
+    intervalCount: registration.intervalCount,
+    itemCode: registration.itemCode,
+    anchorAt,
+    cycle: paid ? 1 : 0,
+    currentPeriodStart: anchorAt,
+    currentPeriodEnd: periodEnd,
+    nextChargeAt: paid ? periodEnd : input.now,
+    lastTransactionId: input.initialPayment?.transactionId,
+    lastAmount: input.initialPayment?.amount,
+    lastTransactionAt: input.initialPayment?.approvedAt,
   });
+}
+
+/**
+ * A trial (DESIGN.md §5): TRIALING until trialEnd = approval + trialDays calendar days in BILLING_TIMEZONE, which is
+ * its first charge and the anchor of its cycles. A trial ending within 30 days is noticed at once.
+ */
+async function createTrial(tx: Tx, input: NewSubscriptionInput, trialDays: number) {
+  const { registration, anchorAt: approvedAt } = input;
+  const trialEnd = addInterval(approvedAt, 'day', trialDays, input.timezone);
+  const created = await createSubscription(tx, 'TRIALING', {
+    registrationId: registration.id,
+    billingKeyId: input.billingKeyId,
+    userId: registration.userId,
+    method: registration.method,
+    amount: registration.amount,
+    orderName: registration.orderName,
+    intervalUnit: registration.intervalUnit,
+    intervalCount: registration.intervalCount,
+    itemCode: registration.itemCode,
+    anchorAt: trialEnd,
+    cycle: 0,
+    trialEnd,
+    currentPeriodStart: approvedAt,
+    currentPeriodEnd: trialEnd,
+    nextChargeAt: trialEnd,
+  });
+  await noteTrialsEnding(tx, input.now, created.id);
+  return created;
+}
+
+/** When subscription.trial_will_end is due: the trial ends within this, and no TRIAL_CONVERSION consent is recorded. */
+export const TRIAL_NOTICE_MS = 30 * 24 * 3600_000;
+
+/**
+ * Marks trials that end within 30 days and have no TRIAL_CONVERSION consent yet, once each; the events trigger turns
+ * the mark into `subscription.trial_will_end` so that the merchant can ask for the consent in time. Run at every
+ * charging pass and when a trial starts.
+ */
+export async function noteTrialsEnding(tx: Tx | Db, now: Date, subscriptionId?: string): Promise<number> {
+  const horizon = new Date(now.getTime() + TRIAL_NOTICE_MS);
+  const only = subscriptionId ? Prisma.sql`AND s."id" = ${subscriptionId}::uuid` : Prisma.empty;
+  return tx.$executeRaw`
+    UPDATE "subscriptions" s SET "trialWillEndAt" = ${now}
+     WHERE s."status" = 'TRIALING' AND s."trialWillEndAt" IS NULL AND s."trialEnd" <= ${horizon} ${only}
+       AND NOT EXISTS (SELECT 1 FROM "consents" c WHERE c."subscriptionId" = s."id" AND c."kind" = 'TRIAL_CONVERSION')`;
 }
 
 /**
@@ -108,7 +171,7 @@ export async function createSubscriptionFromRegistration(tx: Tx, input: NewSubsc
 export async function applyCancel(tx: Tx, id: string, options: { atPeriodEnd: boolean; reason: string; now: Date }): Promise<void> {
   if (options.atPeriodEnd) {
     const updated = await tx.subscription.updateMany({
-      where: { id, status: { in: ['ACTIVE', 'PAST_DUE', 'PAUSED'] } },
+      where: { id, status: { in: ['ACTIVE', 'TRIALING', 'PAST_DUE', 'PAUSED'] } },
       data: { cancelAtPeriodEnd: true, cancelReason: options.reason },
     });
     if (updated.count === 0) await transitionSubscription(tx, id, 'cancel');

@@ -1,7 +1,7 @@
 // The charge rules as pure functions: what a charge may do now, and what follows a decline.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planAfterDecline, planCharge, type ChargeableSubscription } from '../../../src/modules/payments/charge.rules.ts';
+import { planAfterDecline, planCharge, type ChargeableSubscription, type ConsentRecord } from '../../../src/modules/payments/charge.rules.ts';
 import { chargeOrderId } from '../../../src/modules/payments/charge.service.ts';
 
 const SEOUL = 'Asia/Seoul';
@@ -15,6 +15,8 @@ function subscription(overrides: Partial<ChargeableSubscription> = {}): Chargeab
     method: 'CARD',
     status: 'ACTIVE',
     amount: 9900,
+    pendingAmount: null,
+    pendingAmountRequestedAt: null,
     intervalUnit: 'month',
     intervalCount: 1,
     anchorAt: kst('2027-01-31T10:00:00'),
@@ -31,7 +33,7 @@ function subscription(overrides: Partial<ChargeableSubscription> = {}): Chargeab
   };
 }
 
-const ctx = (now: Date) => ({ now, timezone: SEOUL, trigger: 'SCHEDULER' as const });
+const ctx = (now: Date, consents: ConsentRecord[] = [], consentRequired = true) => ({ now, timezone: SEOUL, trigger: 'SCHEDULER' as const, consents, consentRequired });
 
 describe('planCharge', () => {
   it('refuses before the due date and charges from it', () => {
@@ -121,5 +123,42 @@ describe('chargeOrderId', () => {
         expect(chargeOrderId(id, cycle + 1, attempt)).not.toBe(orderId);
       }),
     );
+  });
+});
+
+describe('rule 13: consent before more money', () => {
+  const due = kst('2027-02-28T10:00:00');
+  const hoursBefore = (h: number) => new Date(due.getTime() - h * 3600_000);
+  const trial = subscription({ status: 'TRIALING', cycle: 0, anchorAt: due, nextChargeAt: due });
+
+  it('a trial converts only with a TRIAL_CONVERSION consent obtained within the 30 × 24 hours before the charge', () => {
+    expect(planCharge(trial, undefined, ctx(due))).toEqual({ action: 'CANCEL_CONSENT_MISSING' });
+    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'TRIAL_CONVERSION', obtainedAt: hoursBefore(30 * 24) }]))).toMatchObject({ action: 'CHARGE', amount: 9900, cycle: 0 });
+    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'TRIAL_CONVERSION', obtainedAt: hoursBefore(30 * 24 + 1) }]))).toEqual({ action: 'CANCEL_CONSENT_MISSING' });
+    // After the charge's time, or of the other kind: does not count.
+    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'TRIAL_CONVERSION', obtainedAt: new Date(due.getTime() + 1000) }]))).toEqual({ action: 'CANCEL_CONSENT_MISSING' });
+    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(1) }]))).toEqual({ action: 'CANCEL_CONSENT_MISSING' });
+    // CONSENT_REQUIRED=false: converted without one.
+    expect(planCharge(trial, undefined, ctx(due, [], false))).toMatchObject({ action: 'CHARGE' });
+  });
+
+  it('a pending increase is charged only with a PRICE_INCREASE consent obtained after it was asked for; until then the old amount', () => {
+    const asked = hoursBefore(10 * 24);
+    const pending = subscription({ lastAmount: 9900, pendingAmount: 12900, pendingAmountRequestedAt: asked });
+    expect(planCharge(pending, undefined, ctx(due))).toMatchObject({ action: 'CHARGE', amount: 9900 });
+    expect(planCharge(pending, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(11 * 24) }]))).toMatchObject({ action: 'CHARGE', amount: 9900 });
+    expect(planCharge(pending, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(5 * 24) }]))).toMatchObject({ action: 'CHARGE', amount: 12900 });
+    expect(planCharge(pending, undefined, ctx(due, [], false))).toMatchObject({ action: 'CHARGE', amount: 12900 });
+  });
+
+  it('whatever set it, an amount above the last charge is refused without a counting consent', () => {
+    const raised = subscription({ amount: 15000, lastAmount: 9900 });
+    expect(planCharge(raised, undefined, ctx(due))).toMatchObject({ action: 'REFUSE', code: 'CONSENT_REQUIRED', attention: true });
+    expect(planCharge(raised, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(24) }]))).toMatchObject({ action: 'CHARGE', amount: 15000 });
+    // A retry of an increased amount whose consent has aged out is refused too.
+    const open = { cycle: 1, status: 'FAILED' as const, amount: 15000, dueAt: due, declines: 1 };
+    expect(planCharge(subscription({ lastAmount: 9900, status: 'PAST_DUE' }), open, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(31 * 24) }]))).toMatchObject({ code: 'CONSENT_REQUIRED' });
+    // A decrease never needs one.
+    expect(planCharge(subscription({ amount: 5000, lastAmount: 9900 }), undefined, ctx(due))).toMatchObject({ action: 'CHARGE', amount: 5000 });
   });
 });
