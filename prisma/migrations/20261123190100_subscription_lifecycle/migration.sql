@@ -16,7 +16,7 @@ CREATE INDEX "consents_subscriptionId_kind_obtainedAt_idx" ON "consents"("subscr
 ALTER TABLE "consents" ADD CONSTRAINT "consents_subscriptionId_fkey" FOREIGN KEY ("subscriptionId") REFERENCES "subscriptions"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 CREATE FUNCTION "consents_are_immutable"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  RAISE EXCEPTION 'consents are immutable (%)', TG_OP USING ERRCODE = 'restrict_violation';
+  RAISE EXCEPTION 'consents are immutable (%)', TG_OP;
 END $$;
 CREATE TRIGGER "consents_immutable" BEFORE UPDATE OR DELETE ON "consents" FOR EACH ROW EXECUTE FUNCTION "consents_are_immutable"();
 

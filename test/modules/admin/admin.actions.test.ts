@@ -191,13 +191,16 @@ describe('cancel', () => {
 });
 
 describe('PATCH /admin/subscriptions/:id', () => {
-  it('changes the CARD amount and orderName from the next cycle', async () => {
+  it('changes the CARD orderName and a lower amount from the next cycle; a higher amount waits for the customer’s consent (rule 13)', async () => {
     const id = await subscribe(running.app, {});
-    const patched = await admin('PATCH', `/admin/subscriptions/${id}`, { reason: 'new price', amount: 11_000, orderName: 'Plan v2' });
-    expect(patched.json()).toMatchObject({ amount: 11_000, orderName: 'Plan v2' });
+    const lower = await admin('PATCH', `/admin/subscriptions/${id}`, { reason: 'discount', amount: 8_000, orderName: 'Plan v2' });
+    expect(lower.json()).toMatchObject({ amount: 8_000, orderName: 'Plan v2' });
+    expect(lower.json()).not.toHaveProperty('pendingAmount');
+    const higher = await admin('PATCH', `/admin/subscriptions/${id}`, { reason: 'new price', amount: 11_000 });
+    expect(higher.json()).toMatchObject({ amount: 8_000, pendingAmount: 11_000, pendingAmountReason: 'CONSENT_REQUIRED' });
     await setClock(running.app, kst('2027-04-10T09:00:00'));
     expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
-    expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM').map((e) => e.amount)).toEqual([11_000]);
+    expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM').map((e) => e.amount)).toEqual([8_000]);
   });
 
   it('refuses a MOBILE amount change with MOBILE_AMOUNT_MISMATCH, and a too-long orderName', async () => {
