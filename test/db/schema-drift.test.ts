@@ -34,6 +34,7 @@ const SQL_ONLY_CHECKS = [
   'subscriptions.subscriptions_pendingAmount_requested',
   'subscriptions.subscriptions_trialing_has_end',
   'registrations.registrations_trialDays_range',
+  'registrations.registrations_purpose_target',
   'event_sequencer.event_sequencer_single_row',
   'webhook_deliveries.webhook_deliveries_attempts_nonnegative',
   'webhook_deliveries.webhook_deliveries_pending_has_time',

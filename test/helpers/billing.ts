@@ -22,7 +22,11 @@ export interface SubscriptionView {
   needsAttention: boolean;
   attentionReason?: string;
   canceledAt?: string;
-  billingKey: { status: string };
+  cancelReason?: string;
+  trialEnd?: string;
+  pendingAmount?: number;
+  consents: Array<{ id: string; kind: string; obtainedAt: string }>;
+  billingKey: { id: string; status: string; method: string };
 }
 
 export interface PaymentView {

@@ -73,13 +73,15 @@ export interface DeclineInput {
  * the window. Declines are counted from the payment's DECLINED attempts.
  */
 export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{ plan: DeclinePlan; declines: number }> {
-  const declines = await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'DECLINED' } });
+  // A new payment method resets the cycle's retries (retriesFrom): earlier declines no longer count.
+  const { retriesFrom } = await tx.payment.findUniqueOrThrow({ where: { id: input.paymentId }, select: { retriesFrom: true } });
+  const declines = await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'DECLINED', completedAt: retriesFrom ? { gte: retriesFrom } : undefined } });
   await transitionPayment(tx, input.paymentId, 'fail', { failureCode: input.failureCode, failureMessage: input.failureMessage });
   const payment = await tx.payment.findUniqueOrThrow({ where: { id: input.paymentId }, select: { cycle: true } });
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
   const plan = planAfterDecline({
     method: sub.method,
-    dueAt: input.dueAt,
+    dueAt: retriesFrom ?? input.dueAt,
     declines,
     retryDelaysMs: input.retryDelaysMs,
     lastTransactionAt: sub.lastTransactionAt,

@@ -26,6 +26,18 @@ export const CreateRegistrationBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const PaymentMethodBody = Type.Object(
+  {
+    method: Type.Optional(Method),
+    amount: Type.Optional(Amount),
+    itemCode: Type.Optional(Type.String({ minLength: 1, maxLength: 10 })),
+    userName: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+    userPhoneNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+    returnUrl: Type.Optional(HttpUrl),
+  },
+  { additionalProperties: false },
+);
+
 export const RegistrationResponse = Type.Object({
   id: Type.String(),
   state: Type.String(),
@@ -35,6 +47,7 @@ export const RegistrationResponse = Type.Object({
   failUrl: Type.String(),
   expiresAt: Type.String({ format: 'date-time' }),
   window: WindowParams,
+  purpose: Type.Union([Type.Literal('SUBSCRIPTION'), Type.Literal('PAYMENT_METHOD')], { description: 'PAYMENT_METHOD: replaces the billing key of subscriptionId' }),
   subscriptionId: Type.Optional(Type.String()),
   trialDays: Type.Optional(Type.Integer()),
   failureCode: Type.Optional(Type.String()),

@@ -16,8 +16,12 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import type { Config } from '../../config.ts';
-import { NotFoundError, ValidationError } from '../../lib/errors.ts';
-import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
+import { calendarDaysBetween, GATEWAY_ZONE, MOBILE_WINDOW_DAYS, type IntervalUnit } from '../../lib/calendar.ts';
+import { RULE_ERRORS } from '../payments/payment.errors.ts';
+import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { applyChargeSuccess } from '../payments/charge.outcomes.ts';
+import { releaseSubscription } from '../payments/charge.steps.ts';
 import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../checkout/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, StaleLeaseError } from '../payments/attempts.ts';
@@ -44,9 +48,22 @@ export interface CreateRegistrationInput {
   returnUrl?: string;
 }
 
+/** A new payment method for an existing subscription (DESIGN.md §5 "Payment method"). */
+export interface PaymentMethodInput {
+  method?: Method;
+  amount?: number;
+  itemCode?: string;
+  userName?: string;
+  userPhoneNumber?: string;
+  returnUrl?: string;
+}
+
 export type { RedirectInput } from '../checkout/checkout.flow.ts';
 
 export type RegistrationsDeps = ServiceDeps;
+
+/** Attention reasons that a new billing key settles. */
+const KEY_ATTENTION = ['MOBILE_WINDOW_CLOSED', 'MOBILE_CHAIN_MISSING', 'MOBILE_AMOUNT_MISMATCH', 'BILLING_KEY_REVOKED', 'BILLING_KEY_UNREADABLE'];
 
 /** Our registration orderId: derived from the row id, 33 bytes, unique (rule 2). */
 export function registrationOrderId(id: string): string {
@@ -75,7 +92,8 @@ export function serializeRegistration(row: RegistrationView, config: Config) {
       issueKeyOnly: row.issueKeyOnly,
       ...urls,
     }),
-    subscriptionId: row.subscription?.id,
+    purpose: row.purpose,
+    subscriptionId: row.subscription?.id ?? row.targetSubscriptionId ?? undefined,
     trialDays: row.trialDays ?? undefined,
     failureCode: row.failureCode ?? undefined,
     failureMessage: row.failureMessage ?? undefined,
@@ -112,6 +130,11 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
         throw new ValidationError('issueKeyOnly is not available for MOBILE: the registration’s payment starts the chain');
       }
     }
+    return insertRegistration({ ...input, interval, issueKeyOnly });
+  }
+
+  /** The rules of a new registration of that method (above) are checked by the caller. */
+  async function insertRegistration(input: CreateRegistrationInput & { interval: { unit: IntervalUnit; count: number }; issueKeyOnly: boolean; targetSubscriptionId?: string }) {
     const id = randomUUID();
     const row = await db.registration.create({
       data: {
@@ -122,11 +145,13 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
         method: input.method,
         amount: input.amount,
         orderName: input.orderName,
-        intervalUnit: interval.unit,
-        intervalCount: interval.count,
+        intervalUnit: input.interval.unit,
+        intervalCount: input.interval.count,
         itemCode: input.itemCode,
-        issueKeyOnly,
+        issueKeyOnly: input.issueKeyOnly,
         trialDays: input.trialDays,
+        purpose: input.targetSubscriptionId ? 'PAYMENT_METHOD' : 'SUBSCRIPTION',
+        targetSubscriptionId: input.targetSubscriptionId,
         userName: input.userName,
         userPhoneNumber: input.userPhoneNumber,
         returnUrl: input.returnUrl,
@@ -135,6 +160,40 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       include: { subscription: { select: { id: true } } },
     });
     return serializeRegistration(row, config);
+  }
+
+  /**
+   * A registration that replaces a subscription's billing key (DESIGN.md §5): the same window and flow as a new one.
+   * CARD only verifies the card. MOBILE charges at once, so it is taken only while a cycle is owed (PAST_DUE, or
+   * the next charge within the ±5-day window): that payment pays the owed cycle and starts the new chain. Every rule
+   * is checked here, before the window exists.
+   */
+  async function createPaymentMethodRegistration(subscriptionId: string, input: PaymentMethodInput) {
+    const sub = await db.subscription.findUnique({ where: { id: subscriptionId } });
+    if (!sub) throw new NotFoundError('Subscription');
+    if (sub.status === 'CANCELED') throw new StateConflictError('A CANCELED subscription takes no new payment method');
+    const method = input.method ?? sub.method;
+    const interval = { unit: sub.intervalUnit, count: sub.intervalCount };
+    if (method === 'CARD') {
+      if (input.amount !== undefined) throw new ValidationError('A CARD window only verifies the card: amount is not taken (change it with price-change)');
+    } else {
+      if (interval.unit !== 'month' || interval.count !== 1) throw new ValidationError('MOBILE subscriptions are billed monthly: this subscription’s interval cannot move to MOBILE');
+      const now = clock.now();
+      const owed = sub.status === 'PAST_DUE' || (sub.nextChargeAt !== null && Math.abs(calendarDaysBetween(now, sub.nextChargeAt, GATEWAY_ZONE)) <= MOBILE_WINDOW_DAYS);
+      if (!owed) throw new RULE_ERRORS.NOT_DUE('A MOBILE window charges at once: it is taken only while a cycle is owed (PAST_DUE, or the next charge within ±5 days)');
+    }
+    const terms = {
+      userId: sub.userId,
+      method,
+      amount: method === 'MOBILE' ? (input.amount ?? sub.amount) : sub.amount,
+      orderName: sub.orderName,
+      itemCode: input.itemCode ?? sub.itemCode ?? undefined,
+      userName: input.userName,
+      userPhoneNumber: input.userPhoneNumber,
+      returnUrl: input.returnUrl,
+    };
+    validateTerms(terms, config, { recurring: true });
+    return insertRegistration({ ...terms, interval, issueKeyOnly: method === 'CARD', targetSubscriptionId: sub.id });
   }
 
   async function getRegistration(id: string) {
@@ -151,7 +210,7 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     const ids = { registrationId: row.id, returnUrl: row.returnUrl };
     switch (row.status) {
       case 'COMPLETED':
-        return success({ ...ids, subscriptionId: row.subscription?.id });
+        return success({ ...ids, subscriptionId: row.subscription?.id ?? row.targetSubscriptionId ?? undefined });
       case 'FAILED':
         return failure('INVALID_STATE', 'This registration has already failed', { ...ids, reason: row.failureCode ?? undefined });
       case 'EXPIRED':
@@ -190,6 +249,9 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     paymentId?: string;
     attemptId?: string;
     hadUnknown: boolean;
+    /** A MOBILE payment-method window: the owed cycle its charge pays. */
+    cycle?: number;
+    dueAt?: Date;
   }
 
   /**
@@ -208,9 +270,44 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
         data: { leaseOwner, leaseExpiresAt, transactionId },
       });
       if (claimed.count === 0) return undefined;
+      if (row.targetSubscriptionId) {
+        // The subscription's lease keeps the scheduler and operators' charges off it while its key is replaced.
+        const held = await tx.subscription.updateMany({
+          where: { id: row.targetSubscriptionId, OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] },
+          data: { leaseOwner, leaseExpiresAt },
+        });
+        if (held.count === 0) {
+          // Being charged right now: give the registration back untouched; the redirect may be replayed.
+          await tx.registration.update({ where: { id: row.id }, data: { leaseOwner: null, leaseExpiresAt: null, transactionId: row.transactionId } });
+          return undefined;
+        }
+        if (row.method === 'MOBILE') return prepareOwedCycleAttempt(tx, row, row.targetSubscriptionId, leaseOwner, leaseExpiresAt, now);
+      }
       if (row.issueKeyOnly) return { hadUnknown: row.status === 'NEEDS_ATTENTION' };
       return prepareInitialAttempt(tx, row, leaseOwner, leaseExpiresAt, now);
     });
+  }
+
+  /**
+   * A MOBILE payment-method window charges at once: that charge is the owed cycle's payment (the one payment of the
+   * cycle, a FAILED one sent again, or a new one), with an IN_FLIGHT attempt written before the call (rule 1).
+   */
+  async function prepareOwedCycleAttempt(tx: Tx, row: RegistrationRow, subscriptionId: string, leaseOwner: string, leaseExpiresAt: Date, now: Date): Promise<Claim> {
+    const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
+    const existing = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId, cycle: sub.cycle } } });
+    if (existing && (existing.status === 'UNKNOWN' || existing.status === 'SUCCEEDED')) {
+      throw new StateConflictError(`cycle ${sub.cycle}'s payment is ${existing.status}; an operator must settle it first`);
+    }
+    const payment = existing
+      ? await tx.payment.update({ where: { id: existing.id }, data: { amount: row.amount, method: 'MOBILE', registrationId: row.id } })
+      : await tx.payment.create({
+          data: { subscriptionId, registrationId: row.id, cycle: sub.cycle, kind: 'RECURRING', method: 'MOBILE', amount: row.amount, orderId: row.orderId, dueAt: sub.nextChargeAt ?? now },
+        });
+    const attempt = await prepareAttempt(tx, {
+      paymentId: payment.id, operation: 'ISSUE_KEY', orderId: row.orderId, amount: row.amount, leaseOwner, leaseExpiresAt, now, allowAfterUnknown: true,
+    });
+    await transitionPayment(tx, payment.id, 'send', { nextRetryAt: null });
+    return { paymentId: payment.id, attemptId: attempt.attemptId, hadUnknown: attempt.hadUnknown, cycle: sub.cycle, dueAt: payment.dueAt ?? now };
   }
 
   async function prepareInitialAttempt(tx: Tx, row: RegistrationRow, leaseOwner: string, leaseExpiresAt: Date, now: Date): Promise<Claim> {
@@ -234,6 +331,8 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     const release = async (transition?: CheckoutTransition, data?: CheckoutMoveData) => {
       if (!(await releaseCheckout(tx, 'registration', row.id, leaseOwner, transition, data))) throw new StaleLeaseError(`registration ${row.id}`);
     };
+
+    if (row.targetSubscriptionId) return recordPaymentMethod(tx, row, row.targetSubscriptionId, claim, result, leaseOwner, now, release);
 
     switch (result.outcome) {
       case 'SUCCEEDED': {
@@ -284,7 +383,77 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     }
   }
 
-  return { createRegistration, getRegistration, handleSuccess: flow.handleSuccess, handleFail: flow.handleFail };
+  /**
+   * A payment-method window's outcome (DESIGN.md §5): on success the new key replaces the old one and the old is
+   * revoked, in this one transaction; CARD: a PAST_DUE subscription is due at once with its retries reset, its anchor
+   * kept; MOBILE: the charge pays the owed cycle, clears the attention it raised and starts the new chain (its
+   * anchor). A failed window changes nothing but its own payment. The subscription's lease is released either way.
+   */
+  async function recordPaymentMethod(
+    tx: Tx, row: RegistrationRow, subscriptionId: string, claim: Claim, result: GatewayResult, leaseOwner: string, now: Date,
+    release: (transition?: CheckoutTransition, data?: CheckoutMoveData) => Promise<void>,
+  ): Promise<CheckoutResult> {
+    const ids = { registrationId: row.id, returnUrl: row.returnUrl, subscriptionId };
+    const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
+    const unknown = result.outcome === 'UNKNOWN' && claim.paymentId ? 'PAYMENT_OUTCOME_UNKNOWN' : undefined;
+    if (!(await releaseSubscription(tx, subscriptionId, leaseOwner, unknown))) throw new StaleLeaseError(`subscription ${subscriptionId}`);
+
+    if (result.outcome === 'SUCCEEDED') {
+      const approvedAt = result.fields.transactionDateTime ?? now;
+      const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
+      if (sub.status === 'CANCELED') {
+        // Cancelled while the customer was in the window: nothing is swapped. A MOBILE charge did move money.
+        await revokeBillingKey(tx, key.id, now);
+        if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'succeed', { transactionId: result.fields.transactionId, approvedAt, attentionReason: 'SUBSCRIPTION_CANCELED' });
+        await release('hold', { failureCode: 'SUBSCRIPTION_CANCELED', failureMessage: 'The subscription was cancelled during the window; refund the window’s payment if it charged' });
+        log.warn({ registrationId: row.id, subscriptionId }, 'payment method approved for a cancelled subscription; an operator must refund any charge');
+        return failure('INVALID_STATE', 'The subscription was cancelled', ids);
+      }
+      const mobile = row.method === 'MOBILE';
+      const pastDueCard = !mobile && sub.status === 'PAST_DUE';
+      await tx.subscription.update({
+        where: { id: subscriptionId },
+        data: {
+          billingKeyId: key.id,
+          method: row.method,
+          itemCode: row.itemCode,
+          amount: mobile ? row.amount : undefined,
+          anchorAt: mobile ? approvedAt : undefined,
+          nextChargeAt: pastDueCard ? now : undefined,
+          // What a new key settles: the window that closed, a missing chain, a key revoked or unreadable.
+          needsAttention: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? false : undefined,
+          attentionReason: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? null : undefined,
+        },
+      });
+      if (pastDueCard) {
+        await tx.payment.updateMany({ where: { subscriptionId, cycle: sub.cycle, status: 'FAILED' }, data: { retriesFrom: now, nextRetryAt: null } });
+      }
+      if (mobile && claim.paymentId) {
+        await applyChargeSuccess(tx, {
+          subscriptionId, paymentId: claim.paymentId, cycle: claim.cycle!, dueAt: claim.dueAt!, amount: row.amount,
+          transactionId: result.fields.transactionId!, approvedAt, timezone: config.timezone,
+        });
+      }
+      if (sub.billingKeyId !== key.id) await revokeBillingKey(tx, sub.billingKeyId, now);
+      await release('complete', { completedAt: now, failureCode: null, failureMessage: null });
+      log.info({ registrationId: row.id, subscriptionId, method: row.method }, 'payment method replaced');
+      return success({ ...ids, paymentId: claim.paymentId });
+    }
+    if (result.outcome === 'DECLINED') {
+      if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
+      await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
+      return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code, paymentId: claim.paymentId });
+    }
+    if (result.outcome === 'UNKNOWN') {
+      if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
+      await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
+      return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
+    }
+    await release();
+    return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', { ...ids, paymentId: claim.paymentId });
+  }
+
+  return { createRegistration, createPaymentMethodRegistration, getRegistration, handleSuccess: flow.handleSuccess, handleFail: flow.handleFail };
 }
 
 function truncate(text: string, max = 500): string {
