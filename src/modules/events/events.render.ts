@@ -15,7 +15,7 @@ type ObjectType = 'subscription' | 'payment' | 'registration' | 'order';
 /** Columns of the snapshot that are instants (the jsonb holds them as strings). */
 export const INSTANT_FIELDS: Record<ObjectType, readonly string[]> = {
   subscription: ['anchorAt', 'currentPeriodStart', 'currentPeriodEnd', 'nextChargeAt', 'canceledAt', 'pausedAt', 'lastTransactionAt', 'leaseExpiresAt', 'trialEnd', 'trialWillEndAt', 'pendingAmountRequestedAt', 'createdAt', 'updatedAt'],
-  payment: ['approvedAt', 'dueAt', 'nextRetryAt', 'canceledAt', 'createdAt', 'updatedAt'],
+  payment: ['approvedAt', 'dueAt', 'nextRetryAt', 'canceledAt', 'retriesFrom', 'createdAt', 'updatedAt'],
   registration: ['expiresAt', 'completedAt', 'leaseExpiresAt', 'createdAt', 'updatedAt'],
   order: ['expiresAt', 'completedAt', 'leaseExpiresAt', 'createdAt', 'updatedAt'],
 };
