@@ -98,15 +98,7 @@ export async function createSubscriptionFromRegistration(tx: Tx, input: NewSubsc
   const periodEnd = addInterval(anchorAt, unit, registration.intervalCount, input.timezone);
   const paid = input.initialPayment !== undefined;
   return createSubscription(tx, 'ACTIVE', {
-    registrationId: registration.id,
-    billingKeyId: input.billingKeyId,
-    userId: registration.userId,
-    method: registration.method,
-    amount: registration.amount,
-    orderName: registration.orderName,
-    intervalUnit: unit,
-    intervalCount: registration.intervalCount,
-    itemCode: registration.itemCode,
+    ...termsOf(input),
     anchorAt,
     cycle: paid ? 1 : 0,
     currentPeriodStart: anchorAt,
@@ -118,14 +110,10 @@ export async function createSubscriptionFromRegistration(tx: Tx, input: NewSubsc
   });
 }
 
-/**
- * A trial (DESIGN.md §5): TRIALING until trialEnd = approval + trialDays calendar days in BILLING_TIMEZONE, which is
- * its first charge and the anchor of its cycles. A trial ending within 30 days is noticed at once.
- */
-async function createTrial(tx: Tx, input: NewSubscriptionInput, trialDays: number) {
-  const { registration, anchorAt: approvedAt } = input;
-  const trialEnd = addInterval(approvedAt, 'day', trialDays, input.timezone);
-  const created = await createSubscription(tx, 'TRIALING', {
+/** What a subscription takes from the registration that creates it. */
+function termsOf(input: NewSubscriptionInput) {
+  const { registration } = input;
+  return {
     registrationId: registration.id,
     billingKeyId: input.billingKeyId,
     userId: registration.userId,
@@ -135,6 +123,18 @@ async function createTrial(tx: Tx, input: NewSubscriptionInput, trialDays: numbe
     intervalUnit: registration.intervalUnit,
     intervalCount: registration.intervalCount,
     itemCode: registration.itemCode,
+  };
+}
+
+/**
+ * A trial (DESIGN.md §5): TRIALING until trialEnd = approval + trialDays calendar days in BILLING_TIMEZONE, which is
+ * its first charge and the anchor of its cycles. A trial ending within 30 days is noticed at once.
+ */
+async function createTrial(tx: Tx, input: NewSubscriptionInput, trialDays: number) {
+  const { anchorAt: approvedAt } = input;
+  const trialEnd = addInterval(approvedAt, 'day', trialDays, input.timezone);
+  const created = await createSubscription(tx, 'TRIALING', {
+    ...termsOf(input),
     anchorAt: trialEnd,
     cycle: 0,
     trialEnd,

@@ -3,7 +3,9 @@
 // values of what changed; the feed never lets a reader that continues from its last sequence miss one.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { apiHeaders } from '../../helpers/app.ts';
+import { apiHeaders, TEST_SECRET_KEY } from '../../helpers/app.ts';
+import { createKeyring } from '../../../src/lib/crypto.ts';
+import { readBillingKey } from '../../../src/modules/billing-keys/billing-keys.service.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { createRegistration, decideWindow, follow, sandboxFault } from '../../helpers/checkout.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
@@ -71,6 +73,12 @@ describe('every event type, emitted by the path that causes it', () => {
     const body = JSON.stringify(events);
     expect(body).not.toContain(PHONE);
     expect(body).not.toContain('1234-5678');
+    // Nor the billing key itself, nor the gateway's secret.
+    const keyring = createKeyring(running.app.config.encryptionKeys);
+    const keys = await running.app.db.billingKey.findMany();
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(body).not.toContain(readBillingKey(keyring, key));
+    expect(body).not.toContain(TEST_SECRET_KEY);
     // Sequences are positive, unique and ascending; ids are UUIDs.
     const sequences = events.map((e) => e.sequence);
     expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
