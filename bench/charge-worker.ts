@@ -1,0 +1,47 @@
+// One service process for the charging benchmark (bench/charging.bench.ts): builds the app against the database
+// and the gateway it is given, waits for "go", runs one charging pass, and reports what it measured: charges,
+// wall time, CPU (process.cpuUsage), peak RSS, and the SQL statements it sent besides BEGIN/COMMIT (counted at
+// the pg driver, under Prisma's adapter).
+import pg from 'pg';
+import pino from 'pino';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+
+let statements = 0;
+let transactions = 0;
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+  const first = args[0] as string | { text?: string };
+  const text = (typeof first === 'string' ? first : first?.text ?? '').trim().toUpperCase();
+  if (text === 'BEGIN' || text.startsWith('BEGIN ') || text === 'COMMIT' || text === 'ROLLBACK') transactions += 1;
+  else statements += 1;
+  return query.apply(this, args);
+} as never;
+
+const env = JSON.parse(process.env.BENCH_ENV!) as Record<string, string>;
+const config = await loadConfig(env);
+config.webhooks.enabled = process.env.BENCH_DISPATCHER === '1';
+const app = await buildApp(config, { logger: pino({ level: 'error' }) });
+await app.ready();
+
+let peakRss = process.memoryUsage().rss;
+const idleRss = peakRss;
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 50);
+
+process.send!({ ready: true, idleRss });
+process.once('message', async () => {
+  statements = 0;
+  transactions = 0;
+  const cpu = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  const report = await app.charges.runPass();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const used = process.cpuUsage(cpu);
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  clearInterval(sampler);
+  process.send!({ report, seconds, cpuMs: (used.user + used.system) / 1000, statements, transactions, peakRss, idleRss });
+  await app.close();
+  process.exit(0);
+});
