@@ -8,13 +8,18 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 
 let statements = 0;
+/** BENCH_SQL=1: each statement's beginning and how often it was sent, printed at the end. */
+const texts = new Map<string, number>();
 let transactions = 0;
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
   const first = args[0] as string | { text?: string };
   const text = (typeof first === 'string' ? first : first?.text ?? '').trim().toUpperCase();
   if (text === 'BEGIN' || text.startsWith('BEGIN ') || text === 'COMMIT' || text === 'ROLLBACK') transactions += 1;
-  else statements += 1;
+  else {
+    statements += 1;
+    if (process.env.BENCH_SQL) texts.set(text.slice(0, 90), (texts.get(text.slice(0, 90)) ?? 0) + 1);
+  }
   return query.apply(this, args);
 } as never;
 
@@ -41,6 +46,7 @@ process.once('message', async () => {
   const used = process.cpuUsage(cpu);
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
   clearInterval(sampler);
+  if (process.env.BENCH_SQL) for (const [text, n] of [...texts].sort((a, b) => b[1] - a[1])) console.error(String(n).padStart(6), text);
   process.send!({ report, seconds, cpuMs: (used.user + used.system) / 1000, statements, transactions, peakRss, idleRss });
   await app.close();
   process.exit(0);

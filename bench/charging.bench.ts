@@ -162,6 +162,12 @@ async function main() {
       return { ...result, doubles };
     };
 
+    if (process.env.BENCH_PROFILE) {
+      // Profiling: the L = 0 drain alone.
+      const r = await run('drain L=0', { latencyMs: 0 });
+      console.log(`${r.perSecond.toFixed(0)} charges/s, ${r.cpuMsPerCharge.toFixed(2)} ms CPU and ${r.statementsPerCharge.toFixed(1)} statements per charge`);
+      return;
+    }
     const slow = await run('drain L=50ms', { latencyMs: 50 });
     const ideal = (C * 1000) / 50;
     line('drain, L=50 ms, C=16 (charges/s)', `${slow.perSecond.toFixed(0)} (${(slow.perSecond / ideal).toFixed(2)} × C/L)`, `≥ ${(0.9 * ideal).toFixed(0)} (0.9 × C/L)`, slow.perSecond >= 0.9 * ideal);
@@ -192,7 +198,7 @@ async function main() {
     await embedded.stop();
     rmSync(workDir, { recursive: true, force: true });
   }
-  writeResults('charging', results);
+  if (!process.env.BENCH_PROFILE) writeResults('charging', results);
 }
 
 export function writeResults(name: string, runs: Record<string, unknown>[]) {

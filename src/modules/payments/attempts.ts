@@ -140,6 +140,18 @@ export interface PreparedAttempt {
  * safe). A NOT_SENT attempt is sent again as the same row with the same orderId; otherwise a new attempt is
  * numbered after the last.
  */
+/**
+ * The first attempt of a payment created in this same transaction (its attemptCount already 1 and its orderId this
+ * one): nothing to look up, since a new payment has no attempts. One statement where prepareAttempt takes five.
+ */
+export async function firstAttempt(
+  tx: Tx,
+  input: { paymentId: string; operation: 'BILLING_CONFIRM'; orderId: string; amount: number; leaseOwner: string; leaseExpiresAt: Date },
+): Promise<PreparedAttempt> {
+  const attempt = await tx.paymentAttempt.create({ data: { ...input, attemptNumber: 1 } });
+  return { attemptId: attempt.id, orderId: input.orderId, hadUnknown: false, expiredInFlight: false };
+}
+
 export async function prepareAttempt(
   tx: Tx,
   input: {

@@ -21,6 +21,8 @@ export interface SuccessInput {
   transactionId: string;
   approvedAt: Date;
   timezone: string;
+  /** The subscription as this transaction already read and locked it (the engine's lease release), if it did. */
+  current?: Prisma.SubscriptionGetPayload<object>;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<v
   await transitionPayment(tx, input.paymentId, 'succeed', {
     transactionId: input.transactionId, approvedAt: input.approvedAt, failureCode: null, failureMessage: null, attentionReason: null, nextRetryAt: null,
   });
-  const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
+  const sub = input.current ?? (await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } }));
   const { nextCycle, period } = periodAfterSuccess(sub, input);
   const pendingCharged = sub.pendingAmount !== null && sub.pendingAmount === input.amount;
   await tx.subscription.update({

@@ -110,6 +110,16 @@ export function hasCountingConsent(consents: readonly ConsentRecord[], kind: Con
 }
 
 /**
+ * Whether planCharge can need the consents (so a charge reads them only then): a trial, a pending increase, or an
+ * amount above the last charge.
+ */
+export function consentsMatter(sub: Pick<ChargeableSubscription, 'status' | 'amount' | 'pendingAmount' | 'lastAmount'>, open: Pick<OpenPayment, 'amount'> | undefined, consentRequired: boolean): boolean {
+  if (!consentRequired) return false;
+  if (sub.status === 'TRIALING' || sub.pendingAmount !== null) return true;
+  return sub.lastAmount !== null && Math.max(sub.amount, open?.amount ?? 0) > sub.lastAmount;
+}
+
+/**
  * The amount the next new cycle is charged: the pending increase once its consent counts (or at once where rule 13
  * is off), else the current amount.
  */

@@ -9,8 +9,8 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { prepareAttempt, StaleLeaseError } from './attempts.ts';
-import { planCharge, type ChargePlan, type PlanContext, type RefusalCode } from './charge.rules.ts';
+import { firstAttempt, prepareAttempt, StaleLeaseError } from './attempts.ts';
+import { consentsMatter, planCharge, type ChargePlan, type PlanContext, type RefusalCode } from './charge.rules.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
 import { transitionPayment } from './payment.state.ts';
 import { transitionSubscription } from '../subscriptions/subscription.state.ts';
@@ -87,19 +87,26 @@ export async function releaseSubscription(tx: Tx | Db, id: string, owner: string
  * What the planner decides from, loaded the same way for a charge and for an operator's dry run: the subscription
  * with its key, the current cycle's payment with its declines, and the consents.
  */
-export async function loadChargeInputs(tx: Tx | Db, id: string, context: Omit<PlanContext, 'consents'>) {
-  const sub = await tx.subscription.findUnique({ where: { id }, include: { billingKey: true, consents: { select: { kind: true, obtainedAt: true } } } });
+export async function loadChargeInputs(tx: Tx | Db, id: string, context: Omit<PlanContext, 'consents'>, known?: SubscriptionWithKey) {
+  const sub = known ?? (await tx.subscription.findUnique({ where: { id }, include: { billingKey: true } }));
   if (!sub) return undefined;
   const open = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId: id, cycle: sub.cycle } } });
-  const declines = open ? await tx.paymentAttempt.count({ where: { paymentId: open.id, status: 'DECLINED' } }) : 0;
+  const declines = open
+    ? await tx.paymentAttempt.count({ where: { paymentId: open.id, status: 'DECLINED', completedAt: open.retriesFrom ? { gte: open.retriesFrom } : undefined } })
+    : 0;
+  const consents = consentsMatter(sub, open ?? undefined, context.consentRequired)
+    ? await tx.consent.findMany({ where: { subscriptionId: id }, select: { kind: true, obtainedAt: true } })
+    : [];
   return {
     sub,
     open,
     planSub: { ...sub, billingKeyStatus: sub.billingKey.status },
     openInput: open && open.dueAt ? { cycle: sub.cycle, status: open.status, amount: open.amount, dueAt: open.dueAt, declines } : undefined,
-    ctx: { ...context, consents: sub.consents } satisfies PlanContext,
+    ctx: { ...context, consents } satisfies PlanContext,
   };
 }
+
+type SubscriptionWithKey = Prisma.SubscriptionGetPayload<{ include: { billingKey: true } }>;
 
 export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'keyring' | 'log'>) {
   const { db, clock, config, keyring, log } = deps;
@@ -112,10 +119,10 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
     const now = clock.now();
     const leaseExpiresAt = new Date(now.getTime() + leaseMs);
     return db.$transaction(async (tx): Promise<Prepared> => {
-      // Renewing the lease locks the row for this transaction and proves it is still ours.
-      const renewed = await tx.subscription.updateMany({ where: { id, leaseOwner: owner }, data: { leaseExpiresAt } });
-      if (renewed.count === 0) return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST' } };
-      const { sub, open, planSub, openInput, ctx } = (await loadChargeInputs(tx, id, { now, timezone: zone, trigger, consentRequired: config.consentRequired }))!;
+      // Renewing the lease locks the row for this transaction, proves it is still ours, and reads it.
+      const [renewed] = await tx.subscription.updateManyAndReturn({ where: { id, leaseOwner: owner }, data: { leaseExpiresAt }, include: { billingKey: true } });
+      if (!renewed) return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST' } };
+      const { sub, open, planSub, openInput, ctx } = (await loadChargeInputs(tx, id, { now, timezone: zone, trigger, consentRequired: config.consentRequired }, renewed))!;
       const plan = planCharge(planSub, openInput, ctx);
 
       if (plan.action === 'CANCEL_AT_PERIOD_END') {
@@ -149,45 +156,46 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'BILLING_KEY_UNREADABLE' } };
       }
 
-      const payment =
-        open ??
-        (await tx.payment.create({
-          data: {
-            subscriptionId: id,
-            cycle: plan.cycle,
-            kind: trigger === 'ADMIN' ? 'MANUAL' : 'RECURRING',
-            method: sub.method,
-            amount: plan.amount,
-            orderId: chargeOrderId(id, plan.cycle, 1),
-            dueAt: plan.dueAt,
-          },
-        }));
-      // A call of this payment still in flight under a live lease (its answer not yet written): never a second one.
-      const inFlight = await tx.paymentAttempt.count({ where: { paymentId: payment.id, status: 'IN_FLIGHT', leaseExpiresAt: { gte: now } } });
-      if (inFlight > 0) {
-        await release(tx, id, owner);
-        return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CHARGE_IN_PROGRESS', paymentId: payment.id } };
-      }
       if (plan.cycle !== sub.cycle) {
         await tx.subscription.update({ where: { id }, data: { cycle: plan.cycle } });
         log.info({ subscriptionId: id, from: sub.cycle, to: plan.cycle }, 'missed periods after downtime are not back-charged');
       }
-      const attempt = await prepareAttempt(tx, {
-        paymentId: payment.id,
-        operation: 'BILLING_CONFIRM',
-        orderId: (n) => chargeOrderId(id, plan.cycle, n),
-        amount: plan.amount,
-        leaseOwner: owner,
-        leaseExpiresAt,
-        now,
-        allowAfterUnknown: false,
-      });
-      if (!attempt.attemptId) {
-        await release(tx, id, owner, 'PAYMENT_OUTCOME_UNKNOWN');
-        return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'PAYMENT_OUTCOME_UNKNOWN', paymentId: payment.id } };
+      let payment: { id: string };
+      let attempt: { attemptId: string; orderId: string };
+      if (!open) {
+        // A new cycle's payment, PENDING with its first attempt: nothing to look up (the common case).
+        const orderId = chargeOrderId(id, plan.cycle, 1);
+        payment = await tx.payment.create({
+          data: { subscriptionId: id, cycle: plan.cycle, kind: trigger === 'ADMIN' ? 'MANUAL' : 'RECURRING', method: sub.method, amount: plan.amount, orderId, attemptCount: 1, dueAt: plan.dueAt },
+          select: { id: true },
+        });
+        attempt = { attemptId: (await firstAttempt(tx, { paymentId: payment.id, operation: 'BILLING_CONFIRM', orderId, amount: plan.amount, leaseOwner: owner, leaseExpiresAt })).attemptId!, orderId };
+      } else {
+        payment = open;
+        // A call of this payment still in flight under a live lease (its answer not yet written): never a second one.
+        const inFlight = await tx.paymentAttempt.count({ where: { paymentId: open.id, status: 'IN_FLIGHT', leaseExpiresAt: { gte: now } } });
+        if (inFlight > 0) {
+          await release(tx, id, owner);
+          return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CHARGE_IN_PROGRESS', paymentId: open.id } };
+        }
+        const prepared = await prepareAttempt(tx, {
+          paymentId: open.id,
+          operation: 'BILLING_CONFIRM',
+          orderId: (n) => chargeOrderId(id, plan.cycle, n),
+          amount: plan.amount,
+          leaseOwner: owner,
+          leaseExpiresAt,
+          now,
+          allowAfterUnknown: false,
+        });
+        if (!prepared.attemptId) {
+          await release(tx, id, owner, 'PAYMENT_OUTCOME_UNKNOWN');
+          return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'PAYMENT_OUTCOME_UNKNOWN', paymentId: open.id } };
+        }
+        attempt = { attemptId: prepared.attemptId, orderId: prepared.orderId! };
+        // A retry makes a FAILED payment PENDING again while it is in flight (DESIGN.md §5).
+        await transitionPayment(tx, open.id, 'send', { nextRetryAt: null });
       }
-      // A retry makes a FAILED payment PENDING again while it is in flight (DESIGN.md §5).
-      await transitionPayment(tx, payment.id, 'send', { nextRetryAt: null });
       await onPrepared?.(tx, { paymentId: payment.id, orderId: attempt.orderId!, cycle: plan.cycle, amount: plan.amount });
       return {
         kind: 'READY',
@@ -210,8 +218,9 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
   async function record(tx: Tx, ready: Ready, result: GatewayResult, now: Date): Promise<ChargeReport> {
     const { subscriptionId: id, plan, paymentId } = ready;
     const base = { subscriptionId: id, paymentId };
-    // Releasing the lease proves it was still ours and locks the row for the rest of this transaction.
-    if (!(await release(tx, id, ready.leaseOwner))) throw new StaleLeaseError(`subscription ${id}`);
+    // Releasing the lease proves it was still ours, locks the row for the rest of this transaction, and reads it.
+    const [current] = await tx.subscription.updateManyAndReturn({ where: { id, leaseOwner: ready.leaseOwner }, data: { leaseOwner: null, leaseExpiresAt: null } });
+    if (!current) throw new StaleLeaseError(`subscription ${id}`);
 
     switch (result.outcome) {
       case 'SUCCEEDED': {
@@ -224,6 +233,7 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
           transactionId: result.fields.transactionId!,
           approvedAt: result.fields.transactionDateTime ?? now,
           timezone: zone,
+          current,
         });
         log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');
         return { ...base, outcome: 'SUCCEEDED' };
