@@ -174,7 +174,7 @@ async function main() {
     const fast = await run('drain L=0', { latencyMs: 0 });
     line('drain, L=0, C=16 (charges/s)', fast.perSecond.toFixed(0), '≥ 400', fast.perSecond >= 400);
     line('  service CPU per charge (ms)', fast.cpuMsPerCharge.toFixed(2), '≤ 2', fast.cpuMsPerCharge <= 2);
-    line('  SQL statements per charge', `${fast.statementsPerCharge.toFixed(1)} (+${fast.transactionsPerCharge.toFixed(1)} BEGIN/COMMIT)`, '≤ 6', fast.statementsPerCharge <= 6);
+    line('  SQL statements per charge', `${fast.statementsPerCharge.toFixed(2)} (+${fast.transactionsPerCharge.toFixed(2)} BEGIN/COMMIT)`, '≤ 6', fast.statementsPerCharge <= 6);
     const two = await run('two replicas L=50ms', { latencyMs: 50, replicas: 2 });
     line('two replicas, L=50 ms (× one process)', `${(two.perSecond / slow.perSecond).toFixed(2)} (${two.perSecond.toFixed(0)}/s)`, '≥ 1.8', two.perSecond / slow.perSecond >= 1.8);
     line('  double charges', String(two.doubles + slow.doubles + fast.doubles), '0', two.doubles + slow.doubles + fast.doubles === 0);

@@ -15,6 +15,7 @@ import { migrate } from '../src/db/migrator.ts';
 import { createKeyring } from '../src/lib/crypto.ts';
 import { seedDueSubscriptions } from '../test/helpers/bulk.ts';
 import { freePort } from '../test/setup/global-setup.ts';
+import { writeResults } from './charging.bench.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000); // subscriptions seeded: twice as many deliveries
 const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 8);
@@ -52,6 +53,7 @@ async function main() {
         const { seconds, perSecond } = await measure(embedded.adminConnectionString, receiver.url, log);
         const target = delay === 0 ? 1000 : (0.9 * CONCURRENCY * 1000) / delay;
         console.log(`${String(delay).padStart(12)}ms  ${seconds.toFixed(2).padStart(7)}  ${perSecond.toFixed(0).padStart(12)}  ≥ ${target.toFixed(0)} ${perSecond >= target ? 'met' : 'MISSED'}`);
+        runs.push({ name: `dispatch receiver ${delay}ms`, receiverDelayMs: delay, concurrency: CONCURRENCY, deliveries: 2 * EVENTS, seconds, perSecond, target });
       } finally {
         receiver.stop();
       }
@@ -60,7 +62,10 @@ async function main() {
     await embedded.stop();
     rmSync(workDir, { recursive: true, force: true });
   }
+  writeResults('webhooks', runs);
 }
+
+const runs: Record<string, unknown>[] = [];
 
 async function measure(databaseUrl: string, url: string, log: pino.Logger) {
   const port = await freePort();

@@ -109,7 +109,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(errorHandler);
   await app.register(authPlugin);
   await app.register(docsPlugin);
-  await app.register(dbPlugin, { connectionString: config.databaseUrl });
+  // Sized from the concurrency: every charge in flight may hold a connection at once, plus the API, the webhook
+  // dispatcher and the scheduler's own claims.
+  await app.register(dbPlugin, { connectionString: config.databaseUrl, poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4 });
   await app.register(metricsPlugin);
   await app.register(gatewayPlugin);
   await app.register(healthRoutes);

@@ -26,7 +26,6 @@ CREATE TABLE "events" (
     CONSTRAINT "events_pkey" PRIMARY KEY ("id")
 );
 CREATE UNIQUE INDEX "events_sequence_key" ON "events"("sequence");
-CREATE INDEX "events_type_sequence_idx" ON "events"("type", "sequence");
 CREATE INDEX "events_createdAt_idx" ON "events"("createdAt");
 -- The sequencer's queue: small (only events not yet sequenced).
 CREATE INDEX "events_unsequenced" ON "events"("xid", "pos") WHERE "sequence" IS NULL;
