@@ -23,23 +23,25 @@ export async function recordAttemptOutcome(
   tx: Tx,
   input: { attemptId: string; leaseOwner: string; result: GatewayResult; now: Date },
 ): Promise<void> {
-  const { result } = input;
   const fenced = await tx.paymentAttempt.updateMany({
     where: { id: input.attemptId, status: 'IN_FLIGHT', leaseOwner: input.leaseOwner },
-    data: {
-      status: result.outcome,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      sentAt: result.reason === 'INVALID_REQUEST' ? null : input.now,
-      completedAt: input.now,
-      gatewayCode: result.code ?? null,
-      gatewayMessage: result.message ?? result.detail ?? null,
-      transactionId: result.fields.transactionId ?? null,
-      approvedAt: result.outcome === 'SUCCEEDED' ? result.fields.transactionDateTime ?? input.now : null,
-      rawResponse: { reason: result.reason, detail: result.detail ?? null, httpStatus: result.httpStatus ?? null, body: (result.raw ?? null) as Prisma.InputJsonValue },
-    },
+    data: { ...attemptOutcomeValues(input.result, input.now), leaseOwner: null, leaseExpiresAt: null },
   });
   if (fenced.count === 0) throw new StaleLeaseError(`attempt ${input.attemptId}`);
+}
+
+/** What an attempt's row records of the gateway's answer (recordAttemptOutcome, and the engine's one-statement success). */
+export function attemptOutcomeValues(result: GatewayResult, now: Date) {
+  return {
+    status: result.outcome,
+    sentAt: result.reason === 'INVALID_REQUEST' ? null : now,
+    completedAt: now,
+    gatewayCode: result.code ?? null,
+    gatewayMessage: result.message ?? result.detail ?? null,
+    transactionId: result.fields.transactionId ?? null,
+    approvedAt: result.outcome === 'SUCCEEDED' ? result.fields.transactionDateTime ?? now : null,
+    rawResponse: { reason: result.reason, detail: result.detail ?? null, httpStatus: result.httpStatus ?? null, body: (result.raw ?? null) as Prisma.InputJsonValue },
+  };
 }
 
 /** An attempt left IN_FLIGHT past its lease by a process that died: money may have moved (rule 4). */

@@ -35,7 +35,7 @@ export function createChargeService(deps: ChargeDeps) {
   const passes = new Set<Promise<PassReport>>();
 
   const release = releaseSubscription;
-  const { prepare, record } = createChargeSteps(deps);
+  const { prepare, record, recordAtOnce } = createChargeSteps(deps);
 
   /** Claims up to a batch of subscriptions due by `dueBy` whose lease is free at `now`. */
   async function claimBatch(owner: string, dueBy: Date, now: Date, exclude: string[]): Promise<string[]> {
@@ -90,6 +90,7 @@ export function createChargeService(deps: ChargeDeps) {
           ...(ready.method === 'MOBILE' ? { lastTransactionId: ready.plan.lastTransactionId, itemCode: ready.itemCode ?? undefined } : {}),
         }),
       record,
+      recordAtOnce,
       unrecorded: (ready, _result, reason) => ({
         subscriptionId: id,
         paymentId: ready.paymentId,

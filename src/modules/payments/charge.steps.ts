@@ -9,11 +9,11 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { firstAttempt, prepareAttempt, StaleLeaseError } from './attempts.ts';
-import { consentsMatter, planCharge, type ChargeableSubscription, type ChargePlan, type PlanContext, type RefusalCode } from './charge.rules.ts';
+import { attemptOutcomeValues, firstAttempt, prepareAttempt, StaleLeaseError } from './attempts.ts';
+import { consentsMatter, periodAfterSuccess, planCharge, type ChargeableSubscription, type ChargePlan, type PlanContext, type RefusalCode } from './charge.rules.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
-import { transitionPayment } from './payment.state.ts';
-import { transitionSubscription } from '../subscriptions/subscription.state.ts';
+import { PAYMENT_TRANSITIONS, transitionPayment } from './payment.state.ts';
+import { SUBSCRIPTION_TRANSITIONS, transitionSubscription } from '../subscriptions/subscription.state.ts';
 
 type Tx = Prisma.TransactionClient;
 export type Trigger = 'SCHEDULER' | 'ADMIN';
@@ -62,6 +62,8 @@ export interface Ready {
   userId: string;
   orderName: string;
   itemCode: string | null;
+  /** Prepared by prepareNewCycle: what its success needs, so that it is recorded in one statement (recordAtOnce). */
+  newCycle?: Pick<ChargeableSubscription, 'method' | 'anchorAt' | 'intervalUnit' | 'intervalCount'>;
 }
 
 export type Prepared = Ready | { kind: 'DONE'; report: ChargeReport };
@@ -175,7 +177,58 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
     return {
       kind: 'READY', leaseOwner: owner, subscriptionId: id, method: row.method, plan, paymentId: written.paymentId, attemptId: written.attemptId, orderId,
       billingKey, userId: row.userId, orderName: row.orderName, itemCode: row.itemCode,
+      newCycle: { method: row.method, anchorAt: row.anchorAt, intervalUnit: row.intervalUnit, intervalCount: row.intervalCount },
     };
+  }
+
+  /**
+   * A new cycle's approval (the common case) in one statement, with the rules of the transactional record: a guard
+   * locks the subscription under our lease, the attempt IN_FLIGHT under our lease and the payment in a state
+   * `succeed` may leave (payment.state.ts), or nothing is written and the lease counts as lost; then the attempt
+   * records the answer (attemptOutcomeValues), the payment moves to SUCCEEDED, and the subscription is released on
+   * its next period (periodAfterSuccess): scheduled if still live, left as it is if paused, nothing if cancelled,
+   * ACTIVE again if it was recovering (subscription.state.ts's `recover`). The events trigger sees the same updates.
+   * Any other outcome answers undefined: the transactional record handles it.
+   */
+  async function recordAtOnce(ready: Ready, result: GatewayResult, now: Date): Promise<ChargeReport | undefined> {
+    if (!ready.newCycle || result.outcome !== 'SUCCEEDED') return undefined;
+    const { subscriptionId: id, plan, paymentId, leaseOwner: owner } = ready;
+    const approvedAt = result.fields.transactionDateTime ?? now;
+    const transactionId = result.fields.transactionId!;
+    const { nextCycle, period } = periodAfterSuccess(ready.newCycle, { cycle: plan.cycle, dueAt: plan.dueAt, approvedAt, timezone: zone });
+    const outcome = attemptOutcomeValues(result, now);
+    const succeedFrom = [...PAYMENT_TRANSITIONS.succeed.from];
+    const recovering = SUBSCRIPTION_TRANSITIONS.recover.from.filter((s) => s !== SUBSCRIPTION_TRANSITIONS.recover.to);
+    const [row] = await db.$queryRaw<Array<{ written: number }>>`
+      WITH g AS (
+        SELECT s."id" FROM "subscriptions" s, "payment_attempts" a, "payments" p
+         WHERE s."id" = ${id}::uuid AND s."leaseOwner" = ${owner}
+           AND a."id" = ${ready.attemptId}::uuid AND a."status" = 'IN_FLIGHT' AND a."leaseOwner" = ${owner}
+           AND p."id" = ${paymentId}::uuid AND p."status"::text = ANY (${succeedFrom}::text[])
+         FOR UPDATE OF s, a, p),
+      a AS (
+        UPDATE "payment_attempts" SET "status" = 'SUCCEEDED', "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "sentAt" = ${outcome.sentAt},
+          "completedAt" = ${outcome.completedAt}, "gatewayCode" = ${outcome.gatewayCode}, "gatewayMessage" = ${outcome.gatewayMessage},
+          "transactionId" = ${outcome.transactionId}, "approvedAt" = ${outcome.approvedAt}, "rawResponse" = ${JSON.stringify(outcome.rawResponse)}::jsonb, "updatedAt" = now()
+          FROM g WHERE "payment_attempts"."id" = ${ready.attemptId}::uuid RETURNING 1),
+      p AS (
+        UPDATE "payments" SET "status" = 'SUCCEEDED', "transactionId" = ${transactionId}, "approvedAt" = ${approvedAt}, "failureCode" = NULL,
+          "failureMessage" = NULL, "attentionReason" = NULL, "nextRetryAt" = NULL, "updatedAt" = now()
+          FROM g WHERE "payments"."id" = ${paymentId}::uuid RETURNING 1),
+      s AS (
+        UPDATE "subscriptions" SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "cycle" = GREATEST("subscriptions"."cycle", ${nextCycle}::int),
+          "currentPeriodStart" = ${period.start}, "currentPeriodEnd" = ${period.end},
+          "nextChargeAt" = CASE WHEN "subscriptions"."status"::text = ANY (${[...LIVE]}::text[]) THEN ${period.end}
+                                WHEN "subscriptions"."status" = 'PAUSED' THEN "subscriptions"."nextChargeAt" END,
+          "lastTransactionId" = ${transactionId}, "lastAmount" = ${plan.amount}, "lastTransactionAt" = ${approvedAt},
+          "status" = CASE WHEN "subscriptions"."status"::text = ANY (${recovering}::text[]) THEN ${SUBSCRIPTION_TRANSITIONS.recover.to}::"SubscriptionStatus"
+                          ELSE "subscriptions"."status" END,
+          "updatedAt" = now()
+          FROM g WHERE "subscriptions"."id" = g."id" RETURNING 1)
+      SELECT (SELECT count(*) FROM a)::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM s)::int AS "written"`;
+    if (!row || row.written !== 3) throw new StaleLeaseError(`subscription ${id}`);
+    log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');
+    return { subscriptionId: id, paymentId, outcome: 'SUCCEEDED' };
   }
 
   /** Everything before the call, in one short transaction fenced on our lease. */
@@ -332,5 +385,5 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
     }
   }
 
-  return { prepare, record };
+  return { prepare, record, recordAtOnce };
 }

@@ -27,6 +27,11 @@ export interface GatewayOperation<P extends PreparedCall, A> {
   prepare(): Promise<{ ready: P } | { done: A }>;
   call(prepared: P): Promise<GatewayResult>;
   record(tx: Tx, prepared: P, result: GatewayResult, now: Date): Promise<A>;
+  /**
+   * Optionally, the whole record in one statement (attempt, then the caller's step, fenced on both leases as
+   * above): answers undefined when it does not apply, and the transaction below runs instead.
+   */
+  recordAtOnce?(prepared: P, result: GatewayResult, now: Date): Promise<A | undefined>;
   unrecorded(prepared: P, result: GatewayResult, reason: 'LEASE_LOST' | 'RECORD_FAILED'): A | Promise<A>;
 }
 
@@ -38,6 +43,8 @@ export function createGatewayOperations(deps: { db: Db; clock: Clock; log: Pick<
     const { ready } = prepared;
     const result = await operation.call(ready);
     try {
+      const atOnce = await operation.recordAtOnce?.(ready, result, clock.now());
+      if (atOnce !== undefined) return atOnce;
       return await db.$transaction(async (tx) => {
         const now = clock.now();
         if (ready.attemptId) await recordAttemptOutcome(tx, { attemptId: ready.attemptId, leaseOwner: ready.leaseOwner, result, now });
