@@ -5,7 +5,7 @@
 // bench/results/<date>-charging.json with the machine, Node, PostgreSQL and the commit.
 //
 //   npm run bench                 quick sizes
-//   npm run bench -- --large      adds the 100,000-subscription drain (memory targets)
+//   BENCH_LARGE=1 npm run bench   adds the 100,000-subscription drain (memory targets)
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,7 +20,7 @@ import { seedDueSubscriptions } from '../test/helpers/bulk.ts';
 import { freePort } from '../test/setup/global-setup.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const LARGE = process.argv.includes('--large');
+const LARGE = process.argv.includes('--large') || process.env.BENCH_LARGE === '1';
 const N = Number(process.env.BENCH_SUBSCRIPTIONS ?? 2000);
 const C = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SECRET = 'bench_gateway_secret_key';

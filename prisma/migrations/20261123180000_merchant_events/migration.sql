@@ -25,8 +25,11 @@ CREATE TABLE "events" (
     "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT "events_pkey" PRIMARY KEY ("id")
 );
-CREATE UNIQUE INDEX "events_sequence_key" ON "events"("sequence");
-CREATE INDEX "events_createdAt_idx" ON "events"("createdAt");
+-- Indexes are kept few: every change that has an event pays for them. The sequence is unique among numbered events
+-- (a partial index: the rows just written, not yet numbered, are not in it); createdAt (retention, recover) only
+-- grows, which a BRIN index serves at almost no cost per row.
+CREATE UNIQUE INDEX "events_sequence_key" ON "events"("sequence") WHERE "sequence" IS NOT NULL;
+CREATE INDEX "events_createdAt_idx" ON "events" USING BRIN ("createdAt");
 -- The sequencer's queue: small (only events not yet sequenced).
 CREATE INDEX "events_unsequenced" ON "events"("xid", "pos") WHERE "sequence" IS NULL;
 
