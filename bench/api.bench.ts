@@ -123,7 +123,8 @@ async function main() {
     console.log(`${'route'.padEnd(50)} ${'p99 ms'.padStart(7)} ${'req/s'.padStart(8)} ${'× hello'.padStart(8)}   target`);
     console.log(`${'bare Fastify hello (same run)'.padEnd(50)} ${String(helloResult.p99).padStart(7)} ${helloResult.requestsPerSecond.toFixed(0).padStart(8)} ${'1.00'.padStart(8)}`);
     const runs: Record<string, unknown>[] = [{ name: 'hello', ...helloResult }];
-    for (const [name, url, headers] of routes) {
+    // BENCH_API_ONLY=<text>: only the routes whose name contains it (with BENCH_PROFILE, to profile one route).
+    for (const [name, url, headers] of routes.filter(([n]) => !process.env.BENCH_API_ONLY || n.includes(process.env.BENCH_API_ONLY))) {
       const r = await measure(url, headers);
       const ok = r.p99 < 50 && r.non2xx === 0 && r.errors === 0;
       console.log(`${name.padEnd(50)} ${String(r.p99).padStart(7)} ${r.requestsPerSecond.toFixed(0).padStart(8)} ${(r.requestsPerSecond / helloResult.requestsPerSecond).toFixed(2).padStart(8)}   p99 < 50 ms ${ok ? 'met' : `MISSED${r.non2xx || r.errors ? ` (${r.non2xx} non-2xx, ${r.errors} errors)` : ''}`}`);
