@@ -20,7 +20,7 @@ import type { ServiceDeps } from '../service-deps.ts';
 import { EVENT_COLUMNS, renderEvent, type EventRow } from '../events/events.render.ts';
 import { assignEventSequences } from '../events/events.service.ts';
 import { request } from 'undici';
-import { openSecret, signatureHeader, type StoredSecret } from './secrets.ts';
+import { isLive, openSecret, signatureHeader, type StoredSecret } from './secrets.ts';
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'gone';
 
@@ -120,7 +120,7 @@ export function createDispatcher(
       entry = { stored, secrets: claimed.secrets.map((s) => ({ secret: openSecret(keyring, claimed.endpointId, s), expiresAt: s.expiresAt })) };
       signers.set(claimed.endpointId, entry);
     }
-    return entry.secrets.filter((s) => s.expiresAt === null || new Date(s.expiresAt) > now).map((s) => s.secret);
+    return entry.secrets.filter((s) => isLive(s, now)).map((s) => s.secret);
   }
 
   /** One POST; undici's request never follows a redirect (a 3xx is an answer, and not a 2xx). */

@@ -38,9 +38,14 @@ export function openSecret(keyring: Keyring, endpointId: string, stored: StoredS
   );
 }
 
-/** The secrets that still sign at `now`: the current one and, during a rotation's overlap, the old ones. */
+/** Whether a secret still signs at `now`: the current one, or an old one during a rotation's overlap. */
+export function isLive(secret: { expiresAt: string | null }, now: Date): boolean {
+  return secret.expiresAt === null || new Date(secret.expiresAt) > now;
+}
+
+/** The secrets that still sign at `now`. */
 export function liveSecrets(stored: StoredSecret[], now: Date): StoredSecret[] {
-  return stored.filter((s) => s.expiresAt === null || new Date(s.expiresAt) > now);
+  return stored.filter((s) => isLive(s, now));
 }
 
 /** The `webhook-signature` header: one `v1,<base64>` per live secret, space-separated. */
