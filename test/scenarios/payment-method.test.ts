@@ -1,10 +1,10 @@
 // Issue #14: a customer replaces the card or phone of a subscription without churning, through the same window and
 // flow as a new registration; the mounted sandbox enforces the MOBILE chain and window on the new key as on the old.
 import { describe, expect, it } from 'vitest';
-import { apiHeaders } from '../helpers/app.ts';
+import { apiHeaders, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { useRunningApp } from '../helpers/database.ts';
 import { decideWindow, follow, sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
-import { getSubscription, paymentsOf, runPass, setClock, subscribe } from '../helpers/billing.ts';
+import { getSubscription, paymentsOf, runPass, setClock, subscribe, type PaymentView } from '../helpers/billing.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 const DAY = 86_400_000;
@@ -119,5 +119,32 @@ describe('MOBILE: window closed, updated, charged on the new chain', () => {
     expect(ledger.map((e) => [e.operation, e.amount])).toEqual([['ISSUE_KEY', 5500], ['ISSUE_KEY', 5500], ['BILLING_CONFIRM', 5500]]);
     expect(ledger[1]!.transactionId).toBe(cycle1[0]!.transactionId);
     expect(await getSubscription(running.app, id)).toMatchObject({ status: 'ACTIVE', nextChargeAt: kst('2030-04-18T10:00:00').toISOString() });
+  });
+
+  it('a window approved after the subscription was cancelled: nothing is swapped, and the charge waits for an operator’s refund', async () => {
+    await setClock(running.app, kst('2030-01-10T10:00:00'));
+    const id = await subscribe(running.app, { method: 'MOBILE', amount: 5500, itemCode: 'ITEM01' });
+    await setClock(running.app, kst('2030-02-16T10:00:00'));
+    await runPass(running.app);
+    const before = await getSubscription(running.app, id);
+    const created = await post(`/api/v1/subscriptions/${id}/payment-method`, {});
+    expect(created.statusCode).toBe(201);
+    // The customer is in the window when the merchant cancels.
+    expect((await post(`/api/v1/subscriptions/${id}/cancel`, {})).statusCode).toBe(200);
+    const window = await decideWindow(running.app, created.json().window);
+    const redirect = await follow(running.app, window.redirectUrl, { json: true });
+    expect(redirect.statusCode).toBeGreaterThanOrEqual(400);
+    expect(redirect.json()).toMatchObject({ code: 'INVALID_STATE' });
+    const registration = (await running.app.inject({ method: 'GET', url: `/api/v1/registrations/${created.json().id}`, headers: apiHeaders })).json();
+    expect(registration).toMatchObject({ status: 'NEEDS_ATTENTION', failureCode: 'SUBSCRIPTION_CANCELED' });
+    expect(await getSubscription(running.app, id)).toMatchObject({ status: 'CANCELED', billingKey: { id: before.billingKey.id } });
+
+    const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+    const listed = (await running.app.inject({ method: 'GET', url: '/admin/payments?needsAttention=true', headers: admin })).json().items as PaymentView[];
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ status: 'SUCCEEDED', amount: 5500, attentionReason: 'SUBSCRIPTION_CANCELED', needsAttention: true });
+    const refund = await running.app.inject({ method: 'POST', url: `/admin/payments/${listed[0]!.id}/cancel`, headers: { ...admin, 'idempotency-key': 'refund-1' }, payload: { reason: 'charged after cancel' } });
+    expect(refund.statusCode, refund.body).toBe(200);
+    expect((await running.app.inject({ method: 'GET', url: '/admin/payments?needsAttention=true', headers: admin })).json().items).toEqual([]);
   });
 });

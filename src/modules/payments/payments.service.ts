@@ -11,8 +11,19 @@ export type PaymentStatus = PaymentRow['status'];
 /** A payment's attentionReason while one of its refunds has an unknown outcome. */
 export const REFUND_OUTCOME_UNKNOWN = 'REFUND_OUTCOME_UNKNOWN';
 
-/** Payments an operator must act on: UNKNOWN outcomes and refunds whose outcome is unknown. */
-export const NEEDS_ATTENTION_WHERE = { OR: [{ status: 'UNKNOWN' as const }, { attentionReason: REFUND_OUTCOME_UNKNOWN }] };
+/**
+ * A payment-method window approved (and charged) after its subscription was cancelled: the money moved for nothing,
+ * and the payment waits for an operator to refund it.
+ */
+export const CHARGED_AFTER_CANCEL = 'SUBSCRIPTION_CANCELED';
+
+/**
+ * Payments an operator must act on: UNKNOWN outcomes, refunds whose outcome is unknown, and charges made after their
+ * subscription was cancelled that are not refunded yet.
+ */
+export const NEEDS_ATTENTION_WHERE = {
+  OR: [{ status: 'UNKNOWN' as const }, { attentionReason: REFUND_OUTCOME_UNKNOWN }, { attentionReason: CHARGED_AFTER_CANCEL, status: 'SUCCEEDED' as const }],
+};
 
 export function serializeAttempt(row: AttemptRow) {
   return {
@@ -50,7 +61,7 @@ export function serializePayment(row: PaymentRow & { attempts?: AttemptRow[] }) 
     failureMessage: row.failureMessage ?? undefined,
     canceledAmount: row.canceledAmount,
     attentionReason: row.attentionReason ?? undefined,
-    needsAttention: row.status === 'UNKNOWN' || row.attentionReason === REFUND_OUTCOME_UNKNOWN,
+    needsAttention: row.status === 'UNKNOWN' || row.attentionReason === REFUND_OUTCOME_UNKNOWN || (row.attentionReason === CHARGED_AFTER_CANCEL && row.status === 'SUCCEEDED'),
     refundOutcomeUnknown: row.attentionReason === REFUND_OUTCOME_UNKNOWN,
     attempts: row.attempts?.map(serializeAttempt),
     createdAt: row.createdAt.toISOString(),

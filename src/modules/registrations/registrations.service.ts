@@ -21,6 +21,7 @@ import { calendarDaysBetween, GATEWAY_ZONE, MOBILE_WINDOW_DAYS, type IntervalUni
 import { RULE_ERRORS } from '../payments/payment.errors.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { applyChargeSuccess } from '../payments/charge.outcomes.ts';
+import { CHARGED_AFTER_CANCEL } from '../payments/payments.service.ts';
 import { releaseSubscription } from '../payments/charge.steps.ts';
 import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../checkout/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
@@ -404,8 +405,8 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       if (sub.status === 'CANCELED') {
         // Cancelled while the customer was in the window: nothing is swapped. A MOBILE charge did move money.
         await revokeBillingKey(tx, key.id, now);
-        if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'succeed', { transactionId: result.fields.transactionId, approvedAt, attentionReason: 'SUBSCRIPTION_CANCELED' });
-        await release('hold', { failureCode: 'SUBSCRIPTION_CANCELED', failureMessage: 'The subscription was cancelled during the window; refund the window’s payment if it charged' });
+        if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'succeed', { transactionId: result.fields.transactionId, approvedAt, attentionReason: CHARGED_AFTER_CANCEL });
+        await release('hold', { failureCode: CHARGED_AFTER_CANCEL, failureMessage: 'The subscription was cancelled during the window; refund the window’s payment if it charged' });
         log.warn({ registrationId: row.id, subscriptionId }, 'payment method approved for a cancelled subscription; an operator must refund any charge');
         return failure('INVALID_STATE', 'The subscription was cancelled', ids);
       }
