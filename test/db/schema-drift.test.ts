@@ -47,7 +47,7 @@ const SQL_ONLY_PARTIAL_INDEXES = [
   'events.events_sequence_key(sequence) WHERE (sequence IS NOT NULL)',
   'events.events_unsequenced(xid,pos) WHERE (sequence IS NULL)',
   'webhook_deliveries.webhook_deliveries_due(endpointId,nextAttemptAt) WHERE (status = \'PENDING\'::"WebhookDeliveryStatus")',
-  'subscriptions.subscriptions_due_claim_idx(nextChargeAt) WHERE ((status = ANY (ARRAY[\'ACTIVE\'::"SubscriptionStatus", \'PAST_DUE\'::"SubscriptionStatus", \'TRIALING\'::"SubscriptionStatus"])) AND ("needsAttention" = false))',
+  'subscriptions.subscriptions_due_claim_idx(nextChargeAt) WHERE ((status = ANY (ARRAY[\'ACTIVE\'::"SubscriptionStatus", \'TRIALING\'::"SubscriptionStatus", \'PAST_DUE\'::"SubscriptionStatus"])) AND ("needsAttention" = false))',
 ];
 
 interface DmmfField {

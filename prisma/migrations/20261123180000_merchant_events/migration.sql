@@ -87,7 +87,9 @@ ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_endpointId_f
 
 -- The event of one row change. Arguments: the object type, the columns whose change a merchant sees (the public
 -- shape), the columns never copied into an event (secrets, personal data the public shape does not show).
--- Several changes of one row in one transaction become one event: the latest snapshot, the oldest values.
+-- Several changes of one row in one transaction become one event: the latest snapshot, the oldest values. Columns
+-- are read by their JSON key, so a branch for a column a later migration adds (trialWillEndAt, issue #14) is inert
+-- until that column exists.
 CREATE FUNCTION "record_merchant_event"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   object_type text := TG_ARGV[0];
@@ -115,6 +117,7 @@ BEGIN
     event_type := CASE
       WHEN TG_OP = 'INSERT' THEN 'subscription.created'
       WHEN changed ? 'status' AND new_row ->> 'status' = 'CANCELED' THEN 'subscription.canceled'
+      WHEN changed ? 'trialWillEndAt' AND new_row ->> 'trialWillEndAt' IS NOT NULL THEN 'subscription.trial_will_end'
       ELSE 'subscription.updated' END;
   ELSIF object_type = 'payment' THEN
     event_type := CASE
@@ -134,7 +137,11 @@ BEGIN
   -- transaction or savepoint that wrote it), so most calls need no lookup at all.
   tx_key := 'billing_events.o' || replace(NEW."id"::text, '-', '');
   existing_id := nullif(current_setting(tx_key, true), '')::uuid;
-  IF existing_id IS NOT NULL THEN
+  -- The notice of a trial's end is an event of its own, even in the transaction that created the subscription.
+  IF event_type = 'subscription.trial_will_end' THEN
+    INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "previous")
+    VALUES (event_type, object_type, NEW."id", new_row, changed);
+  ELSIF existing_id IS NOT NULL THEN
     UPDATE "events" SET
       "snapshot" = new_row,
       "previous" = CASE WHEN "previous" IS NULL THEN NULL ELSE changed || "previous" END,

@@ -36,74 +36,10 @@ ALTER TABLE "subscriptions" ADD CONSTRAINT "subscriptions_trialing_has_end" CHEC
 -- The scheduler claims trials at their end too.
 DROP INDEX "subscriptions_due_claim_idx";
 CREATE INDEX "subscriptions_due_claim_idx" ON "subscriptions"("nextChargeAt")
-  WHERE "status" IN ('ACTIVE', 'PAST_DUE', 'TRIALING') AND "needsAttention" = false;
+  WHERE "status" IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND "needsAttention" = false;
 
--- Events: the new public fields count as changes, and the first notice of a trial's end is its own type.
-CREATE OR REPLACE FUNCTION "record_merchant_event"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  object_type text := TG_ARGV[0];
-  watched text[] := TG_ARGV[1]::text[];
-  hidden text[] := TG_ARGV[2]::text[];
-  new_row jsonb := to_jsonb(NEW);
-  old_row jsonb;
-  changed jsonb := '{}';
-  column_name text;
-  event_type text;
-  tx_key text;
-  existing_id uuid;
-BEGIN
-  IF TG_OP = 'UPDATE' THEN
-    old_row := to_jsonb(OLD);
-    FOREACH column_name IN ARRAY watched LOOP
-      IF old_row -> column_name IS DISTINCT FROM new_row -> column_name THEN
-        changed := changed || jsonb_build_object(column_name, old_row -> column_name);
-      END IF;
-    END LOOP;
-    IF changed = '{}' THEN RETURN NULL; END IF;
-  END IF;
-
-  IF object_type = 'subscription' THEN
-    event_type := CASE
-      WHEN TG_OP = 'INSERT' THEN 'subscription.created'
-      WHEN changed ? 'status' AND new_row ->> 'status' = 'CANCELED' THEN 'subscription.canceled'
-      WHEN changed ? 'trialWillEndAt' AND new_row ->> 'trialWillEndAt' IS NOT NULL THEN 'subscription.trial_will_end'
-      ELSE 'subscription.updated' END;
-  ELSIF object_type = 'payment' THEN
-    event_type := CASE
-      WHEN TG_OP = 'INSERT' OR changed ? 'status' THEN CASE new_row ->> 'status'
-        WHEN 'SUCCEEDED' THEN 'payment.succeeded' WHEN 'FAILED' THEN 'payment.failed'
-        WHEN 'UNKNOWN' THEN 'payment.unknown' WHEN 'CANCELED' THEN 'payment.canceled' END
-      WHEN changed ? 'canceledAmount' AND (new_row ->> 'canceledAmount')::int > (changed ->> 'canceledAmount')::int
-        THEN 'payment.canceled' END;
-  ELSE -- registration, order
-    event_type := CASE WHEN TG_OP = 'INSERT' OR changed ? 'status' THEN CASE new_row ->> 'status'
-        WHEN 'COMPLETED' THEN object_type || '.completed' WHEN 'FAILED' THEN object_type || '.failed'
-        WHEN 'EXPIRED' THEN CASE WHEN object_type = 'registration' THEN 'registration.expired' END END END;
-  END IF;
-
-  new_row := new_row - hidden;
-  -- This transaction's event of this row, if any, is remembered in a transaction-local setting (reverted with the
-  -- transaction or savepoint that wrote it), so most calls need no lookup at all.
-  tx_key := 'billing_events.o' || replace(NEW."id"::text, '-', '');
-  existing_id := nullif(current_setting(tx_key, true), '')::uuid;
-  -- The notice of a trial's end is an event of its own, even in the transaction that created the subscription.
-  IF event_type = 'subscription.trial_will_end' THEN
-    INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "previous")
-    VALUES (event_type, object_type, NEW."id", new_row, changed);
-  ELSIF existing_id IS NOT NULL THEN
-    UPDATE "events" SET
-      "snapshot" = new_row,
-      "previous" = CASE WHEN "previous" IS NULL THEN NULL ELSE changed || "previous" END,
-      "type" = CASE WHEN event_type IS NULL OR "type" LIKE '%.created' OR event_type LIKE '%.updated' THEN "type" ELSE event_type END
-     WHERE "id" = existing_id;
-  ELSIF event_type IS NOT NULL THEN
-    INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "previous")
-    VALUES (event_type, object_type, NEW."id", new_row, CASE WHEN TG_OP = 'UPDATE' THEN changed END)
-    RETURNING "id" INTO existing_id;
-    PERFORM set_config(tx_key, existing_id::text, true);
-  END IF;
-  RETURN NULL;
-END $$;
+-- Events: the new public fields count as changes (record_merchant_event, in 20261123180000_merchant_events, already
+-- knows the notice of a trial's end).
 
 DROP TRIGGER "subscriptions_merchant_events" ON "subscriptions";
 DROP TRIGGER "subscriptions_merchant_events_insert" ON "subscriptions";
