@@ -2,14 +2,14 @@
 // gateway's answer) and by an operator resolving an UNKNOWN payment, so both move a subscription the same way.
 // Callers run these inside the transaction that fences the write (lease, or the payment still being UNKNOWN).
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { periodAfterSuccess, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
+import type { Db } from '../../db/prisma.ts';
+import { isLive, periodAfterSuccess, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { transitionPayment } from './payment.state.ts';
 import { transitionSubscription } from '../subscriptions/subscription.state.ts';
 
 type Tx = Prisma.TransactionClient;
 
-const isLive = (status: string) => status === 'ACTIVE' || status === 'TRIALING' || status === 'PAST_DUE';
 
 export interface SuccessInput {
   subscriptionId: string;
@@ -58,6 +58,11 @@ export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<v
   if (sub.status === 'PAST_DUE' || sub.status === 'TRIALING') await transitionSubscription(tx, sub.id, 'recover');
 }
 
+/** The declines that count for a payment's retries: those since a new payment method reset them (retriesFrom). */
+export function countDeclines(tx: Tx | Db, payment: { id: string; retriesFrom: Date | null }): Promise<number> {
+  return tx.paymentAttempt.count({ where: { paymentId: payment.id, status: 'DECLINED', completedAt: payment.retriesFrom ? { gte: payment.retriesFrom } : undefined } });
+}
+
 export interface DeclineInput {
   subscriptionId: string;
   paymentId: string;
@@ -75,9 +80,8 @@ export interface DeclineInput {
  * the window. Declines are counted from the payment's DECLINED attempts.
  */
 export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{ plan: DeclinePlan; declines: number }> {
-  // A new payment method resets the cycle's retries (retriesFrom): earlier declines no longer count.
   const { retriesFrom } = await tx.payment.findUniqueOrThrow({ where: { id: input.paymentId }, select: { retriesFrom: true } });
-  const declines = await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'DECLINED', completedAt: retriesFrom ? { gte: retriesFrom } : undefined } });
+  const declines = await countDeclines(tx, { id: input.paymentId, retriesFrom });
   await transitionPayment(tx, input.paymentId, 'fail', { failureCode: input.failureCode, failureMessage: input.failureMessage });
   const payment = await tx.payment.findUniqueOrThrow({ where: { id: input.paymentId }, select: { cycle: true } });
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });

@@ -12,6 +12,13 @@ import {
   type IntervalUnit,
 } from '../../lib/calendar.ts';
 
+/**
+ * The statuses a charge may be made in (due, a trial's end, or a retry). The scheduler's claim query and the partial
+ * index subscriptions_due_claim_idx spell the same list in SQL (test/modules/payments/charge.rules.test.ts checks).
+ */
+export const LIVE = ['ACTIVE', 'TRIALING', 'PAST_DUE'] as const;
+export const isLive = (status: string): boolean => (LIVE as readonly string[]).includes(status);
+
 export interface ChargeableSubscription {
   id: string;
   method: 'CARD' | 'MOBILE';
@@ -189,7 +196,7 @@ export function scheduleAfterResume(
 
 export function planCharge(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): ChargePlan {
   const { now } = ctx;
-  if (sub.status !== 'ACTIVE' && sub.status !== 'TRIALING' && sub.status !== 'PAST_DUE') {
+  if (!isLive(sub.status)) {
     return refuse('SUBSCRIPTION_NOT_ACTIVE', `A ${sub.status} subscription is not charged`);
   }
   if (sub.needsAttention) return refuse('NEEDS_ATTENTION', 'The subscription is waiting for an operator');
@@ -311,7 +318,7 @@ export function explainCharge(sub: ChargeableSubscription, open: OpenPayment | u
   const plan = planCharge(sub, open, ctx);
   const check = (rule: string, passed: boolean, code: RuleCheck['code'], detail?: string): RuleCheck => (passed ? { rule, passed } : { rule, passed, code, detail });
   const rules: RuleCheck[] = [
-    check('subscription is ACTIVE, TRIALING or PAST_DUE', sub.status === 'ACTIVE' || sub.status === 'TRIALING' || sub.status === 'PAST_DUE', 'SUBSCRIPTION_NOT_ACTIVE', sub.status),
+    check(`subscription is ${LIVE.join(', ')}`, isLive(sub.status), 'SUBSCRIPTION_NOT_ACTIVE', sub.status),
     check('no operator task is open', !sub.needsAttention, 'NEEDS_ATTENTION'),
     check('billing key is active', sub.billingKeyStatus === 'ACTIVE', 'BILLING_KEY_REVOKED'),
     check('no earlier outcome is unknown', open?.status !== 'UNKNOWN', 'PAYMENT_OUTCOME_UNKNOWN'),

@@ -18,9 +18,9 @@ import pLimit from 'p-limit';
 import type { ServiceDeps } from '../service-deps.ts';
 import { sweepExpiredAttempts as sweep } from './attempts.ts';
 import { createGatewayOperations } from './gateway-operation.ts';
-import { explainCharge } from './charge.rules.ts';
+import { explainCharge, LIVE } from './charge.rules.ts';
 import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
-import { createChargeSteps, loadChargeInputs, LIVE, releaseSubscription, type ChargeReport, type OnPrepared, type PassReport, type Ready, type Trigger } from './charge.steps.ts';
+import { createChargeSteps, loadChargeInputs, releaseSubscription, type ChargeReport, type OnPrepared, type PassReport, type Ready, type Trigger } from './charge.steps.ts';
 
 export { chargeOrderId, type ChargeReport, type PassReport } from './charge.steps.ts';
 export type ChargeDeps = ServiceDeps;
@@ -44,7 +44,8 @@ export function createChargeService(deps: ChargeDeps) {
       UPDATE "subscriptions" SET "leaseOwner" = ${owner}, "leaseExpiresAt" = ${leaseExpiresAt}
       WHERE "id" IN (
         SELECT "id" FROM "subscriptions"
-        WHERE "status" IN ('ACTIVE', 'PAST_DUE', 'TRIALING') AND "needsAttention" = false
+        -- LIVE, spelled out so that the partial index subscriptions_due_claim_idx serves this query.
+        WHERE "status" IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND "needsAttention" = false
           AND "nextChargeAt" <= ${dueBy}
           AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < ${now})
           AND NOT ("id" = ANY(${exclude}::uuid[]))

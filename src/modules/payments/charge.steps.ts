@@ -10,8 +10,8 @@ import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { attemptOutcomeValues, firstAttempt, prepareAttempt, StaleLeaseError } from './attempts.ts';
-import { consentsMatter, periodAfterSuccess, planCharge, type ChargeableSubscription, type ChargePlan, type PlanContext, type RefusalCode } from './charge.rules.ts';
-import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
+import { consentsMatter, LIVE, periodAfterSuccess, planCharge, type ChargeableSubscription, type ChargePlan, type PlanContext, type RefusalCode } from './charge.rules.ts';
+import { applyChargeDecline, applyChargeSuccess, countDeclines } from './charge.outcomes.ts';
 import { PAYMENT_TRANSITIONS, transitionPayment } from './payment.state.ts';
 import { SUBSCRIPTION_TRANSITIONS, transitionSubscription } from '../subscriptions/subscription.state.ts';
 
@@ -47,7 +47,6 @@ export function chargeOrderId(subscriptionId: string, cycle: number, attempt: nu
 }
 
 /** The statuses a charge is for. */
-export const LIVE = ['ACTIVE', 'TRIALING', 'PAST_DUE'] as const;
 
 export interface Ready {
   kind: 'READY';
@@ -93,9 +92,7 @@ export async function loadChargeInputs(tx: Tx | Db, id: string, context: Omit<Pl
   const sub = known ?? (await tx.subscription.findUnique({ where: { id }, include: { billingKey: true } }));
   if (!sub) return undefined;
   const open = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId: id, cycle: sub.cycle } } });
-  const declines = open
-    ? await tx.paymentAttempt.count({ where: { paymentId: open.id, status: 'DECLINED', completedAt: open.retriesFrom ? { gte: open.retriesFrom } : undefined } })
-    : 0;
+  const declines = open ? await countDeclines(tx, open) : 0;
   const consents = consentsMatter(sub, open ?? undefined, context.consentRequired)
     ? await tx.consent.findMany({ where: { subscriptionId: id }, select: { kind: true, obtainedAt: true } })
     : [];
@@ -162,7 +159,7 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
     const [written] = await db.$queryRaw<Array<{ paymentId: string; attemptId: string }>>`
       WITH ok AS (
         SELECT "id" FROM "subscriptions"
-         WHERE "id" = ${id}::uuid AND "leaseOwner" = ${owner} AND "status" IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND "needsAttention" = false AND "cycle" = ${plan.cycle}
+         WHERE "id" = ${id}::uuid AND "leaseOwner" = ${owner} AND "status"::text = ANY (${[...LIVE]}::text[]) AND "needsAttention" = false AND "cycle" = ${plan.cycle}
          FOR UPDATE),
       p AS (
         INSERT INTO "payments" ("subscriptionId", "cycle", "kind", "method", "amount", "orderId", "attemptCount", "dueAt", "updatedAt")

@@ -1,7 +1,8 @@
 // The charge rules as pure functions: what a charge may do now, and what follows a decline.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planAfterDecline, planCharge, type ChargeableSubscription, type ConsentRecord } from '../../../src/modules/payments/charge.rules.ts';
+import { readFileSync } from 'node:fs';
+import { LIVE, planAfterDecline, planCharge, type ChargeableSubscription, type ConsentRecord } from '../../../src/modules/payments/charge.rules.ts';
 import { chargeOrderId } from '../../../src/modules/payments/charge.service.ts';
 
 const SEOUL = 'Asia/Seoul';
@@ -160,5 +161,15 @@ describe('rule 13: consent before more money', () => {
     expect(planCharge(subscription({ lastAmount: 9900, status: 'PAST_DUE' }), open, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(31 * 24) }]))).toMatchObject({ code: 'CONSENT_REQUIRED' });
     // A decrease never needs one.
     expect(planCharge(subscription({ amount: 5000, lastAmount: 9900 }), undefined, ctx(due))).toMatchObject({ action: 'CHARGE', amount: 5000 });
+  });
+});
+
+describe('LIVE, the statuses a charge may be made in', () => {
+  it('is what the scheduler’s claim query and the due-claim index spell in SQL', () => {
+    const inSql = `'${LIVE.join("', '")}'`;
+    const claim = readFileSync(new URL('../../../src/modules/payments/charge.service.ts', import.meta.url), 'utf8');
+    expect(claim).toContain(`"status" IN (${inSql})`);
+    const migration = readFileSync(new URL('../../../prisma/migrations/20261123190100_subscription_lifecycle/migration.sql', import.meta.url), 'utf8');
+    expect(migration).toContain(`WHERE "status" IN (${inSql}) AND "needsAttention" = false`);
   });
 });
