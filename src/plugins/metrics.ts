@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GatewayClient, GatewayResult } from '../gateway/types.ts';
 import type { WebhookObserver } from '../modules/webhooks/dispatcher.ts';
+import { LIVE } from '../modules/payments/charge.rules.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -63,7 +64,7 @@ async function metricsPlugin(app: FastifyInstance) {
     help: 'Subscriptions due now and not yet charged (the backlog a pass would claim)',
     registers: [registry],
     async collect() {
-      this.set(await app.db.subscription.count({ where: { status: { in: ['ACTIVE', 'PAST_DUE'] }, needsAttention: false, nextChargeAt: { lte: app.clock.now() } } }));
+      this.set(await app.db.subscription.count({ where: { status: { in: [...LIVE] }, needsAttention: false, nextChargeAt: { lte: app.clock.now() } } }));
     },
   });
   new Gauge({

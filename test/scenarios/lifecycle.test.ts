@@ -63,6 +63,8 @@ describe('trials (CARD)', () => {
     await setClock(running.app, kst('2030-03-01T10:00:00'));
     const id = await subscribe(running.app, { amount: 9900, trialDays: 14 });
     await setClock(running.app, kst('2030-03-15T10:00:00'));
+    // Operators see the trial's end in the due backlog.
+    expect((await running.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^billing_due_subscriptions 1$/m);
     expect(await runPass(running.app)).toMatchObject({ claimed: 1, succeeded: 0, skipped: 1 });
     expect(await getSubscription(running.app, id)).toMatchObject({ status: 'CANCELED', cancelReason: 'CONSENT_MISSING', nextChargeAt: null, billingKey: { status: 'REVOKED' } });
     expect(await charges()).toEqual([]);
