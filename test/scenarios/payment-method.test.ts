@@ -89,6 +89,18 @@ describe('CARD: declined, updated, collected', () => {
 });
 
 describe('MOBILE: window closed, updated, charged on the new chain', () => {
+  it('is refused up front (409 PAYMENT_OUTCOME_UNKNOWN) while the owed cycle’s charge has an unknown outcome', async () => {
+    await setClock(running.app, kst('2030-01-10T10:00:00'));
+    const id = await subscribe(running.app, { method: 'MOBILE', amount: 5500, itemCode: 'ITEM01' });
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'http_500' });
+    await setClock(running.app, (await getSubscription(running.app, id)).nextChargeAt!);
+    expect(await runPass(running.app)).toMatchObject({ unknown: 1 });
+    const refused = await post(`/api/v1/subscriptions/${id}/payment-method`, {});
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().code).toBe('PAYMENT_OUTCOME_UNKNOWN');
+    expect(await running.app.db.registration.count({ where: { purpose: 'PAYMENT_METHOD' } })).toBe(0);
+  });
+
   it('the window payment pays the owed cycle, clears the attention and anchors the new chain; next month chains on it within ±5 days', async () => {
     const start = kst('2030-01-10T10:00:00');
     await setClock(running.app, start);

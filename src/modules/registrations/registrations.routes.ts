@@ -28,7 +28,7 @@ export function registrationsRoutes(service: ReturnType<typeof createRegistratio
           headers: idempotencyHeaders(false),
           body: PaymentMethodBody,
           response: { 201: RegistrationResponse },
-          errors: codesByStatus(ValidationError, NotFoundError, StateConflictError, RULE_ERRORS.NOT_DUE, IdempotencyKeyReusedError, IdempotencyInProgressError),
+          errors: codesByStatus(ValidationError, NotFoundError, StateConflictError, RULE_ERRORS.NOT_DUE, RULE_ERRORS.PAYMENT_OUTCOME_UNKNOWN, IdempotencyKeyReusedError, IdempotencyInProgressError),
         },
       },
       async (request, reply) =>

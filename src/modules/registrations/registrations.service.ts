@@ -182,6 +182,10 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       const now = clock.now();
       const owed = sub.status === 'PAST_DUE' || (sub.nextChargeAt !== null && Math.abs(calendarDaysBetween(now, sub.nextChargeAt, GATEWAY_ZONE)) <= MOBILE_WINDOW_DAYS);
       if (!owed) throw new RULE_ERRORS.NOT_DUE('A MOBILE window charges at once: it is taken only while a cycle is owed (PAST_DUE, or the next charge within ±5 days)');
+      // The owed cycle's charge may have gone through: nothing is charged again until an operator settles it.
+      if (sub.attentionReason === 'PAYMENT_OUTCOME_UNKNOWN') {
+        throw new RULE_ERRORS.PAYMENT_OUTCOME_UNKNOWN('The outcome of this cycle’s charge is unknown; an operator must resolve it before a MOBILE window may charge');
+      }
     }
     const terms = {
       userId: sub.userId,
