@@ -7,6 +7,7 @@ import type { Config } from '../../config.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { serializePayment } from '../payments/payments.service.ts';
 import { serializeSubscription } from '../subscriptions/subscriptions.service.ts';
+import { BILLING_KEY_SUMMARY_JSON, consentsJson, reviveConsents, type BillingKeySummary } from '../subscriptions/subscriptions.read.ts';
 import { registrationEventObject } from '../registrations/registrations.service.ts';
 import { orderEventObject } from '../orders/orders.service.ts';
 
@@ -20,16 +21,6 @@ export const INSTANT_FIELDS: Record<ObjectType, readonly string[]> = {
   order: ['expiresAt', 'completedAt', 'leaseExpiresAt', 'createdAt', 'updatedAt'],
 };
 
-export interface BillingKeySummary {
-  id: string;
-  method: 'CARD' | 'MOBILE';
-  status: 'ACTIVE' | 'REVOKED';
-  cardName: string | null;
-  cardNumber: string | null;
-  carrier: string | null;
-  phoneNumber: string | null;
-}
-
 export interface EventRow {
   id: string;
   type: string;
@@ -42,7 +33,7 @@ export interface EventRow {
   /** Subscription events: the billing keys the snapshot and the old values name. */
   billingKeys: BillingKeySummary[] | null;
   /** Subscription events: the consents recorded by the time of the event (consents are immutable). */
-  consents: Array<{ id: string; kind: 'TRIAL_CONVERSION' | 'PRICE_INCREASE'; obtainedAt: string; channel: string | null; reference: string | null; createdAt: string }> | null;
+  consents: Array<Record<string, unknown>> | null;
   /** Registration events: the subscription it created, if any. */
   subscriptionId: string | null;
   /** Order events: its payment, if any. */
@@ -53,13 +44,9 @@ export interface EventRow {
 export const EVENT_COLUMNS = Prisma.raw(`
   e."id", e."type", e."sequence", e."createdAt", e."objectType", e."objectId", e."snapshot", e."previous",
   CASE WHEN e."objectType" = 'subscription' THEN (
-    SELECT jsonb_agg(jsonb_build_object('id', k."id", 'method', k."method", 'status', k."status", 'cardName', k."cardName",
-                                        'cardNumber', k."cardNumber", 'carrier', k."carrier", 'phoneNumber', k."phoneNumber"))
-      FROM "billing_keys" k
+    SELECT jsonb_agg(${BILLING_KEY_SUMMARY_JSON}) FROM "billing_keys" k
      WHERE k."id" IN ((e."snapshot" ->> 'billingKeyId')::uuid, (e."previous" ->> 'billingKeyId')::uuid)) END AS "billingKeys",
-  CASE WHEN e."objectType" = 'subscription' THEN (
-    SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c."obtainedAt", c."id"), '[]') FROM "consents" c
-     WHERE c."subscriptionId" = e."objectId" AND c."createdAt" <= e."createdAt") END AS "consents",
+  CASE WHEN e."objectType" = 'subscription' THEN ${consentsJson('c."subscriptionId" = e."objectId" AND c."createdAt" <= e."createdAt"')} END AS "consents",
   CASE WHEN e."objectType" = 'registration' THEN (SELECT s."id" FROM "subscriptions" s WHERE s."registrationId" = e."objectId") END AS "subscriptionId",
   CASE WHEN e."objectType" = 'order' THEN (SELECT p."id" FROM "payments" p WHERE p."oneTimeOrderId" = e."objectId") END AS "paymentId"`);
 
@@ -87,8 +74,7 @@ function objectOf(event: EventRow, raw: Record<string, unknown>, config: Config)
       const key = event.billingKeys?.find((k) => k.id === row.billingKeyId);
       // A key we no longer hold is shown by its id alone (never invented).
       const billingKey = key ?? { id: String(row.billingKeyId), method: row.method, status: 'REVOKED', cardName: null, cardNumber: null, carrier: null, phoneNumber: null };
-      const consents = (event.consents ?? []).map((c) => ({ ...c, obtainedAt: new Date(c.obtainedAt), createdAt: new Date(c.createdAt) }));
-      return serializeSubscription({ ...row, billingKey, consents } as never);
+      return serializeSubscription({ ...row, billingKey, consents: reviveConsents(event.consents) } as never);
     }
     case 'payment':
       return serializePayment(row as never);

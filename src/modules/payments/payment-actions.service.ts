@@ -12,7 +12,7 @@ import { afterCursor, createdWithin, decodeCursor, PAGE_ORDER, toPage } from '..
 import { sweepExpiredAttempts } from './attempts.ts';
 import { createGatewayOperations } from './gateway-operation.ts';
 import { applyChargeDecline, applyChargeSuccess } from './charge.outcomes.ts';
-import { NEEDS_ATTENTION_WHERE, REFUND_OUTCOME_UNKNOWN, serializePayment, type PaymentStatus } from './payments.service.ts';
+import { NEEDS_ATTENTION_WHERE, readPayment, REFUND_OUTCOME_UNKNOWN, serializePayment, type PaymentStatus } from './payments.service.ts';
 import { transitionPayment } from './payment.state.ts';
 import { moveCheckout } from '../checkout/checkout.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from './payment.errors.ts';
@@ -40,6 +40,12 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
 
   async function load(tx: Tx | Db, id: string) {
     const row = await tx.payment.findUnique({ where: { id }, include: WITH_ATTEMPTS });
+    if (!row) throw new NotFoundError('Payment');
+    return row;
+  }
+
+  async function view(id: string) {
+    const row = await readPayment(db, id);
     if (!row) throw new NotFoundError('Payment');
     return row;
   }
@@ -256,7 +262,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     });
   }
 
-  return { listPayments, getPayment: async (id: string) => serializePayment(await load(db, id)), resolve, refund, resolveRefund };
+  return { listPayments, getPayment: async (id: string) => serializePayment(await view(id)), resolve, refund, resolveRefund };
 }
 
 export type PaymentActions = ReturnType<typeof createPaymentActions>;

@@ -1,6 +1,6 @@
 // Payments and their attempts, read through the merchant API (DESIGN.md §5 payment shape).
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { Db } from '../../db/prisma.ts';
+import { sqlPool, type Db } from '../../db/prisma.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 
@@ -25,7 +25,10 @@ export const NEEDS_ATTENTION_WHERE = {
   OR: [{ status: 'UNKNOWN' as const }, { attentionReason: REFUND_OUTCOME_UNKNOWN }, { attentionReason: CHARGED_AFTER_CANCEL, status: 'SUCCEEDED' as const }],
 };
 
-export function serializeAttempt(row: AttemptRow) {
+/** The attempt columns the public shape shows. */
+type AttemptView = Pick<AttemptRow, 'id' | 'attemptNumber' | 'operation' | 'orderId' | 'amount' | 'status' | 'gatewayCode' | 'gatewayMessage' | 'transactionId' | 'approvedAt' | 'sentAt' | 'completedAt' | 'createdAt'>;
+
+export function serializeAttempt(row: AttemptView) {
   return {
     id: row.id,
     attemptNumber: row.attemptNumber,
@@ -43,7 +46,7 @@ export function serializeAttempt(row: AttemptRow) {
   };
 }
 
-export function serializePayment(row: PaymentRow & { attempts?: AttemptRow[] }) {
+export function serializePayment(row: PaymentRow & { attempts?: AttemptView[] }) {
   return {
     id: row.id,
     subscriptionId: row.subscriptionId ?? undefined,
@@ -69,11 +72,33 @@ export function serializePayment(row: PaymentRow & { attempts?: AttemptRow[] }) 
   };
 }
 
+const ATTEMPT_INSTANTS = ['approvedAt', 'sentAt', 'completedAt', 'createdAt'] as const;
+
+/**
+ * A payment with its attempts (in order) in one statement, straight from the pg pool: through Prisma it was two
+ * statements and most of the route's CPU (issue 15). The public shape stays in serializePayment.
+ */
+export async function readPayment(db: Db, id: string): Promise<(PaymentRow & { attempts: AttemptView[] }) | undefined> {
+  const { rows } = await sqlPool(db).query(
+    `SELECT p.*, (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a."id", 'attemptNumber', a."attemptNumber", 'operation', a."operation",
+              'orderId', a."orderId", 'amount', a."amount", 'status', a."status", 'gatewayCode', a."gatewayCode", 'gatewayMessage', a."gatewayMessage",
+              'transactionId', a."transactionId", 'approvedAt', a."approvedAt", 'sentAt', a."sentAt", 'completedAt', a."completedAt", 'createdAt', a."createdAt")
+              ORDER BY a."attemptNumber"), '[]') FROM "payment_attempts" a WHERE a."paymentId" = p."id") AS "attempts"
+       FROM "payments" p WHERE p."id" = $1`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  // jsonb carries instants as strings.
+  for (const attempt of row.attempts) for (const field of ATTEMPT_INSTANTS) if (attempt[field] !== null) attempt[field] = new Date(attempt[field]);
+  return row;
+}
+
 export function createPaymentsService(deps: { db: Db }) {
   const { db } = deps;
 
   async function getPayment(id: string) {
-    const row = await db.payment.findUnique({ where: { id }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } });
+    const row = await readPayment(db, id);
     if (!row) throw new NotFoundError('Payment');
     return row;
   }

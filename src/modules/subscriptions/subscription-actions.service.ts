@@ -5,29 +5,18 @@ import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { NotFoundError, StateConflictError, withDetails } from '../../lib/errors.ts';
-import { afterCursor, createdWithin, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { validateTerms } from '../checkout/terms.ts';
 import type { ChargeService } from '../payments/charge.service.ts';
 import { scheduleAfterResume } from '../payments/charge.rules.ts';
 import { serializePayment } from '../payments/payments.service.ts';
 import { applyCancel, serializeSubscription, WITH_KEY } from './subscriptions.service.ts';
+import { pageSubscriptions, readSubscription, type SubscriptionFilter } from './subscriptions.read.ts';
 import { applyPriceChange } from './lifecycle.service.ts';
 import { transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RULE_ERRORS } from '../payments/payment.errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 
 type Tx = Prisma.TransactionClient;
-
-export interface SubscriptionFilter {
-  status?: SubscriptionStatus;
-  needsAttention?: boolean;
-  userId?: string;
-  method?: 'CARD' | 'MOBILE';
-  createdFrom?: string;
-  createdTo?: string;
-  limit: number;
-  cursor?: string;
-}
 
 export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: Config; charges: ChargeService }) {
   const { db, clock, config, charges } = deps;
@@ -39,21 +28,14 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
     return row;
   }
 
+  async function view(id: string) {
+    const row = await readSubscription(db, id);
+    if (!row) throw new NotFoundError('Subscription');
+    return row;
+  }
+
   async function listSubscriptions(filter: SubscriptionFilter) {
-    const rows = await db.subscription.findMany({
-      where: {
-        status: filter.status,
-        needsAttention: filter.needsAttention,
-        userId: filter.userId,
-        method: filter.method,
-        ...createdWithin(filter),
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      include: WITH_KEY,
-      orderBy: PAGE_ORDER,
-      take: filter.limit + 1,
-    });
-    const page = toPage(rows, filter.limit);
+    const page = await pageSubscriptions(db, filter);
     return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
   }
 
@@ -142,7 +124,7 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
     };
   }
 
-  return { listSubscriptions, getSubscription: async (id: string) => serializeSubscription(await load(db, id)), pause, resume, cancel, update, charge, explain };
+  return { listSubscriptions, getSubscription: async (id: string) => serializeSubscription(await view(id)), pause, resume, cancel, update, charge, explain };
 }
 
 export type SubscriptionActions = ReturnType<typeof createSubscriptionActions>;

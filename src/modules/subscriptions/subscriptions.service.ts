@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { addInterval, type IntervalUnit } from '../../lib/calendar.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { maskPhoneNumber } from '../../lib/redact.ts';
-import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+import { pageSubscriptions, readSubscription, type SubscriptionView } from './subscriptions.read.ts';
 import { createSubscription, transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 
@@ -13,10 +13,12 @@ type Tx = Prisma.TransactionClient;
 
 /** What the public shape needs beside the row: the billing key's description and the consents, oldest first. */
 export const WITH_KEY = { billingKey: true, consents: { orderBy: [{ obtainedAt: 'asc' }, { id: 'asc' }] } } satisfies Prisma.SubscriptionInclude;
-type SubscriptionRow = Prisma.SubscriptionGetPayload<{ include: typeof WITH_KEY }>;
 
-/** The public shape (DESIGN.md §5): the billing key itself never appears, phone numbers are masked. */
-export function serializeSubscription(row: SubscriptionRow) {
+/**
+ * The public shape (DESIGN.md §5): the billing key itself never appears, phone numbers are masked. Takes a row read
+ * by Prisma with WITH_KEY or by subscriptions.read.ts.
+ */
+export function serializeSubscription(row: SubscriptionView) {
   return {
     id: row.id,
     userId: row.userId,
@@ -186,24 +188,13 @@ export function createSubscriptionsService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
 
   async function getSubscription(id: string) {
-    const row = await db.subscription.findUnique({ where: { id }, include: WITH_KEY });
+    const row = await readSubscription(db, id);
     if (!row) throw new NotFoundError('Subscription');
     return row;
   }
 
   async function listSubscriptions(filter: { userId?: string; status?: SubscriptionStatus; needsAttention?: boolean; limit: number; cursor?: string }) {
-    const rows = await db.subscription.findMany({
-      where: {
-        userId: filter.userId,
-        status: filter.status,
-        needsAttention: filter.needsAttention,
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      include: WITH_KEY,
-      orderBy: PAGE_ORDER,
-      take: filter.limit + 1,
-    });
-    return toPage(rows, filter.limit);
+    return pageSubscriptions(db, filter);
   }
 
   /** Cancels now or at period end (applyCancel), for the merchant API. */

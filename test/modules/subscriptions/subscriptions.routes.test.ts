@@ -2,8 +2,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { apiHeaders, buildTestApp } from '../../helpers/app.ts';
+import { adminHeaders } from '../../helpers/billing.ts';
+import { serializeSubscription, WITH_KEY } from '../../../src/modules/subscriptions/subscriptions.service.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
-import { createPayment, createSubscription } from '../../factories/index.ts';
+import { createAttempt, createPayment, createSubscription } from '../../factories/index.ts';
+import { serializePayment } from '../../../src/modules/payments/payments.service.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -46,6 +49,41 @@ describe('GET /api/v1/subscriptions', () => {
     expect(page.items[0]).toMatchObject({ userId: 'a', status: 'PAST_DUE', billingKey: { cardName: 'Test Card' } });
     const text = JSON.stringify(page);
     expect(text).not.toMatch(/keyCiphertext|keyIv|encryptionKeyId/);
+  });
+
+  it('pages through rows created at the same instant by id, and shows every field as Prisma reads it', async () => {
+    // The public reads are one SQL statement (subscriptions.read.ts); the shape must stay what the Prisma row gives.
+    const at = new Date(Date.UTC(2026, 2, 1));
+    const mobile = await createSubscription(app.db, { method: 'MOBILE', userId: 'tie', createdAt: at, status: 'PAST_DUE', needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED', lastTransactionId: 'tx-1' });
+    await app.db.billingKey.update({ where: { id: mobile.billingKeyId }, data: { carrier: 'SKT', phoneNumber: '01012345678', cardName: null, cardNumber: null } });
+    const trial = await createSubscription(app.db, { userId: 'tie', createdAt: at, status: 'TRIALING', trialEnd: new Date(Date.UTC(2026, 2, 15)), itemCode: 'item-1' });
+    const priced = await createSubscription(app.db, { userId: 'tie', createdAt: at, pendingAmount: 12_900, pendingAmountRequestedAt: at });
+    const obtainedAt = new Date(Date.UTC(2026, 1, 20));
+    await app.db.consent.createMany({ data: [
+      { subscriptionId: priced.id, kind: 'PRICE_INCREASE', obtainedAt, channel: 'web', reference: 'ref-2', id: 'ffffffff-0000-4000-8000-000000000000' },
+      { subscriptionId: priced.id, kind: 'TRIAL_CONVERSION', obtainedAt, id: '00000000-0000-4000-8000-000000000000' },
+    ] });
+    const canceled = await createSubscription(app.db, { userId: 'tie', createdAt: at, status: 'CANCELED', canceledAt: at, cancelReason: 'CANCELED_BY_MERCHANT', nextChargeAt: null });
+    const viaPrisma = async (id: string) => JSON.parse(JSON.stringify(serializeSubscription(await app.db.subscription.findUniqueOrThrow({ where: { id }, include: WITH_KEY }))));
+
+    const ids = [mobile, trial, priced, canceled].map((s) => s.id).sort().reverse();
+    const seen: unknown[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: unknown[]; nextCursor: string | null } = (await get(`/api/v1/subscriptions?userId=tie&limit=1${cursor ? `&cursor=${cursor}` : ''}`)).json();
+      seen.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(await Promise.all(ids.map(viaPrisma)));
+    for (const id of ids) {
+      expect((await get(`/api/v1/subscriptions/${id}`)).json()).toEqual(await viaPrisma(id));
+      expect((await app.inject({ method: 'GET', url: `/admin/subscriptions/${id}`, headers: adminHeaders })).json()).toEqual(await viaPrisma(id));
+    }
+    const shown = (await get(`/api/v1/subscriptions/${priced.id}`)).json();
+    expect(shown.consents.map((c: { kind: string }) => c.kind)).toEqual(['TRIAL_CONVERSION', 'PRICE_INCREASE']);
+    expect((await get(`/api/v1/subscriptions/${mobile.id}`)).json().billingKey).toMatchObject({ carrier: 'SKT', phoneNumber: expect.not.stringContaining('12345678') });
+    const admin = (await app.inject({ method: 'GET', url: '/admin/subscriptions?method=MOBILE&createdFrom=2026-03-01T00:00:00Z&createdTo=2026-03-01T00:00:00.001Z', headers: adminHeaders })).json();
+    expect(admin.items.map((s: { id: string }) => s.id)).toEqual([mobile.id]);
   });
 
   it('refuses a malformed cursor and an unknown filter', async () => {
@@ -92,5 +130,19 @@ describe('GET /api/v1/payments', () => {
     const one = (await get(`/api/v1/payments/${failed.id}`)).json();
     expect(one).toMatchObject({ id: failed.id, status: 'FAILED', attempts: [] });
     expect((await get('/api/v1/payments/00000000-0000-0000-0000-000000000000')).statusCode).toBe(404);
+  });
+
+  it('shows a payment and its attempts, in order, with every field as Prisma reads them', async () => {
+    // GET /payments/:id is one SQL statement (readPayment); the shape must stay what the Prisma rows give.
+    const subscription = await createSubscription(app.db);
+    const payment = await createPayment(app.db, { subscriptionId: subscription.id, cycle: 1, status: 'SUCCEEDED', transactionId: 'tx-2', approvedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)), attentionReason: 'SUBSCRIPTION_CANCELED', canceledAmount: 100 });
+    await createAttempt(app.db, { paymentId: payment.id, attemptNumber: 2, status: 'SUCCEEDED', transactionId: 'tx-2', approvedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)), sentAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 1)), completedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 6)) });
+    await createAttempt(app.db, { paymentId: payment.id, attemptNumber: 1, status: 'DECLINED', gatewayCode: 'CARD_DECLINED', gatewayMessage: 'declined', sentAt: new Date(Date.UTC(2026, 0, 1)) });
+    const viaPrisma = JSON.parse(JSON.stringify(serializePayment(await app.db.payment.findUniqueOrThrow({ where: { id: payment.id }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } }))));
+    const shown = (await get(`/api/v1/payments/${payment.id}`)).json();
+    expect(shown).toEqual(viaPrisma);
+    expect(shown.attempts.map((a: { attemptNumber: number }) => a.attemptNumber)).toEqual([1, 2]);
+    expect(shown.attempts[1].approvedAt).toBe('2026-01-02T03:04:05.678Z');
+    expect((await app.inject({ method: 'GET', url: `/admin/payments/${payment.id}`, headers: adminHeaders })).json()).toEqual(viaPrisma);
   });
 });
