@@ -1,6 +1,6 @@
 // Payments and their attempts, read through the merchant API (DESIGN.md §5 payment shape).
-import type { Prisma } from '../../generated/prisma/client.ts';
-import { sqlPool, type Db } from '../../db/prisma.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 
@@ -79,19 +79,19 @@ const ATTEMPT_INSTANTS = ['approvedAt', 'sentAt', 'completedAt', 'createdAt'] as
  * statements and most of the route's CPU (issue 15). The public shape stays in serializePayment.
  */
 export async function readPayment(db: Db, id: string): Promise<(PaymentRow & { attempts: AttemptView[] }) | undefined> {
-  const { rows } = await sqlPool(db).query(
-    `SELECT p.*, (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a."id", 'attemptNumber', a."attemptNumber", 'operation', a."operation",
+  const [row] = await sqlQuery<PaymentRow & { attempts: Array<Record<string, unknown>> }>(
+    db,
+    `SELECT ${columnsOf(Prisma.PaymentScalarFieldEnum, 'p')}, (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a."id", 'attemptNumber', a."attemptNumber", 'operation', a."operation",
               'orderId', a."orderId", 'amount', a."amount", 'status', a."status", 'gatewayCode', a."gatewayCode", 'gatewayMessage', a."gatewayMessage",
               'transactionId', a."transactionId", 'approvedAt', a."approvedAt", 'sentAt', a."sentAt", 'completedAt', a."completedAt", 'createdAt', a."createdAt")
               ORDER BY a."attemptNumber"), '[]') FROM "payment_attempts" a WHERE a."paymentId" = p."id") AS "attempts"
        FROM "payments" p WHERE p."id" = $1`,
     [id],
   );
-  const row = rows[0];
   if (!row) return undefined;
   // jsonb carries instants as strings.
-  for (const attempt of row.attempts) for (const field of ATTEMPT_INSTANTS) if (attempt[field] !== null) attempt[field] = new Date(attempt[field]);
-  return row;
+  for (const attempt of row.attempts) for (const field of ATTEMPT_INSTANTS) if (attempt[field] !== null) attempt[field] = new Date(attempt[field] as string);
+  return row as PaymentRow & { attempts: AttemptView[] };
 }
 
 export function createPaymentsService(deps: { db: Db }) {

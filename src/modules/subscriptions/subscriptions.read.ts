@@ -2,8 +2,8 @@
 // key's public columns and its consents come back together, straight from the pg pool. Through Prisma a page was
 // three statements and about 2.5 ms of the service's CPU; this is one statement and a quarter of that (issue 15).
 // The public shape itself stays in serializeSubscription.
-import { sqlParams, sqlPool, type Db } from '../../db/prisma.ts';
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { columnsOf, sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 import { decodeCursor, toPage } from '../../lib/pagination.ts';
 import type { SubscriptionStatus } from './subscription.state.ts';
 
@@ -36,7 +36,7 @@ export function reviveConsents(rows: Array<Record<string, unknown>> | null): Sub
   return (rows ?? []).map((c) => ({ ...c, obtainedAt: new Date(c.obtainedAt as string), createdAt: new Date(c.createdAt as string) }) as SubscriptionView['consents'][number]);
 }
 
-const VIEW = `SELECT s.*, ${BILLING_KEY_SUMMARY_JSON} AS "billingKey", ${consentsJson('c."subscriptionId" = s."id"')} AS "consents"
+const VIEW = `SELECT ${columnsOf(Prisma.SubscriptionScalarFieldEnum, 's')}, ${BILLING_KEY_SUMMARY_JSON} AS "billingKey", ${consentsJson('c."subscriptionId" = s."id"')} AS "consents"
   FROM "subscriptions" s JOIN "billing_keys" k ON k."id" = s."billingKeyId"`;
 
 function toView(row: Record<string, unknown>): SubscriptionView {
@@ -44,8 +44,8 @@ function toView(row: Record<string, unknown>): SubscriptionView {
 }
 
 export async function readSubscription(db: Db, id: string): Promise<SubscriptionView | undefined> {
-  const { rows } = await sqlPool(db).query(`${VIEW} WHERE s."id" = $1`, [id]);
-  return rows[0] ? toView(rows[0]) : undefined;
+  const [row] = await sqlQuery(db, `${VIEW} WHERE s."id" = $1`, [id]);
+  return row ? toView(row) : undefined;
 }
 
 export interface SubscriptionFilter {
@@ -75,6 +75,6 @@ export async function pageSubscriptions(db: Db, filter: SubscriptionFilter) {
   const after = decodeCursor(filter.cursor);
   if (after) where.push(`(s."createdAt", s."id") < (${param(after.createdAt)}, ${param(after.id)}::uuid)`);
   const sql = `${VIEW} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s."createdAt" DESC, s."id" DESC LIMIT ${param(filter.limit + 1)}`;
-  const { rows } = await sqlPool(db).query(sql, values);
+  const rows = await sqlQuery(db, sql, values);
   return toPage(rows.map(toView), filter.limit);
 }

@@ -86,6 +86,25 @@ describe('GET /api/v1/subscriptions', () => {
     expect(admin.items.map((s: { id: string }) => s.id)).toEqual([mobile.id]);
   });
 
+  it('keeps answering after a migration adds a column: the named (prepared) statements name their columns', async () => {
+    const subscription = await createSubscription(app.db);
+    const payment = await createPayment(app.db, { subscriptionId: subscription.id, cycle: 1 });
+    const read = async () => {
+      // Enough requests to prepare the statements on every pooled connection.
+      const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => get([`/api/v1/subscriptions/${subscription.id}`, '/api/v1/subscriptions?limit=5', `/api/v1/payments/${payment.id}`][i % 3]!)));
+      return responses.map((r) => r.statusCode);
+    };
+    expect(await read()).toEqual(Array(12).fill(200));
+    await app.db.$executeRawUnsafe('ALTER TABLE "subscriptions" ADD COLUMN "laterColumn" integer');
+    await app.db.$executeRawUnsafe('ALTER TABLE "payments" ADD COLUMN "laterColumn" integer');
+    try {
+      expect(await read()).toEqual(Array(12).fill(200));
+    } finally {
+      await app.db.$executeRawUnsafe('ALTER TABLE "subscriptions" DROP COLUMN "laterColumn"');
+      await app.db.$executeRawUnsafe('ALTER TABLE "payments" DROP COLUMN "laterColumn"');
+    }
+  });
+
   it('refuses a malformed cursor and an unknown filter', async () => {
     expect((await get('/api/v1/subscriptions?cursor=garbage')).json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_ERROR' });
     expect((await get('/api/v1/subscriptions?needsAttention=true&x=1')).statusCode).toBe(400);
