@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { ServiceDeps } from '../service-deps.ts';
+import { sqlQuery } from '../../db/prisma.ts';
 import { sweepExpiredAttempts as sweep } from './attempts.ts';
 import { createGatewayOperations } from './gateway-operation.ts';
 import { explainCharge, LIVE } from './charge.rules.ts';
@@ -40,20 +41,20 @@ export function createChargeService(deps: ChargeDeps) {
   /** Claims up to a batch of subscriptions due by `dueBy` whose lease is free at `now`. */
   async function claimBatch(owner: string, dueBy: Date, now: Date, exclude: string[]): Promise<string[]> {
     const leaseExpiresAt = new Date(now.getTime() + leaseMs);
-    const rows = await db.$queryRaw<{ id: string }[]>`
-      UPDATE "subscriptions" SET "leaseOwner" = ${owner}, "leaseExpiresAt" = ${leaseExpiresAt}
+    const rows = await sqlQuery<{ id: string }>(db, `
+      UPDATE "subscriptions" SET "leaseOwner" = $1, "leaseExpiresAt" = $2
       WHERE "id" IN (
         SELECT "id" FROM "subscriptions"
         -- LIVE, spelled out so that the partial index subscriptions_due_claim_idx serves this query.
         WHERE "status" IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND "needsAttention" = false
-          AND "nextChargeAt" <= ${dueBy}
-          AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < ${now})
-          AND NOT ("id" = ANY(${exclude}::uuid[]))
+          AND "nextChargeAt" <= $3
+          AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < $4)
+          AND NOT ("id" = ANY($5::uuid[]))
         ORDER BY "nextChargeAt"
-        LIMIT ${batchSize}
+        LIMIT $6::int
         FOR UPDATE SKIP LOCKED
       )
-      RETURNING "id"`;
+      RETURNING "id"`, [owner, leaseExpiresAt, dueBy, now, exclude, batchSize]);
     return rows.map((row) => row.id);
   }
 
