@@ -1,7 +1,7 @@
 // Calendar arithmetic in a named time zone (DESIGN.md §2, §3 rule 9), on Luxon. Instants are stored in UTC;
 // dates, month ends and day counts are taken in the zone. Adding months to an anchor clamps to the month's end
 // (Jan 31 + 1 month = Feb 28/29) and is always computed from the anchor, so there is no drift.
-import { DateTime } from 'luxon';
+import { DateTime, FixedOffsetZone, IANAZone, type Zone } from 'luxon';
 
 /** The gateway's own zone: transactionDateTime is yyyyMMddHHmmss in Korea Standard Time. */
 export const GATEWAY_ZONE = 'Asia/Seoul';
@@ -9,33 +9,72 @@ const GATEWAY_FORMAT = 'yyyyMMddHHmmss';
 
 export type IntervalUnit = 'day' | 'week' | 'month' | 'year';
 
+// A named zone costs an Intl.DateTimeFormat#formatToParts call for every DateTime made in it: 13% of the charging
+// engine's CPU (issue 15). A zone whose UTC offset has not changed over the years we deal in (Asia/Seoul since 1988,
+// UTC) is the same calendar as a fixed offset, which Luxon computes without Intl; so within those years such a zone
+// is replaced by its fixed offset. Zones with daylight saving time (or any change in those years) keep their name.
+// The offset is sampled every 7 days: every offset change tzdata knows lasted months.
+const FIXED_FROM = Date.UTC(1990, 0, 1);
+const FIXED_UNTIL = Date.UTC(2100, 0, 1);
+const SAMPLE_MS = 7 * 86_400_000;
+const fixedZones = new Map<string, Zone | undefined>();
+
+function fixedOffsetOf(name: string): Zone | undefined {
+  if (fixedZones.has(name)) return fixedZones.get(name);
+  const zone = IANAZone.create(name);
+  let fixed: Zone | undefined;
+  if (zone.isValid) {
+    const offset = zone.offset(FIXED_FROM);
+    let constant = true;
+    for (let t = FIXED_FROM; t <= FIXED_UNTIL && constant; t += SAMPLE_MS) constant = zone.offset(t) === offset;
+    if (constant && zone.offset(FIXED_UNTIL) === offset) fixed = FixedOffsetZone.instance(offset);
+  }
+  fixedZones.set(name, fixed);
+  return fixed;
+}
+
+/** The zone to compute `instant` in: the named zone, or its fixed offset when that is the same calendar there. */
+export function zoneAt(instant: Date, name: string): Zone | string {
+  const t = instant.getTime();
+  if (t < FIXED_FROM || t >= FIXED_UNTIL) return name;
+  return fixedOffsetOf(name) ?? name;
+}
+
+/** An instant as a Luxon DateTime in the zone (zoneAt). */
+function inZone(instant: Date, name: string): DateTime {
+  return DateTime.fromJSDate(instant, { zone: zoneAt(instant, name) });
+}
+
 export function formatGatewayDateTime(instant: Date): string {
-  return DateTime.fromJSDate(instant, { zone: GATEWAY_ZONE }).toFormat(GATEWAY_FORMAT);
+  return inZone(instant, GATEWAY_ZONE).toFormat(GATEWAY_FORMAT);
 }
 
 /** Parses yyyyMMddHHmmss in Korea time; undefined when it is not a real date-time. */
 export function parseGatewayDateTime(text: unknown): Date | undefined {
   if (typeof text !== 'string' || !/^\d{14}$/.test(text)) return undefined;
-  const parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: GATEWAY_ZONE });
+  let parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: fixedOffsetOf(GATEWAY_ZONE) ?? GATEWAY_ZONE });
+  if (parsed.isValid && zoneAt(parsed.toJSDate(), GATEWAY_ZONE) === GATEWAY_ZONE) parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: GATEWAY_ZONE });
   return parsed.isValid ? parsed.toJSDate() : undefined;
 }
 
 /** anchor + count × unit, in the zone's calendar, clamped to the month's end. */
 export function addInterval(anchor: Date, unit: IntervalUnit, count: number, zone: string): Date {
   const key = `${unit}s` as 'days' | 'weeks' | 'months' | 'years';
-  return DateTime.fromJSDate(anchor, { zone }).plus({ [key]: count }).toJSDate();
+  const result = inZone(anchor, zone).plus({ [key]: count }).toJSDate();
+  // The sum may leave the years where the offset is fixed: then it is taken in the named zone.
+  return zoneAt(result, zone) === zoneAt(anchor, zone) ? result : DateTime.fromJSDate(anchor, { zone }).plus({ [key]: count }).toJSDate();
 }
 
 /** Whole calendar days from a to b in the zone (b's date minus a's date), ignoring the time of day. */
 export function calendarDaysBetween(a: Date, b: Date, zone: string): number {
-  const start = DateTime.fromJSDate(a, { zone }).startOf('day');
-  const end = DateTime.fromJSDate(b, { zone }).startOf('day');
+  const start = inZone(a, zone).startOf('day');
+  const end = inZone(b, zone).startOf('day');
   return Math.round(end.diff(start, 'days').days);
 }
 
 export function sameCalendarMonth(a: Date, b: Date, zone: string): boolean {
-  const x = DateTime.fromJSDate(a, { zone });
-  const y = DateTime.fromJSDate(b, { zone });
+  const x = inZone(a, zone);
+  const y = inZone(b, zone);
   return x.year === y.year && x.month === y.month;
 }
 
@@ -66,7 +105,7 @@ export function cycleDueAt(anchor: Date, interval: Interval, n: number, zone: st
 export function cycleContaining(anchor: Date, interval: Interval, now: Date, zone: string, from = 0): number {
   if (cycleDueAt(anchor, interval, from, zone) > now) return from;
   const key = `${interval.unit}s` as 'days' | 'weeks' | 'months' | 'years';
-  const elapsed = DateTime.fromJSDate(now, { zone }).diff(DateTime.fromJSDate(anchor, { zone }), key).as(key);
+  const elapsed = inZone(now, zone).diff(inZone(anchor, zone), key).as(key);
   // The estimate can be off by one either way around month ends and DST; step to the exact answer.
   let n = Math.max(from, Math.floor(elapsed / interval.count));
   while (n > from && cycleDueAt(anchor, interval, n, zone) > now) n -= 1;

@@ -136,3 +136,34 @@ describe('calendar', () => {
     expect(cycleContaining(anchor, monthly, kst('2028-05-31T10:00:00'), SEOUL, 1)).toBe(4);
   });
 });
+
+describe('fixed-offset zones (the fast path)', () => {
+  // The reference: Luxon in the named zone, as calendar.ts computed before it used fixed offsets.
+  const named = {
+    add: (anchor: Date, unit: Interval['unit'], count: number, zone: string) => DateTime.fromJSDate(anchor, { zone }).plus({ [`${unit}s`]: count }).toJSDate(),
+    days: (a: Date, b: Date, zone: string) => Math.round(DateTime.fromJSDate(b, { zone }).startOf('day').diff(DateTime.fromJSDate(a, { zone }).startOf('day'), 'days').days),
+    format: (d: Date) => DateTime.fromJSDate(d, { zone: SEOUL }).toFormat('yyyyMMddHHmmss'),
+  };
+  const instant = fc.date({ min: new Date(Date.UTC(1985, 0, 1)), max: new Date(Date.UTC(2110, 0, 1)), noInvalidDate: true });
+
+  it('property: Asia/Seoul and UTC give what the named zone gives, on both sides of the years where the offset is fixed', () => {
+    fc.assert(
+      fc.property(instant, instant, fc.constantFrom<Interval['unit']>('day', 'week', 'month', 'year'), fc.integer({ min: 0, max: 40 }), fc.constantFrom(SEOUL, 'UTC'), (a, b, unit, count, zone) => {
+        expect(addInterval(a, unit, count, zone)).toEqual(named.add(a, unit, count, zone));
+        expect(calendarDaysBetween(a, b, zone)).toBe(named.days(a, b, zone));
+        expect(sameCalendarMonth(a, b, zone)).toBe(DateTime.fromJSDate(a, { zone }).toFormat('yyyyMM') === DateTime.fromJSDate(b, { zone }).toFormat('yyyyMM'));
+        expect(formatGatewayDateTime(a)).toBe(named.format(a));
+        expect(parseGatewayDateTime(named.format(a))?.getTime()).toBe(Math.floor(a.getTime() / 1000) * 1000);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('Korea’s daylight saving time of 1987 and New York’s every year still come from the named zone', () => {
+    // 1987-05-10 02:00 KST became 03:00 KDT: one month after April 10 is 1987-05-10 at the same wall time in KDT.
+    expect(addInterval(new Date('1987-04-10T12:00:00+09:00'), 'month', 1, SEOUL).toISOString()).toBe(new Date('1987-05-10T12:00:00+10:00').toISOString());
+    const ny = 'America/New_York';
+    expect(addInterval(new Date('2026-03-01T12:00:00-05:00'), 'month', 1, ny).toISOString()).toBe(new Date('2026-04-01T12:00:00-04:00').toISOString());
+    expect(calendarDaysBetween(new Date('2026-03-07T23:30:00-05:00'), new Date('2026-03-09T00:30:00-04:00'), ny)).toBe(2);
+  });
+});
