@@ -21,7 +21,7 @@ import { sweepExpiredAttempts as sweep } from './attempts.ts';
 import { createGatewayOperations } from './gateway-operation.ts';
 import { explainCharge, LIVE } from './charge.rules.ts';
 import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
-import { createChargeSteps, loadChargeInputs, releaseSubscription, type ChargeReport, type OnPrepared, type PassReport, type Ready, type Trigger } from './charge.steps.ts';
+import { CLAIMED_COLUMNS, createChargeSteps, loadChargeInputs, releaseSubscription, type ChargeReport, type ClaimedRow, type OnPrepared, type PassReport, type Ready, type Trigger } from './charge.steps.ts';
 
 export { chargeOrderId, type ChargeReport, type PassReport } from './charge.steps.ts';
 export type ChargeDeps = ServiceDeps;
@@ -38,12 +38,16 @@ export function createChargeService(deps: ChargeDeps) {
   const release = releaseSubscription;
   const { prepare, record, recordAtOnce } = createChargeSteps(deps);
 
-  /** Claims up to a batch of subscriptions due by `dueBy` whose lease is free at `now`. */
-  async function claimBatch(owner: string, dueBy: Date, now: Date, exclude: string[]): Promise<string[]> {
+  /**
+   * Claims up to a batch of subscriptions due by `dueBy` whose lease is free at `now`, and reads what
+   * prepareNewCycle decides from (CLAIMED_COLUMNS) in the same statement.
+   */
+  async function claimBatch(owner: string, dueBy: Date, now: Date, exclude: string[]): Promise<ClaimedRow[]> {
     const leaseExpiresAt = new Date(now.getTime() + leaseMs);
-    const rows = await sqlQuery<{ id: string }>(db, `
-      UPDATE "subscriptions" SET "leaseOwner" = $1, "leaseExpiresAt" = $2
-      WHERE "id" IN (
+    return sqlQuery<ClaimedRow>(db, `
+      UPDATE "subscriptions" s SET "leaseOwner" = $1, "leaseExpiresAt" = $2
+        FROM "billing_keys" k
+      WHERE k."id" = s."billingKeyId" AND s."id" IN (
         SELECT "id" FROM "subscriptions"
         -- LIVE, spelled out so that the partial index subscriptions_due_claim_idx serves this query.
         WHERE "status" IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND "needsAttention" = false
@@ -54,8 +58,7 @@ export function createChargeService(deps: ChargeDeps) {
         LIMIT $6::int
         FOR UPDATE SKIP LOCKED
       )
-      RETURNING "id"`, [owner, leaseExpiresAt, dueBy, now, exclude, batchSize]);
-    return rows.map((row) => row.id);
+      RETURNING ${CLAIMED_COLUMNS}`, [owner, leaseExpiresAt, dueBy, now, exclude, batchSize]);
   }
 
   /** Takes the lease on one subscription for an operator's charge; false when someone else holds it. */
@@ -75,10 +78,10 @@ export function createChargeService(deps: ChargeDeps) {
    * gateway outcomes. An answer that could not be recorded releases nothing: the attempt stays IN_FLIGHT under both
    * leases and becomes UNKNOWN in a sweep, which raises the subscription.
    */
-  function chargeClaimed(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared): Promise<ChargeReport> {
+  function chargeClaimed(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared, claimed?: ClaimedRow): Promise<ChargeReport> {
     return runOperation<Ready, ChargeReport>({
       prepare: async () => {
-        const prepared = await prepare(id, owner, trigger, onPrepared);
+        const prepared = await prepare(id, owner, trigger, onPrepared, claimed);
         return prepared.kind === 'DONE' ? { done: prepared.report } : { ready: prepared };
       },
       call: (ready) =>
@@ -103,13 +106,14 @@ export function createChargeService(deps: ChargeDeps) {
     });
   }
 
-  async function chargeOrRelease(id: string, owner: string, trigger: Trigger): Promise<ChargeReport> {
+  async function chargeOrRelease(claimed: ClaimedRow, owner: string): Promise<ChargeReport> {
+    const { id } = claimed;
     if (stopping) {
       await release(db, id, owner);
       return { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST', message: 'shutting down' };
     }
     try {
-      return await chargeClaimed(id, owner, trigger);
+      return await chargeClaimed(id, owner, 'SCHEDULER', undefined, claimed);
     } catch (error) {
       log.error({ subscriptionId: id, err: error }, 'charging a subscription failed');
       await release(db, id, owner).catch(() => undefined);
@@ -120,7 +124,8 @@ export function createChargeService(deps: ChargeDeps) {
   /**
    * One charging pass: sweep dead attempts, then claim due subscriptions in batches until none is left, charging
    * each with bounded concurrency. Idempotent: running it twice, or on several replicas at once, charges every
-   * due subscription once.
+   * due subscription once. The next batch is claimed as soon as fewer charges are waiting than there are slots, not
+   * when the whole batch is done: waiting for a batch's slowest charge left slots idle (issue 15).
    */
   async function runPass(): Promise<PassReport> {
     const report: PassReport = { claimed: 0, succeeded: 0, declined: 0, unknown: 0, skipped: 0 };
@@ -132,26 +137,44 @@ export function createChargeService(deps: ChargeDeps) {
       const dueBy = clock.now();
       // Subscriptions this pass left due (NOT_SENT, a lost lease, an error): not claimed again in this pass.
       const leftDue: string[] = [];
+      // Charged in this pass but not yet checked for being left due: not claimed again until checked.
+      const unchecked = new Set<string>();
+      const running = new Set<Promise<void>>();
+      let finished: () => void = () => {};
       await sweepExpiredAttempts(dueBy);
       // Trials ending within 30 days without a consent: subscription.trial_will_end, once (rule 13, in time).
       await noteTrialsEnding(db, dueBy);
       while (!stopping) {
-        const ids = await claimBatch(owner, dueBy, clock.now(), leftDue);
-        if (ids.length === 0) break;
-        report.claimed += ids.length;
-        const results = await Promise.all(ids.map((id) => limit(() => chargeOrRelease(id, owner, 'SCHEDULER'))));
-        for (const r of results) {
-          if (r.outcome === 'SUCCEEDED') report.succeeded += 1;
-          else if (r.outcome === 'DECLINED') report.declined += 1;
-          else if (r.outcome === 'UNKNOWN') report.unknown += 1;
-          else report.skipped += 1;
+        if (limit.pendingCount >= concurrency) {
+          await new Promise<void>((resolve) => (finished = resolve));
+          continue;
         }
-        const stillDue = await db.subscription.findMany({
-          where: { id: { in: ids }, nextChargeAt: { lte: dueBy }, status: { in: [...LIVE] }, needsAttention: false },
-          select: { id: true },
-        });
-        leftDue.push(...stillDue.map((row) => row.id));
+        const checking = [...unchecked];
+        if (checking.length > 0) {
+          const stillDue = await db.subscription.findMany({
+            where: { id: { in: checking }, nextChargeAt: { lte: dueBy }, status: { in: [...LIVE] }, needsAttention: false },
+            select: { id: true },
+          });
+          leftDue.push(...stillDue.map((row) => row.id));
+          for (const id of checking) unchecked.delete(id);
+        }
+        const claimed = await claimBatch(owner, dueBy, clock.now(), [...leftDue, ...unchecked]);
+        if (claimed.length === 0) break;
+        report.claimed += claimed.length;
+        for (const row of claimed) {
+          const charge = limit(() => chargeOrRelease(row, owner)).then((r) => {
+            if (r.outcome === 'SUCCEEDED') report.succeeded += 1;
+            else if (r.outcome === 'DECLINED') report.declined += 1;
+            else if (r.outcome === 'UNKNOWN') report.unknown += 1;
+            else report.skipped += 1;
+            unchecked.add(row.id);
+            running.delete(charge);
+            finished();
+          });
+          running.add(charge);
+        }
       }
+      await Promise.all(running);
       if (report.claimed > 0) log.info(report, 'charging pass finished');
       return report;
     })();

@@ -107,12 +107,16 @@ export async function loadChargeInputs(tx: Tx | Db, id: string, context: Omit<Pl
 
 type SubscriptionWithKey = Prisma.SubscriptionGetPayload<{ include: { billingKey: true } }>;
 
-/** What prepareNewCycle reads in its first statement. */
-interface FastRow extends Omit<ChargeableSubscription, 'billingKeyStatus'> {
+/**
+ * What the scheduler's claim reads of each subscription it leases (charge.service.ts's claimBatch), for
+ * prepareNewCycle: the subscription, its key and whether its cycle has a payment already.
+ */
+export interface ClaimedRow extends Omit<ChargeableSubscription, 'billingKeyStatus'> {
   billingKeyStatus: 'ACTIVE' | 'REVOKED';
   userId: string;
   orderName: string;
   itemCode: string | null;
+  updatedAt: Date;
   keyId: string;
   encryptionKeyId: string;
   keyIv: Uint8Array;
@@ -121,6 +125,13 @@ interface FastRow extends Omit<ChargeableSubscription, 'billingKeyStatus'> {
   hasPayment: boolean;
 }
 
+/** The RETURNING list of the claim (subscriptions `s`, billing keys `k`): a ClaimedRow. */
+export const CLAIMED_COLUMNS = `s."id", s."method"::text AS "method", s."status"::text AS "status", s."amount", s."pendingAmount", s."pendingAmountRequestedAt",
+  s."intervalUnit"::text AS "intervalUnit", s."intervalCount", s."anchorAt", s."cycle", s."currentPeriodEnd", s."nextChargeAt",
+  s."cancelAtPeriodEnd", s."needsAttention", s."lastTransactionId", s."lastAmount", s."lastTransactionAt", s."userId", s."orderName", s."itemCode", s."updatedAt",
+  k."id" AS "keyId", k."status"::text AS "billingKeyStatus", k."encryptionKeyId", k."keyIv", k."keyTag", k."keyCiphertext",
+  EXISTS (SELECT 1 FROM "payments" p WHERE p."subscriptionId" = s."id" AND p."cycle" = s."cycle") AS "hasPayment"`;
+
 export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'keyring' | 'log'>) {
   const { db, clock, config, keyring, log } = deps;
   const { leaseMs } = config.scheduler;
@@ -128,27 +139,15 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
   const release = releaseSubscription;
 
   /**
-   * The common case of a scheduled charge in two statements and no transaction: a new cycle of a subscription with
-   * no payment for it yet and no consent that matters. (1) Renewing the lease reads the subscription, its key and
-   * whether the cycle has a payment; planCharge decides; (2) one statement writes the payment and its IN_FLIGHT
-   * attempt (rule 1), only if the lease is still ours and the subscription still chargeable in that cycle (an
-   * operator's pause or cancel in between is seen there). Anything else answers undefined: the transactional
-   * prepare below decides it, with every rule.
+   * The common case of a scheduled charge in one statement and no transaction: a new cycle of a subscription with no
+   * payment for it yet and no consent that matters. planCharge decides from the row the claim read; then one statement
+   * renews the lease and writes the payment and its IN_FLIGHT attempt (rule 1), only if the lease is still ours and
+   * nothing the plan read has changed since the claim (an operator's pause, cancel or change in between is seen
+   * there: updatedAt, which every Prisma write sets, and the columns that decide what is charged). Anything else
+   * answers undefined: the transactional prepare below decides it, with every rule.
    */
-  async function prepareNewCycle(id: string, owner: string, now: Date, leaseExpiresAt: Date): Promise<Prepared | undefined> {
-    // Through the pg pool, named (db/prisma.ts): Prisma's runtime was a third of this path's CPU (issue 15). Parameters
-    // whose type the statement does not fix are cast.
-    const [row] = await sqlQuery<FastRow>(db, `
-      UPDATE "subscriptions" s SET "leaseExpiresAt" = $1
-        FROM "billing_keys" k
-       WHERE s."id" = $2::uuid AND s."leaseOwner" = $3 AND k."id" = s."billingKeyId"
-      RETURNING s."id", s."method"::text AS "method", s."status"::text AS "status", s."amount", s."pendingAmount", s."pendingAmountRequestedAt",
-        s."intervalUnit"::text AS "intervalUnit", s."intervalCount", s."anchorAt", s."cycle", s."currentPeriodEnd", s."nextChargeAt",
-        s."cancelAtPeriodEnd", s."needsAttention", s."lastTransactionId", s."lastAmount", s."lastTransactionAt", s."userId", s."orderName", s."itemCode",
-        k."id" AS "keyId", k."status"::text AS "billingKeyStatus", k."encryptionKeyId", k."keyIv", k."keyTag", k."keyCiphertext",
-        EXISTS (SELECT 1 FROM "payments" p WHERE p."subscriptionId" = s."id" AND p."cycle" = s."cycle") AS "hasPayment"`,
-      [leaseExpiresAt, id, owner]);
-    if (!row) return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST' } };
+  async function prepareNewCycle(row: ClaimedRow, owner: string, now: Date, leaseExpiresAt: Date): Promise<Prepared | undefined> {
+    const { id } = row;
     if (row.hasPayment || consentsMatter(row, undefined, config.consentRequired)) return undefined;
     const plan = planCharge(row, undefined, { now, timezone: zone, trigger: 'SCHEDULER', consents: [], consentRequired: config.consentRequired });
     if (plan.action !== 'CHARGE' || plan.cycle !== row.cycle) return undefined;
@@ -159,11 +158,17 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
       return undefined;
     }
     const orderId = chargeOrderId(id, plan.cycle, 1);
+    // Through the pg pool, named (db/prisma.ts): Prisma's runtime was a third of this path's CPU (issue 15).
+    // Parameters whose type the statement does not fix are cast.
     const [written] = await sqlQuery<{ paymentId: string; attemptId: string }>(db, `
       WITH ok AS (
-        SELECT "id" FROM "subscriptions"
-         WHERE "id" = $1::uuid AND "leaseOwner" = $2 AND "status"::text = ANY ($3::text[]) AND "needsAttention" = false AND "cycle" = $4::int
-         FOR UPDATE),
+        UPDATE "subscriptions" s SET "leaseExpiresAt" = $9::timestamptz
+         WHERE s."id" = $1::uuid AND s."leaseOwner" = $2 AND s."status"::text = ANY ($3::text[]) AND s."needsAttention" = false AND s."cycle" = $4::int
+           AND s."updatedAt" = $10::timestamptz AND s."amount" = $11::int AND s."pendingAmount" IS NULL AND s."cancelAtPeriodEnd" = false
+           AND s."billingKeyId" = $12::uuid AND s."lastTransactionId" IS NOT DISTINCT FROM $13::text
+           AND EXISTS (SELECT 1 FROM "billing_keys" k WHERE k."id" = $12::uuid AND k."status" = 'ACTIVE')
+           AND NOT EXISTS (SELECT 1 FROM "payments" p WHERE p."subscriptionId" = $1::uuid AND p."cycle" = $4::int)
+        RETURNING s."id"),
       p AS (
         INSERT INTO "payments" ("subscriptionId", "cycle", "kind", "method", "amount", "orderId", "attemptCount", "dueAt", "updatedAt")
         SELECT ok."id", $4::int, 'RECURRING', $5::"PaymentMethod", $6::int, $7::text, 1, $8::timestamptz, now() FROM ok
@@ -173,7 +178,7 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
         SELECT p."id", 1, 'BILLING_CONFIRM', $7::text, $6::int, $2::text, $9::timestamptz, now() FROM p
         RETURNING "id", "paymentId")
       SELECT "paymentId", "id" AS "attemptId" FROM a`,
-      [id, owner, [...LIVE], plan.cycle, row.method, plan.amount, orderId, plan.dueAt, leaseExpiresAt]);
+      [id, owner, [...LIVE], plan.cycle, row.method, plan.amount, orderId, plan.dueAt, leaseExpiresAt, row.updatedAt, row.amount, row.keyId, row.lastTransactionId]);
     if (!written) return undefined;
     return {
       kind: 'READY', leaseOwner: owner, subscriptionId: id, method: row.method, plan, paymentId: written.paymentId, attemptId: written.attemptId, orderId,
@@ -234,11 +239,11 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
   }
 
   /** Everything before the call, in one short transaction fenced on our lease. */
-  async function prepare(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared): Promise<Prepared> {
+  async function prepare(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared, claimed?: ClaimedRow): Promise<Prepared> {
     const now = clock.now();
     const leaseExpiresAt = new Date(now.getTime() + leaseMs);
-    if (trigger === 'SCHEDULER' && !onPrepared) {
-      const fast = await prepareNewCycle(id, owner, now, leaseExpiresAt);
+    if (trigger === 'SCHEDULER' && !onPrepared && claimed) {
+      const fast = await prepareNewCycle(claimed, owner, now, leaseExpiresAt);
       if (fast) return fast;
     }
     return db.$transaction(async (tx): Promise<Prepared> => {

@@ -64,6 +64,26 @@ describe('fencing', () => {
   });
 });
 
+describe('between the claim and the charge', () => {
+  it('a change made after the claim read the subscription is charged as changed (the one-statement prepare sees it and steps aside)', async () => {
+    const ids = await seed(3);
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 400 });
+    const pass = runPass(running.app);
+    // Two slots busy at the gateway; the third subscription is claimed (leased, read) and waits for a slot.
+    await waitFor(async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 2);
+    const inFlight = await running.app.db.paymentAttempt.findMany({ where: { status: 'IN_FLIGHT' }, select: { payment: { select: { subscriptionId: true } } } });
+    const waiting = await running.app.db.subscription.findUniqueOrThrow({ where: { id: ids.find((id) => !inFlight.some((a) => a.payment.subscriptionId === id)) } });
+    expect(waiting.leaseOwner).not.toBeNull();
+    // An operator lowers its price meanwhile (a decrease needs no consent).
+    await running.app.db.subscription.update({ where: { id: waiting.id }, data: { amount: 4_321 } });
+    expect(await pass).toMatchObject({ claimed: 3, succeeded: 3 });
+    const payment = await running.app.db.payment.findFirstOrThrow({ where: { subscriptionId: waiting.id } });
+    expect(payment.amount).toBe(4_321);
+    const ledger = await sandboxLedger(running.app);
+    expect(ledger.filter((entry) => entry.orderId === payment.orderId).map((entry) => entry.amount)).toEqual([4_321]);
+  });
+});
+
 describe('graceful stop', () => {
   it('stops claiming, lets calls in flight finish and records them, and releases what it had not started', async () => {
     const { app: stopping } = await startTestApp(running.databaseUrl, { env: { SCHEDULER_CONCURRENCY: '2', SCHEDULER_BATCH_SIZE: '10' } });
