@@ -14,7 +14,7 @@ import { migrate } from '../src/db/migrator.ts';
 import { createPrismaClient } from '../src/db/prisma.ts';
 import { encodeCursor } from '../src/lib/pagination.ts';
 import { freePort } from '../test/setup/global-setup.ts';
-import { writeResults } from './charging.bench.ts';
+import { serviceNodeFlags, writeResults } from './charging.bench.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // The target's sizes (100,000 subscriptions, 1,000,000 payments) with BENCH_LARGE=1; a tenth by default.
@@ -98,7 +98,7 @@ async function main() {
     const base = `http://127.0.0.1:${port}`;
     // BENCH_PROFILE=<dir>: a V8 CPU profile of the service process.
     const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-    const service = spawn(process.execPath, [...profile, path.join(ROOT, 'src/server.ts')], {
+    const service = spawn(process.execPath, [...serviceNodeFlags(), ...profile, path.join(ROOT, 'src/server.ts')], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '', NODE_ENV: 'test', HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: base, DATABASE_URL: embedded.adminConnectionString,

@@ -7,7 +7,7 @@
 //   npm run bench                 quick sizes
 //   BENCH_LARGE=1 npm run bench   adds the 100,000-subscription drain (memory targets)
 import { execFileSync, fork, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,7 +107,7 @@ async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, 
       env: { ...process.env, BENCH_ENV: JSON.stringify(env) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // BENCH_PROFILE=<dir>: a V8 CPU profile of each service process (open it in Chrome DevTools).
-      execArgv: process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [],
+      execArgv: [...serviceNodeFlags(), ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
     }),
   );
   await Promise.all(workers.map((w) => new Promise((resolve) => w.once('message', resolve))));
@@ -199,6 +199,14 @@ async function main() {
     rmSync(workDir, { recursive: true, force: true });
   }
   if (!process.env.BENCH_PROFILE) writeResults('charging', results);
+}
+
+/** The node flags `npm start` runs the service with (package.json), so that the benchmarks measure it as deployed. */
+export function serviceNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const match = /exec node ((?:--\S+ )*)src\/server\.ts$/.exec(start);
+  if (!match) throw new Error(`package.json's start script does not run node src/server.ts: ${start}`);
+  return match[1]!.trim().split(' ').filter(Boolean);
 }
 
 export function writeResults(name: string, runs: Record<string, unknown>[]) {

@@ -23,6 +23,16 @@ function composeAppEnvironment(): Map<string, string> {
   return environment;
 }
 
+describe('how the service is run', () => {
+  it('the Dockerfile runs node with the flags of npm start (which the benchmarks read)', () => {
+    const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start;
+    const flags = /exec node ((?:--\S+ )*)src\/server\.ts$/.exec(start)?.[1]?.trim().split(' ') ?? [];
+    expect(flags).toContain('--max-semi-space-size=4');
+    const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
+    expect(JSON.parse(cmd!)).toEqual(['node', ...flags, 'src/server.ts']);
+  });
+});
+
 describe('every variable of the service', () => {
   it.each(VARIABLES)('%s is in the README, .env.example and docker-compose.yml', (name) => {
     expect(read('README.md')).toMatch(new RegExp(`\\|[^|\\n]*\`${name}\``));
