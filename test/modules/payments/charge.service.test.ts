@@ -67,17 +67,19 @@ describe('fencing', () => {
 describe('between the claim and the charge', () => {
   it('a change made after the claim read the subscription is charged as changed (the one-statement prepare sees it and steps aside)', async () => {
     const ids = await seed(3);
-    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 400 });
+    // Slow answers (1.5 s, to every call) keep both slots busy long past the few queries below, even on a loaded machine.
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 1500, count: 3 });
     const pass = runPass(running.app);
-    // Two slots busy at the gateway; the third subscription is claimed (leased, read) and waits for a slot.
-    await waitFor(async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 2);
-    const inFlight = await running.app.db.paymentAttempt.findMany({ where: { status: 'IN_FLIGHT' }, select: { payment: { select: { subscriptionId: true } } } });
-    const waiting = await running.app.db.subscription.findUniqueOrThrow({ where: { id: ids.find((id) => !inFlight.some((a) => a.payment.subscriptionId === id)) } });
+    // Two slots busy at the gateway; the third subscription is claimed (leased, read) and waits for a slot: the one
+    // whose cycle has no payment yet.
+    await waitFor(async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT', payment: { subscriptionId: { in: ids } } } })) === 2);
+    const subscriptions = await running.app.db.subscription.findMany({ where: { id: { in: ids } }, include: { payments: true } });
+    const waiting = subscriptions.find((sub) => !sub.payments.some((p) => p.cycle === sub.cycle))!;
     expect(waiting.leaseOwner).not.toBeNull();
     // An operator lowers its price meanwhile (a decrease needs no consent).
     await running.app.db.subscription.update({ where: { id: waiting.id }, data: { amount: 4_321 } });
     expect(await pass).toMatchObject({ claimed: 3, succeeded: 3 });
-    const payment = await running.app.db.payment.findFirstOrThrow({ where: { subscriptionId: waiting.id } });
+    const payment = await running.app.db.payment.findFirstOrThrow({ where: { subscriptionId: waiting.id, cycle: waiting.cycle } });
     expect(payment.amount).toBe(4_321);
     const ledger = await sandboxLedger(running.app);
     expect(ledger.filter((entry) => entry.orderId === payment.orderId).map((entry) => entry.amount)).toEqual([4_321]);
