@@ -24,7 +24,8 @@ export const INSTANT_FIELDS: Record<ObjectType, readonly string[]> = {
 export interface EventRow {
   id: string;
   type: string;
-  sequence: bigint | null;
+  /** int8: a bigint through Prisma, a string through the pg pool. */
+  sequence: bigint | string | null;
   createdAt: Date;
   objectType: ObjectType;
   objectId: string;
@@ -41,14 +42,15 @@ export interface EventRow {
 }
 
 /** The columns every event read selects (feed, one event, dispatcher), with what rendering needs beside the row. */
-export const EVENT_COLUMNS = Prisma.raw(`
+export const EVENT_COLUMNS_SQL = `
   e."id", e."type", e."sequence", e."createdAt", e."objectType", e."objectId", e."snapshot", e."previous",
   CASE WHEN e."objectType" = 'subscription' THEN (
     SELECT jsonb_agg(${BILLING_KEY_SUMMARY_JSON}) FROM "billing_keys" k
      WHERE k."id" IN ((e."snapshot" ->> 'billingKeyId')::uuid, (e."previous" ->> 'billingKeyId')::uuid)) END AS "billingKeys",
   CASE WHEN e."objectType" = 'subscription' THEN ${consentsJson('c."subscriptionId" = e."objectId" AND c."createdAt" <= e."createdAt"')} END AS "consents",
   CASE WHEN e."objectType" = 'registration' THEN (SELECT s."id" FROM "subscriptions" s WHERE s."registrationId" = e."objectId") END AS "subscriptionId",
-  CASE WHEN e."objectType" = 'order' THEN (SELECT p."id" FROM "payments" p WHERE p."oneTimeOrderId" = e."objectId") END AS "paymentId"`);
+  CASE WHEN e."objectType" = 'order' THEN (SELECT p."id" FROM "payments" p WHERE p."oneTimeOrderId" = e."objectId") END AS "paymentId"`;
+export const EVENT_COLUMNS = Prisma.raw(EVENT_COLUMNS_SQL);
 
 export interface PublicEvent {
   id: string;

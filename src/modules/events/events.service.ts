@@ -1,23 +1,23 @@
 // The event feed and one event with its deliveries (DESIGN.md §5). Only numbered events are shown: a committed
 // event gets its sequence once no older transaction is in flight (assign_event_sequences, in the migration), so a
 // reader that continues from the last sequence it saw never misses one. Reads number what is ready first.
-import type { Prisma } from '../../generated/prisma/client.ts';
 import { Prisma as P } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import { EVENT_COLUMNS, renderEvent, type EventRow } from './events.render.ts';
+import { EVENT_COLUMNS_SQL, renderEvent, type EventRow } from './events.render.ts';
+import { sqlQuery } from '../../db/prisma.ts';
 
-type Tx = Prisma.TransactionClient;
 type Db = ServiceDeps['db'];
 
 /** Numbers the committed events that are ready (and queues their deliveries); returns how many. */
-export async function assignEventSequences(db: Db | Tx, batch = 1000): Promise<number> {
-  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT assign_event_sequences(${batch}::int) AS n`;
+export async function assignEventSequences(db: Db, batch = 1000): Promise<number> {
+  const [row] = await sqlQuery<{ n: number }>(db, 'SELECT assign_event_sequences($1::int) AS n', [batch]);
   return row?.n ?? 0;
 }
 
-export async function loadEvents(db: Db | Tx, where: P.Sql, tail: P.Sql = P.empty): Promise<EventRow[]> {
-  return db.$queryRaw<EventRow[]>`SELECT ${EVENT_COLUMNS} FROM "events" e WHERE ${where} ${tail}`;
+/** Events read through the pg pool as named statements (issue 15); `where` and `tail` use $1… for `values`. */
+export async function loadEvents(db: Db, where: string, values: unknown[], tail = ''): Promise<EventRow[]> {
+  return sqlQuery<EventRow>(db, `SELECT ${EVENT_COLUMNS_SQL} FROM "events" e WHERE ${where} ${tail}`, values);
 }
 
 export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
@@ -25,9 +25,10 @@ export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
 
   async function list(query: { after?: number; type?: string; limit: number }) {
     await assignEventSequences(db);
-    const after = BigInt(query.after ?? 0);
-    const byType = query.type ? P.sql`AND e."type" = ${query.type}` : P.empty;
-    const rows = await loadEvents(db, P.sql`e."sequence" > ${after} ${byType}`, P.sql`ORDER BY e."sequence" LIMIT ${query.limit}`);
+    const after = String(query.after ?? 0);
+    const rows = query.type
+      ? await loadEvents(db, 'e."sequence" > $1::bigint AND e."type" = $2', [after, query.type, query.limit], 'ORDER BY e."sequence" LIMIT $3::int')
+      : await loadEvents(db, 'e."sequence" > $1::bigint', [after, query.limit], 'ORDER BY e."sequence" LIMIT $2::int');
     const items = rows.map((row) => renderEvent(row, config));
     const last = items[items.length - 1];
     return { items, nextCursor: items.length === query.limit && last ? String(last.sequence) : null };
@@ -35,7 +36,7 @@ export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
 
   async function get(id: string) {
     await assignEventSequences(db);
-    const [row] = await loadEvents(db, P.sql`e."id" = ${id}::uuid AND e."sequence" IS NOT NULL`);
+    const [row] = await loadEvents(db, 'e."id" = $1::uuid AND e."sequence" IS NOT NULL', [id]);
     if (!row) throw new NotFoundError('Event');
     const deliveries = await db.webhookDelivery.findMany({ where: { eventId: id }, orderBy: { createdAt: 'asc' } });
     return {

@@ -3,7 +3,8 @@
 // payment and its IN_FLIGHT attempt are committed before the call (rule 1); an UNKNOWN confirmation leaves the
 // order NEEDS_ATTENTION and is never confirmed again automatically (rule 4).
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import type { Config } from '../../config.ts';
@@ -17,6 +18,16 @@ import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
 type OrderView = Omit<OrderRow, 'payment'> & { payment?: { id: string } | null };
+
+const BY_STATE = `SELECT ${columnsOf(Prisma.OrderScalarFieldEnum, 'o')},
+    (SELECT jsonb_build_object('id', p."id") FROM "payments" p WHERE p."oneTimeOrderId" = o."id") AS "payment"
+  FROM "orders" o WHERE o."state" = $1`;
+
+/** An order by its state, with its payment, in one named statement (as registrationByState). */
+export async function orderByState(db: Db, state: string): Promise<OrderRow | null> {
+  const [row] = await sqlQuery<OrderRow>(db, BY_STATE, [state]);
+  return row ?? null;
+}
 
 export interface CreateOrderInput {
   userId?: string;
@@ -95,7 +106,7 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     return serializeOrder(row, config);
   }
 
-  const findByState = (state: string) => db.order.findUnique({ where: { state }, include });
+  const findByState = (state: string) => orderByState(db, state);
 
   /** What a finished, waiting or busy order answers; undefined when a request may go ahead. */
   function settled(row: OrderRow): CheckoutResult | undefined {

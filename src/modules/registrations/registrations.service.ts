@@ -12,7 +12,8 @@
 //   may call issue-key again with the same transactionId (the gateway's window transaction is single use, so
 //   that call cannot charge twice).
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import type { Config } from '../../config.ts';
@@ -34,6 +35,19 @@ import { createSubscriptionFromRegistration } from '../subscriptions/subscriptio
 type Tx = Prisma.TransactionClient;
 type RegistrationRow = Prisma.RegistrationGetPayload<{ include: { subscription: { select: { id: true } } } }>;
 type RegistrationView = Omit<RegistrationRow, 'subscription'> & { subscription?: { id: string } | null };
+
+const BY_STATE = `SELECT ${columnsOf(Prisma.RegistrationScalarFieldEnum, 'r')},
+    (SELECT jsonb_build_object('id', s."id") FROM "subscriptions" s WHERE s."registrationId" = r."id") AS "subscription"
+  FROM "registrations" r WHERE r."state" = $1`;
+
+/**
+ * A registration by its state, with the subscription it created, in one named statement: the first read of every
+ * redirect, which browsers replay (issue 15: through Prisma it was most of a replay's cost).
+ */
+export async function registrationByState(db: Db, state: string): Promise<RegistrationRow | null> {
+  const [row] = await sqlQuery<RegistrationRow>(db, BY_STATE, [state]);
+  return row ?? null;
+}
 
 export interface CreateRegistrationInput {
   userId: string;
@@ -207,8 +221,7 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     return serializeRegistration(row, config);
   }
 
-  const findByState = (state: string) =>
-    db.registration.findUnique({ where: { state }, include: { subscription: { select: { id: true } } } });
+  const findByState = (state: string) => registrationByState(db, state);
 
   /** What a finished (or waiting) registration answers, so a replay returns the same result. */
   function settled(row: RegistrationRow): CheckoutResult | undefined {
