@@ -27,7 +27,7 @@ describe('how the service is run', () => {
   it('the Dockerfile runs node with the flags of npm start (which the benchmarks read)', () => {
     const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start;
     const flags = /exec node ((?:--\S+ )*)src\/server\.ts$/.exec(start)?.[1]?.trim().split(' ') ?? [];
-    expect(flags).toContain('--max-semi-space-size=4');
+    expect(flags).toContain('--max-semi-space-size=8');
     const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
     expect(JSON.parse(cmd!)).toEqual(['node', ...flags, 'src/server.ts']);
   });
