@@ -24,10 +24,11 @@ export function createPrismaClient(connectionString: string, options: { poolSize
 // Named statements: PostgreSQL parses and plans a named statement once per connection and reuses the plan, where an
 // unnamed one is planned on every call; planning was most of the database's time on the API's reads (an event page:
 // 2.6 ms of planning for 1.1 ms of execution). Names come from the text, so one text always has one name. The map is
-// capped (the texts are the code's, but IN lists of every length are distinct texts); past the cap a text goes
-// unnamed, as before. Statements that read `*` would fail after a migration adds a column ("cached plan must not
+// capped (the texts are the code's, but Prisma's IN lists of every length are distinct texts, and each named text is
+// kept by every pooled connection, in node-postgres and in its PostgreSQL backend); past the cap a text goes unnamed,
+// as before. The hot statements are a few dozen texts. Statements that read `*` would fail after a migration adds a column ("cached plan must not
 // change result type"), so every statement names its columns.
-const MAX_NAMED_STATEMENTS = 2000;
+const MAX_NAMED_STATEMENTS = 500;
 const statementNames = new Map<string, string>();
 
 export function statementName(sql: string): string | undefined {

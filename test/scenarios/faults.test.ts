@@ -152,4 +152,22 @@ describe('a gateway that cannot be reached', () => {
       await sandbox.close();
     }
   });
+
+  it('a pass charges each due subscription once: one left due (NOT_SENT) is not claimed again while the pass goes on', async () => {
+    // One slot and one row per claim: every later claim happens after an earlier charge came back NOT_SENT, so only
+    // the pass's list of what it left due keeps it from claiming that subscription again, and again.
+    const sandbox = await startSandbox();
+    const gatewayApp = await buildTestApp(database.url, {
+      env: { PAYMENT_API_BASE_URL: `http://127.0.0.1:${await freePort()}`, PAYMENT_SECRET_KEY: SANDBOX_SECRET, PAYMENT_MERCHANT_ID: SANDBOX_MERCHANT, SCHEDULER_CONCURRENCY: '1', SCHEDULER_BATCH_SIZE: '1' },
+    });
+    try {
+      await truncateAll(gatewayApp.db);
+      await seedDueSubscriptions(gatewayApp.db, createKeyring(gatewayApp.config.encryptionKeys), { count: 3, sandboxUrl: sandbox.url, dueAt: new Date(Date.now() - 1000) });
+      expect(await runPass(gatewayApp)).toEqual({ claimed: 3, succeeded: 0, declined: 0, unknown: 0, skipped: 3 });
+      expect(await gatewayApp.db.paymentAttempt.count({ where: { status: 'NOT_SENT' } })).toBe(3);
+    } finally {
+      await gatewayApp.close();
+      await sandbox.close();
+    }
+  });
 });

@@ -151,10 +151,11 @@ export function createChargeService(deps: ChargeDeps) {
         }
         const checking = [...unchecked];
         if (checking.length > 0) {
-          const stillDue = await db.subscription.findMany({
-            where: { id: { in: checking }, nextChargeAt: { lte: dueBy }, status: { in: [...LIVE] }, needsAttention: false },
-            select: { id: true },
-          });
+          // One text whatever the count (= ANY of an array, not IN): one named statement (db/prisma.ts).
+          const stillDue = await sqlQuery<{ id: string }>(db, `
+            SELECT "id" FROM "subscriptions"
+             WHERE "id" = ANY($1::uuid[]) AND "nextChargeAt" <= $2 AND "status"::text = ANY($3::text[]) AND "needsAttention" = false`,
+            [checking, dueBy, [...LIVE]]);
           leftDue.push(...stillDue.map((row) => row.id));
           for (const id of checking) unchecked.delete(id);
         }
