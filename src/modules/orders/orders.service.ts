@@ -4,7 +4,6 @@
 // order NEEDS_ATTENTION and is never confirmed again automatically (rule 4).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.ts';
-import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import type { Config } from '../../config.ts';
@@ -14,20 +13,16 @@ import { failure, success, type CheckoutResult } from '../checkout/checkout.resu
 import { prepareAttempt, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
 import { moveCheckout, releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
-import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
+import { checkoutByState, createCheckoutFlow } from '../checkout/checkout.flow.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
 type OrderView = Omit<OrderRow, 'payment'> & { payment?: { id: string } | null };
 
-const BY_STATE = `SELECT ${columnsOf(Prisma.OrderScalarFieldEnum, 'o')},
-    (SELECT jsonb_build_object('id', p."id") FROM "payments" p WHERE p."oneTimeOrderId" = o."id") AS "payment"
-  FROM "orders" o WHERE o."state" = $1`;
-
-/** An order by its state, with its payment, in one named statement (as registrationByState). */
-export async function orderByState(db: Db, state: string): Promise<OrderRow | null> {
-  const [row] = await sqlQuery<OrderRow>(db, BY_STATE, [state]);
-  return row ?? null;
-}
+/** An order by its state, with its payment (checkoutByState). */
+export const orderByState = checkoutByState<OrderRow>('orders', Prisma.OrderScalarFieldEnum, {
+  as: 'payment',
+  sql: `(SELECT jsonb_build_object('id', p."id") FROM "payments" p WHERE p."oneTimeOrderId" = c."id")`,
+});
 
 export interface CreateOrderInput {
   userId?: string;

@@ -13,7 +13,6 @@
 //   that call cannot charge twice).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.ts';
-import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import type { Config } from '../../config.ts';
@@ -29,25 +28,18 @@ import { failure, success, type CheckoutResult } from '../checkout/checkout.resu
 import { prepareAttempt, StaleLeaseError } from '../payments/attempts.ts';
 import { transitionPayment } from '../payments/payment.state.ts';
 import { releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
-import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
+import { checkoutByState, createCheckoutFlow } from '../checkout/checkout.flow.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
 
 type Tx = Prisma.TransactionClient;
 type RegistrationRow = Prisma.RegistrationGetPayload<{ include: { subscription: { select: { id: true } } } }>;
 type RegistrationView = Omit<RegistrationRow, 'subscription'> & { subscription?: { id: string } | null };
 
-const BY_STATE = `SELECT ${columnsOf(Prisma.RegistrationScalarFieldEnum, 'r')},
-    (SELECT jsonb_build_object('id', s."id") FROM "subscriptions" s WHERE s."registrationId" = r."id") AS "subscription"
-  FROM "registrations" r WHERE r."state" = $1`;
-
-/**
- * A registration by its state, with the subscription it created, in one named statement: the first read of every
- * redirect, which browsers replay (issue 15: through Prisma it was most of a replay's cost).
- */
-export async function registrationByState(db: Db, state: string): Promise<RegistrationRow | null> {
-  const [row] = await sqlQuery<RegistrationRow>(db, BY_STATE, [state]);
-  return row ?? null;
-}
+/** A registration by its state, with the subscription it created (checkoutByState). */
+export const registrationByState = checkoutByState<RegistrationRow>('registrations', Prisma.RegistrationScalarFieldEnum, {
+  as: 'subscription',
+  sql: `(SELECT jsonb_build_object('id', s."id") FROM "subscriptions" s WHERE s."registrationId" = c."id")`,
+});
 
 export interface CreateRegistrationInput {
   userId: string;
