@@ -57,8 +57,8 @@ export async function sqlQuery<Row extends object = Record<string, unknown>>(db:
 }
 
 /** `a."col", …` for every column of a model (named, never `*`: see statementName in db/prisma.ts). */
-export function columnsOf(fields: Record<string, string>, alias: string): string {
-  return Object.values(fields).map((column) => `${alias}."${column}"`).join(', ');
+export function columnsOf(fields: Record<string, string> | readonly string[], alias: string): string {
+  return (Array.isArray(fields) ? fields : Object.values(fields)).map((column) => `${alias}."${column}"`).join(', ');
 }
 
 /** Collects the values of one parameterised statement: `param(v)` answers its placeholder ($1, $2…). */

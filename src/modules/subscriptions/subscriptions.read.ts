@@ -19,7 +19,20 @@ export interface BillingKeySummary {
 }
 
 export type ConsentRow = Prisma.ConsentGetPayload<object>;
-export type SubscriptionView = Prisma.SubscriptionGetPayload<object> & { billingKey: BillingKeySummary; consents: Array<Omit<ConsentRow, 'subscriptionId'>> };
+
+/**
+ * The subscription columns the public shape shows, and so the only ones these reads fetch (fewer columns to format
+ * and parse: list pages are bound by that). serializeSubscription takes a SubscriptionView, so it cannot read another.
+ */
+const PUBLIC_COLUMNS = [
+  'id', 'userId', 'method', 'status', 'amount', 'orderName', 'intervalUnit', 'intervalCount', 'itemCode', 'currentPeriodStart', 'currentPeriodEnd',
+  'nextChargeAt', 'cancelAtPeriodEnd', 'canceledAt', 'cancelReason', 'trialEnd', 'pendingAmount', 'needsAttention', 'attentionReason', 'createdAt', 'updatedAt',
+] as const satisfies ReadonlyArray<Prisma.SubscriptionScalarFieldEnum>;
+
+export type SubscriptionView = Pick<Prisma.SubscriptionGetPayload<object>, (typeof PUBLIC_COLUMNS)[number]> & {
+  billingKey: BillingKeySummary;
+  consents: Array<Omit<ConsentRow, 'subscriptionId'>>;
+};
 
 /** The jsonb object of a billing key's summary, for the key aliased `k`; also used by the event feed. */
 export const BILLING_KEY_SUMMARY_JSON = `jsonb_build_object('id', k."id", 'method', k."method", 'status', k."status", 'cardName', k."cardName",
@@ -36,7 +49,7 @@ export function reviveConsents(rows: Array<Record<string, unknown>> | null): Sub
   return (rows ?? []).map((c) => ({ ...c, obtainedAt: new Date(c.obtainedAt as string), createdAt: new Date(c.createdAt as string) }) as SubscriptionView['consents'][number]);
 }
 
-const VIEW = `SELECT ${columnsOf(Prisma.SubscriptionScalarFieldEnum, 's')}, ${BILLING_KEY_SUMMARY_JSON} AS "billingKey", ${consentsJson('c."subscriptionId" = s."id"')} AS "consents"
+const VIEW = `SELECT ${columnsOf(PUBLIC_COLUMNS, 's')}, ${BILLING_KEY_SUMMARY_JSON} AS "billingKey", ${consentsJson('c."subscriptionId" = s."id"')} AS "consents"
   FROM "subscriptions" s JOIN "billing_keys" k ON k."id" = s."billingKeyId"`;
 
 function toView(row: Record<string, unknown>): SubscriptionView {
