@@ -137,7 +137,11 @@ export function createChargeService(deps: ChargeDeps) {
       const dueBy = clock.now();
       // Subscriptions this pass left due (NOT_SENT, a lost lease, an error): not claimed again in this pass.
       const leftDue: string[] = [];
-      // Charged in this pass but not yet checked for being left due: not claimed again until checked.
+      // Claimed by this pass and not yet checked for being left due (still charging, or done and unchecked): never
+      // claimed again meanwhile. A charge can end, and give its lease back, while a claim is on its way to the
+      // database, so what is still charging is excluded too, not only what has ended.
+      const claimedNotChecked = new Set<string>();
+      // Of those, the ones whose charge has ended.
       const unchecked = new Set<string>();
       const running = new Set<Promise<void>>();
       let finished: () => void = () => {};
@@ -157,12 +161,16 @@ export function createChargeService(deps: ChargeDeps) {
              WHERE "id" = ANY($1::uuid[]) AND "nextChargeAt" <= $2 AND "status"::text = ANY($3::text[]) AND "needsAttention" = false`,
             [checking, dueBy, [...LIVE]]);
           leftDue.push(...stillDue.map((row) => row.id));
-          for (const id of checking) unchecked.delete(id);
+          for (const id of checking) {
+            unchecked.delete(id);
+            claimedNotChecked.delete(id);
+          }
         }
-        const claimed = await claimBatch(owner, dueBy, clock.now(), [...leftDue, ...unchecked]);
+        const claimed = await claimBatch(owner, dueBy, clock.now(), [...leftDue, ...claimedNotChecked]);
         if (claimed.length === 0) break;
         report.claimed += claimed.length;
         for (const row of claimed) {
+          claimedNotChecked.add(row.id);
           const charge = limit(() => chargeOrRelease(row, owner)).then((r) => {
             if (r.outcome === 'SUCCEEDED') report.succeeded += 1;
             else if (r.outcome === 'DECLINED') report.declined += 1;
