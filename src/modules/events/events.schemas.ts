@@ -34,7 +34,7 @@ export const EventList = Type.Object({
 
 export const ListEventsQuery = Type.Object(
   {
-    after: Type.Optional(Type.Integer({ minimum: 0, description: 'the last sequence seen (0 or absent: from the oldest kept)' })),
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last sequence seen (0 or absent: from the oldest kept)' })),
     type: Type.Optional(EventType),
     limit: Limit,
   },

@@ -197,7 +197,7 @@ describe('every event type, emitted by the path that causes it', () => {
     expect(types(await feed(0, '&type=order.failed'))).toEqual(['order.failed']);
   });
 
-  it('GET /events/:id answers one event; unknown ids and types are refused', async () => {
+  it('GET /events/:id answers one event; unknown ids and types, and sequences out of range, are refused', async () => {
     await setClock(running.app, '2030-01-10T01:00:00.000Z');
     await subscribe(running.app, { amount: 9900 });
     const [first] = await feed();
@@ -207,6 +207,12 @@ describe('every event type, emitted by the path that causes it', () => {
     expect((await running.app.inject({ method: 'GET', url: `/api/v1/events/${crypto.randomUUID()}`, headers: apiHeaders })).statusCode).toBe(404);
     const badType = await running.app.inject({ method: 'GET', url: '/api/v1/events?type=payment.exploded', headers: apiHeaders });
     expect(badType.statusCode).toBe(400);
+    // A sequence past what a bigint (and a JavaScript integer) holds is a coded 400, not a database error.
+    for (const after of ['100000000000000000000', '1e300']) {
+      const huge = await running.app.inject({ method: 'GET', url: `/api/v1/events?after=${after}`, headers: apiHeaders });
+      expect(huge.statusCode).toBe(400);
+      expect(huge.json().code).toBe('VALIDATION_ERROR');
+    }
     expect((await running.app.inject({ method: 'GET', url: '/api/v1/events' })).statusCode).toBe(401);
   });
 });
