@@ -1,7 +1,7 @@
 // Prisma 7 without its Rust engine: the generated `prisma-client` talks to PostgreSQL through
 // @prisma/adapter-pg (node-postgres). The pg pool is ours, handed to the adapter, so that the few hot statements where
 // Prisma's runtime is the cost (issue 15: the public reads, the charging engine's one-statement steps) can go through
-// the same connections (`sqlPool`) and everything else stays on Prisma.
+// the same connections (`sqlQuery`) and everything else stays on Prisma.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -26,8 +26,8 @@ export function createPrismaClient(connectionString: string, options: { poolSize
 // 2.6 ms of planning for 1.1 ms of execution). Names come from the text, so one text always has one name. The map is
 // capped (the texts are the code's, but Prisma's IN lists of every length are distinct texts, and each named text is
 // kept by every pooled connection, in node-postgres and in its PostgreSQL backend); past the cap a text goes unnamed,
-// as before. The hot statements are a few dozen texts. Statements that read `*` would fail after a migration adds a column ("cached plan must not
-// change result type"), so every statement names its columns.
+// as before. The hot statements are a few dozen texts. Statements that read `*` would fail after a migration adds a
+// column ("cached plan must not change result type"), so every statement names its columns (columnsOf).
 const MAX_NAMED_STATEMENTS = 500;
 const statementNames = new Map<string, string>();
 
@@ -44,7 +44,7 @@ export function statementName(sql: string): string | undefined {
  * The pg pool under a client made by createPrismaClient. Its rows come from node-postgres's own parsers: timestamptz
  * as Date, enums as strings, jsonb parsed (instants inside it stay strings), int8 as string.
  */
-export function sqlPool(db: Db): pg.Pool {
+function sqlPool(db: Db): pg.Pool {
   const pool = pools.get(db);
   if (!pool) throw new Error('sqlPool: this client was not made by createPrismaClient');
   return pool;

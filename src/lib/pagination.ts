@@ -37,6 +37,12 @@ export function afterCursor(key: PageKey | undefined) {
 
 export const PAGE_ORDER = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
 
+/** The same two rules in SQL, for reads through the pg pool: the table aliased `alias`, `param` placing values. */
+export const PAGE_ORDER_SQL = (alias: string) => `ORDER BY ${alias}."createdAt" DESC, ${alias}."id" DESC`;
+export function afterCursorSql(alias: string, key: PageKey, param: (value: unknown) => string): string {
+  return `(${alias}."createdAt", ${alias}."id") < (${param(key.createdAt)}, ${param(key.id)}::uuid)`;
+}
+
 /** Fetch limit + 1 rows; this returns the page and the cursor of the next one. */
 export function toPage<T extends PageKey>(rows: T[], limit: number): { items: T[]; nextCursor: string | null } {
   const items = rows.slice(0, limit);

@@ -5,7 +5,7 @@ import { Prisma as P } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { EVENT_COLUMNS_SQL, renderEvent, type EventRow } from './events.render.ts';
-import { sqlQuery } from '../../db/prisma.ts';
+import { sqlParams, sqlQuery } from '../../db/prisma.ts';
 
 type Db = ServiceDeps['db'];
 
@@ -25,10 +25,9 @@ export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
 
   async function list(query: { after?: number; type?: string; limit: number }) {
     await assignEventSequences(db);
-    const after = String(query.after ?? 0);
-    const rows = query.type
-      ? await loadEvents(db, 'e."sequence" > $1::bigint AND e."type" = $2', [after, query.type, query.limit], 'ORDER BY e."sequence" LIMIT $3::int')
-      : await loadEvents(db, 'e."sequence" > $1::bigint', [after, query.limit], 'ORDER BY e."sequence" LIMIT $2::int');
+    const { values, param } = sqlParams();
+    const where = `e."sequence" > ${param(String(query.after ?? 0))}::bigint${query.type ? ` AND e."type" = ${param(query.type)}` : ''}`;
+    const rows = await loadEvents(db, where, values, `ORDER BY e."sequence" LIMIT ${param(query.limit)}::int`);
     const items = rows.map((row) => renderEvent(row, config));
     const last = items[items.length - 1];
     return { items, nextCursor: items.length === query.limit && last ? String(last.sequence) : null };

@@ -44,12 +44,6 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     return row;
   }
 
-  async function view(id: string) {
-    const row = await readPayment(db, id);
-    if (!row) throw new NotFoundError('Payment');
-    return row;
-  }
-
   async function listPayments(filter: PaymentFilter) {
     const rows = await db.payment.findMany({
       where: {
@@ -262,7 +256,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     });
   }
 
-  return { listPayments, getPayment: async (id: string) => serializePayment(await view(id)), resolve, refund, resolveRefund };
+  return { listPayments, getPayment: async (id: string) => serializePayment(await readPayment(db, id)), resolve, refund, resolveRefund };
 }
 
 export type PaymentActions = ReturnType<typeof createPaymentActions>;

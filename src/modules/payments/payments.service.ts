@@ -75,10 +75,11 @@ export function serializePayment(row: PaymentRow & { attempts?: AttemptView[] })
 const ATTEMPT_INSTANTS = ['approvedAt', 'sentAt', 'completedAt', 'createdAt'] as const;
 
 /**
- * A payment with its attempts (in order) in one statement, straight from the pg pool: through Prisma it was two
- * statements and most of the route's CPU (issue 15). The public shape stays in serializePayment.
+ * A payment with its attempts (in order) in one statement, straight from the pg pool (NotFoundError when there is
+ * none): through Prisma it was two statements and most of the route's CPU (issue 15). The public shape stays in
+ * serializePayment.
  */
-export async function readPayment(db: Db, id: string): Promise<(PaymentRow & { attempts: AttemptView[] }) | undefined> {
+export async function readPayment(db: Db, id: string): Promise<PaymentRow & { attempts: AttemptView[] }> {
   const [row] = await sqlQuery<PaymentRow & { attempts: Array<Record<string, unknown>> }>(
     db,
     `SELECT ${columnsOf(Prisma.PaymentScalarFieldEnum, 'p')}, (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a."id", 'attemptNumber', a."attemptNumber", 'operation', a."operation",
@@ -88,7 +89,7 @@ export async function readPayment(db: Db, id: string): Promise<(PaymentRow & { a
        FROM "payments" p WHERE p."id" = $1`,
     [id],
   );
-  if (!row) return undefined;
+  if (!row) throw new NotFoundError('Payment');
   // jsonb carries instants as strings.
   for (const attempt of row.attempts) for (const field of ATTEMPT_INSTANTS) if (attempt[field] !== null) attempt[field] = new Date(attempt[field] as string);
   return row as PaymentRow & { attempts: AttemptView[] };
@@ -97,11 +98,7 @@ export async function readPayment(db: Db, id: string): Promise<(PaymentRow & { a
 export function createPaymentsService(deps: { db: Db }) {
   const { db } = deps;
 
-  async function getPayment(id: string) {
-    const row = await readPayment(db, id);
-    if (!row) throw new NotFoundError('Payment');
-    return row;
-  }
+  const getPayment = (id: string) => readPayment(db, id);
 
   async function listPayments(filter: { subscriptionId?: string; status?: PaymentStatus; limit: number; cursor?: string }) {
     const rows = await db.payment.findMany({

@@ -28,12 +28,6 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
     return row;
   }
 
-  async function view(id: string) {
-    const row = await readSubscription(db, id);
-    if (!row) throw new NotFoundError('Subscription');
-    return row;
-  }
-
   async function listSubscriptions(filter: SubscriptionFilter) {
     const page = await pageSubscriptions(db, filter);
     return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
@@ -124,7 +118,7 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
     };
   }
 
-  return { listSubscriptions, getSubscription: async (id: string) => serializeSubscription(await view(id)), pause, resume, cancel, update, charge, explain };
+  return { listSubscriptions, getSubscription: async (id: string) => serializeSubscription(await readSubscription(db, id)), pause, resume, cancel, update, charge, explain };
 }
 
 export type SubscriptionActions = ReturnType<typeof createSubscriptionActions>;

@@ -4,7 +4,8 @@
 // The public shape itself stays in serializeSubscription.
 import { columnsOf, sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
-import { decodeCursor, toPage } from '../../lib/pagination.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { afterCursorSql, decodeCursor, PAGE_ORDER_SQL, toPage } from '../../lib/pagination.ts';
 import type { SubscriptionStatus } from './subscription.state.ts';
 
 /** The billing key's columns a subscription's public shape shows (never the key itself). */
@@ -56,9 +57,11 @@ function toView(row: Record<string, unknown>): SubscriptionView {
   return { ...row, consents: reviveConsents(row.consents as Array<Record<string, unknown>>) } as SubscriptionView;
 }
 
-export async function readSubscription(db: Db, id: string): Promise<SubscriptionView | undefined> {
+/** One subscription's public view; NotFoundError when there is none. */
+export async function readSubscription(db: Db, id: string): Promise<SubscriptionView> {
   const [row] = await sqlQuery(db, `${VIEW} WHERE s."id" = $1`, [id]);
-  return row ? toView(row) : undefined;
+  if (!row) throw new NotFoundError('Subscription');
+  return toView(row);
 }
 
 export interface SubscriptionFilter {
@@ -86,8 +89,8 @@ export async function pageSubscriptions(db: Db, filter: SubscriptionFilter) {
   if (filter.createdFrom !== undefined) where.push(`s."createdAt" >= ${param(new Date(filter.createdFrom))}`);
   if (filter.createdTo !== undefined) where.push(`s."createdAt" < ${param(new Date(filter.createdTo))}`);
   const after = decodeCursor(filter.cursor);
-  if (after) where.push(`(s."createdAt", s."id") < (${param(after.createdAt)}, ${param(after.id)}::uuid)`);
-  const sql = `${VIEW} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s."createdAt" DESC, s."id" DESC LIMIT ${param(filter.limit + 1)}`;
+  if (after) where.push(afterCursorSql('s', after, param));
+  const sql = `${VIEW} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${PAGE_ORDER_SQL('s')} LIMIT ${param(filter.limit + 1)}`;
   const rows = await sqlQuery(db, sql, values);
   return toPage(rows.map(toView), filter.limit);
 }

@@ -3,7 +3,6 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../../db/prisma.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { addInterval, type IntervalUnit } from '../../lib/calendar.ts';
-import { NotFoundError } from '../../lib/errors.ts';
 import { maskPhoneNumber } from '../../lib/redact.ts';
 import { pageSubscriptions, readSubscription, type SubscriptionView } from './subscriptions.read.ts';
 import { createSubscription, transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
@@ -187,11 +186,7 @@ export async function applyCancel(tx: Tx, id: string, options: { atPeriodEnd: bo
 export function createSubscriptionsService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
 
-  async function getSubscription(id: string) {
-    const row = await readSubscription(db, id);
-    if (!row) throw new NotFoundError('Subscription');
-    return row;
-  }
+  const getSubscription = (id: string) => readSubscription(db, id);
 
   async function listSubscriptions(filter: { userId?: string; status?: SubscriptionStatus; needsAttention?: boolean; limit: number; cursor?: string }) {
     return pageSubscriptions(db, filter);
