@@ -68,7 +68,9 @@ async function seed(connectionString: string) {
   const [deep] = await db.$queryRawUnsafe<Array<{ id: string; createdAt: Date }>>(
     `SELECT "id", "createdAt" FROM "subscriptions" ORDER BY "createdAt" DESC, "id" DESC OFFSET ${SUBSCRIPTIONS - 100} LIMIT 1`,
   );
-  const [payment] = await db.$queryRawUnsafe<Array<{ id: string }>>(`SELECT "id" FROM "payments" OFFSET ${Math.floor((SUBSCRIPTIONS * PAYMENTS_EACH) / 2)} LIMIT 1`);
+  const [payment] = await db.$queryRawUnsafe<Array<{ id: string }>>(
+    `SELECT "id" FROM "payments" OFFSET ${Math.floor((SUBSCRIPTIONS * PAYMENTS_EACH) / 2)} LIMIT 1`,
+  );
   await db.$disconnect();
   return { deepCursor: encodeCursor(deep!), paymentId: payment!.id };
 }
@@ -87,10 +89,16 @@ async function main() {
     await migrate({ connectionString: embedded.adminConnectionString, log });
     const started = Date.now();
     const { deepCursor, paymentId } = await seed(embedded.adminConnectionString);
-    console.log(`\nAPI: ${SUBSCRIPTIONS} subscriptions, ${SUBSCRIPTIONS * PAYMENTS_EACH} payments, ${SUBSCRIPTIONS} events (seeded in ${((Date.now() - started) / 1000).toFixed(0)} s); 50 connections, ${DURATION} s per route`);
+    console.log(
+      `\nAPI: ${SUBSCRIPTIONS} subscriptions, ${SUBSCRIPTIONS * PAYMENTS_EACH} payments, ${SUBSCRIPTIONS} events (seeded in ${((Date.now() - started) / 1000).toFixed(0)} s); 50 connections, ${DURATION} s per route`,
+    );
 
     const helloPort = await freePort();
-    const hello = spawn(process.execPath, ['-e', HELLO], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', PORT: String(helloPort) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const hello = spawn(process.execPath, ['-e', HELLO], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', PORT: String(helloPort) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     children.push(hello);
     await new Promise((resolve) => hello.once('message', resolve));
 
@@ -101,10 +109,21 @@ async function main() {
     const service = spawn(process.execPath, [...serviceNodeFlags(), ...profile, path.join(ROOT, 'src/server.ts')], {
       cwd: ROOT,
       env: {
-        PATH: process.env.PATH ?? '', NODE_ENV: 'test', HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: base, DATABASE_URL: embedded.adminConnectionString,
-        API_KEYS: API_KEY, ADMIN_TOKENS: 'bench_admin_token_0123456789abcdef', BILLING_KEY_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
-        PAYMENT_SECRET_KEY: 'bench_gateway_secret_key', PAYMENT_MERCHANT_ID: 'BENCH', SCHEDULER_ENABLED: 'false', LOG_LEVEL: 'error',
-        RATE_LIMIT_API: '100000000', RATE_LIMIT_BROWSER: '100000000',
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'test',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        PUBLIC_BASE_URL: base,
+        DATABASE_URL: embedded.adminConnectionString,
+        API_KEYS: API_KEY,
+        ADMIN_TOKENS: 'bench_admin_token_0123456789abcdef',
+        BILLING_KEY_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+        PAYMENT_SECRET_KEY: 'bench_gateway_secret_key',
+        PAYMENT_MERCHANT_ID: 'BENCH',
+        SCHEDULER_ENABLED: 'false',
+        LOG_LEVEL: 'error',
+        RATE_LIMIT_API: '100000000',
+        RATE_LIMIT_BROWSER: '100000000',
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
@@ -121,13 +140,17 @@ async function main() {
       ['GET /billing/success (replayed)', `${base}/billing/success?state=state-500&transactionId=tx-500`, { accept: 'application/json' }],
     ];
     console.log(`${'route'.padEnd(50)} ${'p99 ms'.padStart(7)} ${'req/s'.padStart(8)} ${'× hello'.padStart(8)}   target`);
-    console.log(`${'bare Fastify hello (same run)'.padEnd(50)} ${String(helloResult.p99).padStart(7)} ${helloResult.requestsPerSecond.toFixed(0).padStart(8)} ${'1.00'.padStart(8)}`);
+    console.log(
+      `${'bare Fastify hello (same run)'.padEnd(50)} ${String(helloResult.p99).padStart(7)} ${helloResult.requestsPerSecond.toFixed(0).padStart(8)} ${'1.00'.padStart(8)}`,
+    );
     const runs: Record<string, unknown>[] = [{ name: 'hello', ...helloResult }];
     // BENCH_API_ONLY=<text>: only the routes whose name contains it (with BENCH_PROFILE, to profile one route).
     for (const [name, url, headers] of routes.filter(([n]) => !process.env.BENCH_API_ONLY || n.includes(process.env.BENCH_API_ONLY))) {
       const r = await measure(url, headers);
       const ok = r.p99 < 50 && r.non2xx === 0 && r.errors === 0;
-      console.log(`${name.padEnd(50)} ${String(r.p99).padStart(7)} ${r.requestsPerSecond.toFixed(0).padStart(8)} ${(r.requestsPerSecond / helloResult.requestsPerSecond).toFixed(2).padStart(8)}   p99 < 50 ms ${ok ? 'met' : `MISSED${r.non2xx || r.errors ? ` (${r.non2xx} non-2xx, ${r.errors} errors)` : ''}`}`);
+      console.log(
+        `${name.padEnd(50)} ${String(r.p99).padStart(7)} ${r.requestsPerSecond.toFixed(0).padStart(8)} ${(r.requestsPerSecond / helloResult.requestsPerSecond).toFixed(2).padStart(8)}   p99 < 50 ms ${ok ? 'met' : `MISSED${r.non2xx || r.errors ? ` (${r.non2xx} non-2xx, ${r.errors} errors)` : ''}`}`,
+      );
       runs.push({ name, ...r, ratioToHello: r.requestsPerSecond / helloResult.requestsPerSecond });
     }
     writeResults('api', runs);

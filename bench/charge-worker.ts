@@ -14,7 +14,7 @@ let transactions = 0;
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
   const first = args[0] as string | { text?: string };
-  const text = (typeof first === 'string' ? first : first?.text ?? '').trim().toUpperCase();
+  const text = (typeof first === 'string' ? first : (first?.text ?? '')).trim().toUpperCase();
   if (text === 'BEGIN' || text.startsWith('BEGIN ') || text === 'COMMIT' || text === 'ROLLBACK') transactions += 1;
   else {
     statements += 1;

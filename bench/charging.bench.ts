@@ -27,7 +27,19 @@ const SECRET = 'bench_gateway_secret_key';
 const MERCHANT = 'BENCH';
 const ENCRYPTION_KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 const EVENT_TRIGGERS = ['subscriptions', 'payments', 'registrations', 'orders'];
-const TABLES = ['webhook_deliveries', 'events', 'consents', 'audit_events', 'idempotency_records', 'payment_attempts', 'payments', 'subscriptions', 'billing_keys', 'orders', 'registrations'];
+const TABLES = [
+  'webhook_deliveries',
+  'events',
+  'consents',
+  'audit_events',
+  'idempotency_records',
+  'payment_attempts',
+  'payments',
+  'subscriptions',
+  'billing_keys',
+  'orders',
+  'registrations',
+];
 
 interface WorkerResult {
   report: { claimed: number; succeeded: number; declined: number; unknown: number; skipped: number };
@@ -46,7 +58,14 @@ const MB = 1024 * 1024;
 async function startSandbox() {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(ROOT, 'src/sandbox/server.ts')], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', SANDBOX_PORT: String(port), PAYMENT_SECRET_KEY: SECRET, PAYMENT_MERCHANT_ID: MERCHANT, LOG_LEVEL: 'error' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      SANDBOX_PORT: String(port),
+      PAYMENT_SECRET_KEY: SECRET,
+      PAYMENT_MERCHANT_ID: MERCHANT,
+      LOG_LEVEL: 'error',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -152,7 +171,9 @@ async function main() {
   try {
     await migrate({ connectionString: embedded.adminConnectionString, log });
     const version = (await db.$queryRaw<{ version: string }[]>`SELECT version()`)[0]!.version;
-    console.log(`charging: ${N} due CARD subscriptions per run, SCHEDULER_CONCURRENCY ${C}; node ${process.version}; ${os.cpus().length} × ${os.cpus()[0]?.model}; ${version.split(' on ')[0]}`);
+    console.log(
+      `charging: ${N} due CARD subscriptions per run, SCHEDULER_CONCURRENCY ${C}; node ${process.version}; ${os.cpus().length} × ${os.cpus()[0]?.model}; ${version.split(' on ')[0]}`,
+    );
     console.log(`${'benchmark'.padEnd(44)} ${'figure'.padStart(22)}   ${'target'.padEnd(24)}`);
     const run = async (name: string, options: { count?: number; latencyMs: number; replicas?: number; events?: boolean }) => {
       await prepare(db, sandbox.url, options.count ?? N, options.latencyMs, options.events ?? true);
@@ -170,13 +191,28 @@ async function main() {
     }
     const slow = await run('drain L=50ms', { latencyMs: 50 });
     const ideal = (C * 1000) / 50;
-    line('drain, L=50 ms, C=16 (charges/s)', `${slow.perSecond.toFixed(0)} (${(slow.perSecond / ideal).toFixed(2)} × C/L)`, `≥ ${(0.9 * ideal).toFixed(0)} (0.9 × C/L)`, slow.perSecond >= 0.9 * ideal);
+    line(
+      'drain, L=50 ms, C=16 (charges/s)',
+      `${slow.perSecond.toFixed(0)} (${(slow.perSecond / ideal).toFixed(2)} × C/L)`,
+      `≥ ${(0.9 * ideal).toFixed(0)} (0.9 × C/L)`,
+      slow.perSecond >= 0.9 * ideal,
+    );
     const fast = await run('drain L=0', { latencyMs: 0 });
     line('drain, L=0, C=16 (charges/s)', fast.perSecond.toFixed(0), '≥ 400', fast.perSecond >= 400);
     line('  service CPU per charge (ms)', fast.cpuMsPerCharge.toFixed(2), '≤ 2', fast.cpuMsPerCharge <= 2);
-    line('  SQL statements per charge', `${fast.statementsPerCharge.toFixed(2)} (+${fast.transactionsPerCharge.toFixed(2)} BEGIN/COMMIT)`, '≤ 6', fast.statementsPerCharge <= 6);
+    line(
+      '  SQL statements per charge',
+      `${fast.statementsPerCharge.toFixed(2)} (+${fast.transactionsPerCharge.toFixed(2)} BEGIN/COMMIT)`,
+      '≤ 6',
+      fast.statementsPerCharge <= 6,
+    );
     const two = await run('two replicas L=50ms', { latencyMs: 50, replicas: 2 });
-    line('two replicas, L=50 ms (× one process)', `${(two.perSecond / slow.perSecond).toFixed(2)} (${two.perSecond.toFixed(0)}/s)`, '≥ 1.8', two.perSecond / slow.perSecond >= 1.8);
+    line(
+      'two replicas, L=50 ms (× one process)',
+      `${(two.perSecond / slow.perSecond).toFixed(2)} (${two.perSecond.toFixed(0)}/s)`,
+      '≥ 1.8',
+      two.perSecond / slow.perSecond >= 1.8,
+    );
     line('  double charges', String(two.doubles + slow.doubles + fast.doubles), '0', two.doubles + slow.doubles + fast.doubles === 0);
     line('idle RSS after start (MB)', fast.idleRssMb.toFixed(0), '< 150', fast.idleRssMb < 150);
     // Issue #13's budget: the outbox triggers' cost on the L = 0 drain, alternating runs, best of two each.
@@ -187,7 +223,12 @@ async function main() {
         best[events ? 'on' : 'off'] = Math.max(best[events ? 'on' : 'off'], r.perSecond);
       }
     }
-    line('events on vs off, L=0 (× off)', `${(best.on / best.off).toFixed(2)} (${best.on.toFixed(0)} vs ${best.off.toFixed(0)})`, '≥ 0.90', best.on / best.off >= 0.9);
+    line(
+      'events on vs off, L=0 (× off)',
+      `${(best.on / best.off).toFixed(2)} (${best.on.toFixed(0)} vs ${best.off.toFixed(0)})`,
+      '≥ 0.90',
+      best.on / best.off >= 0.9,
+    );
     if (LARGE) {
       const large = await run('drain 100k L=0', { count: 100_000, latencyMs: 0 });
       line('100,000 due, L=0: peak RSS (MB)', `${large.peakRssMb.toFixed(0)} (${large.perSecond.toFixed(0)}/s)`, '< 250', large.peakRssMb < 250);

@@ -34,7 +34,10 @@ server.listen(Number(process.env.PORT), '127.0.0.1', () => process.send('ready')
 
 async function startReceiver(delayMs: number) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', RECEIVER], { env: { PORT: String(port), DELAY: String(delayMs) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, ['-e', RECEIVER], {
+    env: { PORT: String(port), DELAY: String(delayMs) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   await new Promise((resolve) => child.once('message', resolve));
   return { url: `http://127.0.0.1:${port}/hooks`, stop: () => child.kill() };
 }
@@ -45,15 +48,27 @@ async function main() {
   const embedded = await startEmbeddedPostgres({ dataDir: path.join(workDir, 'pg'), port: await freePort(), database: 'postgres', persistent: false, log });
   try {
     await migrate({ connectionString: embedded.adminConnectionString, log });
-    console.log(`\nwebhook dispatch: ${2 * EVENTS} deliveries per run, WEBHOOK_CONCURRENCY ${CONCURRENCY}; receiver in another process; node ${process.version}; ${os.cpus().length} CPUs`);
+    console.log(
+      `\nwebhook dispatch: ${2 * EVENTS} deliveries per run, WEBHOOK_CONCURRENCY ${CONCURRENCY}; receiver in another process; node ${process.version}; ${os.cpus().length} CPUs`,
+    );
     console.log('receiver delay  seconds  deliveries/s  target');
     for (const delay of RECEIVER_DELAYS_MS) {
       const receiver = await startReceiver(delay);
       try {
         const { seconds, perSecond } = await measure(embedded.adminConnectionString, receiver.url, log);
         const target = delay === 0 ? 1000 : (0.9 * CONCURRENCY * 1000) / delay;
-        console.log(`${String(delay).padStart(12)}ms  ${seconds.toFixed(2).padStart(7)}  ${perSecond.toFixed(0).padStart(12)}  ≥ ${target.toFixed(0)} ${perSecond >= target ? 'met' : 'MISSED'}`);
-        runs.push({ name: `dispatch receiver ${delay}ms`, receiverDelayMs: delay, concurrency: CONCURRENCY, deliveries: 2 * EVENTS, seconds, perSecond, target });
+        console.log(
+          `${String(delay).padStart(12)}ms  ${seconds.toFixed(2).padStart(7)}  ${perSecond.toFixed(0).padStart(12)}  ≥ ${target.toFixed(0)} ${perSecond >= target ? 'met' : 'MISSED'}`,
+        );
+        runs.push({
+          name: `dispatch receiver ${delay}ms`,
+          receiverDelayMs: delay,
+          concurrency: CONCURRENCY,
+          deliveries: 2 * EVENTS,
+          seconds,
+          perSecond,
+          target,
+        });
       } finally {
         receiver.stop();
       }
@@ -85,14 +100,30 @@ async function measure(databaseUrl: string, url: string, log: pino.Logger) {
   const app = await buildApp(config, { logger: log });
   await app.listen({ host: '127.0.0.1', port });
   try {
-    await app.db.$executeRawUnsafe('TRUNCATE "webhook_deliveries", "webhook_endpoints", "events", "payment_attempts", "payments", "subscriptions", "billing_keys", "registrations" CASCADE');
-    await seedDueSubscriptions(app.db, createKeyring(config.encryptionKeys), { count: EVENTS, sandboxUrl: `${config.publicBaseUrl}/sandbox`, dueAt: new Date() });
-    const created = await app.inject({ method: 'POST', url: '/api/v1/webhook-endpoints', headers: { authorization: 'Bearer bench_api_key_0123456789abcdef' }, payload: { url } });
+    await app.db.$executeRawUnsafe(
+      'TRUNCATE "webhook_deliveries", "webhook_endpoints", "events", "payment_attempts", "payments", "subscriptions", "billing_keys", "registrations" CASCADE',
+    );
+    await seedDueSubscriptions(app.db, createKeyring(config.encryptionKeys), {
+      count: EVENTS,
+      sandboxUrl: `${config.publicBaseUrl}/sandbox`,
+      dueAt: new Date(),
+    });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v1/webhook-endpoints',
+      headers: { authorization: 'Bearer bench_api_key_0123456789abcdef' },
+      payload: { url },
+    });
     if (created.statusCode !== 201) throw new Error(created.body);
     // Number the seeded events before the endpoint existed, then queue them for it (recover), so timing starts
     // with N pending deliveries.
     await app.inject({ method: 'GET', url: '/api/v1/events?limit=1', headers: { authorization: 'Bearer bench_api_key_0123456789abcdef' } });
-    const recovered = await app.inject({ method: 'POST', url: `/api/v1/webhook-endpoints/${created.json().id}/recover`, headers: { authorization: 'Bearer bench_api_key_0123456789abcdef' }, payload: { since: '2000-01-01T00:00:00Z' } });
+    const recovered = await app.inject({
+      method: 'POST',
+      url: `/api/v1/webhook-endpoints/${created.json().id}/recover`,
+      headers: { authorization: 'Bearer bench_api_key_0123456789abcdef' },
+      payload: { since: '2000-01-01T00:00:00Z' },
+    });
     if (recovered.statusCode !== 202) throw new Error(recovered.body);
     const started = process.hrtime.bigint();
     await app.webhooks.drain();

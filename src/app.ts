@@ -111,7 +111,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(docsPlugin);
   // Sized from the concurrency: every charge in flight may hold a connection at once, plus the API, the webhook
   // dispatcher and the scheduler's own claims.
-  await app.register(dbPlugin, { connectionString: config.databaseUrl, poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4 });
+  await app.register(dbPlugin, {
+    connectionString: config.databaseUrl,
+    poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4,
+  });
   await app.register(metricsPlugin);
   await app.register(gatewayPlugin);
   await app.register(healthRoutes);
@@ -126,7 +129,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const idempotency = createIdempotency(deps);
   await app.register(schedulerPlugin, { charges });
   await app.register(webhooksPlugin, { keyring });
-  if (!config.consentRequired) app.log.warn('CONSENT_REQUIRED=false: trials convert and price increases apply without the customer’s recorded consent (DESIGN.md §3 rule 13 is off)');
+  if (!config.consentRequired)
+    app.log.warn('CONSENT_REQUIRED=false: trials convert and price increases apply without the customer’s recorded consent (DESIGN.md §3 rule 13 is off)');
 
   // Browser routes and pages: rate limited per client address, with security headers (CSP allows the pages'
   // inline styles only).
@@ -136,12 +140,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await pages.register(formbody);
     await pages.register(helmet, { contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"] } } });
     await pages.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
-    await pages.register(checkoutRoutes({
-      '/billing/success': registrations.handleSuccess,
-      '/billing/fail': registrations.handleFail,
-      '/payments/success': orders.handleSuccess,
-      '/payments/fail': orders.handleFail,
-    }));
+    await pages.register(
+      checkoutRoutes({
+        '/billing/success': registrations.handleSuccess,
+        '/billing/fail': registrations.handleFail,
+        '/payments/success': orders.handleSuccess,
+        '/payments/fail': orders.handleFail,
+      }),
+    );
   });
   // The merchant API and the admin routes: rate limited per valid token (a caller without one by address).
   await app.register(
@@ -161,14 +167,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     guardInput(admin, { jsonOnly: true });
     await admin.register(rateLimit, { max: config.rateLimit.admin, timeWindow: 60_000, keyGenerator: app.rateLimitKey('admin') });
     await admin.register(
-    adminRoutes({
-      charges,
-      subscriptions: createSubscriptionActions({ ...deps, charges }),
-      payments: createPaymentActions(deps),
-      idempotency,
-    }),
-    { prefix: '/admin' },
-  );
+      adminRoutes({
+        charges,
+        subscriptions: createSubscriptionActions({ ...deps, charges }),
+        payments: createPaymentActions(deps),
+        idempotency,
+      }),
+      { prefix: '/admin' },
+    );
   });
 
   return app;

@@ -251,7 +251,19 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
 
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
 
-  return toConfig(env, { encryptionKeys, retryDelaysMs, registrationTtlMs, trustProxy, apiKeys, adminTokens, adminTokenNames, metricsTokens, webhookRetryDelaysMs, webhookDisableAfterMs, eventRetentionMs });
+  return toConfig(env, {
+    encryptionKeys,
+    retryDelaysMs,
+    registrationTtlMs,
+    trustProxy,
+    apiKeys,
+    adminTokens,
+    adminTokenNames,
+    metricsTokens,
+    webhookRetryDelaysMs,
+    webhookDisableAfterMs,
+    eventRetentionMs,
+  });
 }
 
 /** The environment, validated and cross-checked, as the rest of the code takes it. */

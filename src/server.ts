@@ -1,6 +1,6 @@
 // The process: configuration, logger, database, migrations, listen, graceful shutdown (DESIGN.md §7).
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrate } from './db/migrator.ts';
 import { applyDevelopmentDefaults } from './lib/dev-secrets.ts';
@@ -12,7 +12,7 @@ import { drainTimeoutMs } from './plugins/scheduler.ts';
 const CLOSE_MARGIN_MS = 10_000;
 
 async function main(): Promise<void> {
-  let config;
+  let config: Config;
   try {
     config = await loadConfig();
   } catch (error) {

@@ -28,7 +28,9 @@ describe('architecture', () => {
       validate: true,
     });
     const output = result.output as ICruiseResult;
-    const violations = output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' -> ')})` : ''}`);
+    const violations = output.summary.violations.map(
+      (v) => `${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' -> ')})` : ''}`,
+    );
     expect(violations).toEqual([]);
     expect(output.summary.totalCruised).toBeGreaterThan(50);
   });

@@ -119,17 +119,19 @@ describe('loadConfig', () => {
     expect((await loadConfig({ TRUST_PROXY: value })).trustProxy).toEqual(expected);
   });
 
-  it.each([
-    'not a url',
-    'mysql://u:secret-password@db/billing',
-    'postgresql://',
-  ])('refuses DATABASE_URL=%s in one line that does not repeat it', async (value) => {
-    const attempt = loadConfig({ DATABASE_URL: value });
-    await expect(attempt).rejects.toThrow(/^DATABASE_URL: not a PostgreSQL connection string/);
-    const message = await attempt.then(() => '', (error: Error) => error.message);
-    expect(message).not.toContain('secret-password');
-    expect(message).not.toContain('\n');
-  });
+  it.each(['not a url', 'mysql://u:secret-password@db/billing', 'postgresql://'])(
+    'refuses DATABASE_URL=%s in one line that does not repeat it',
+    async (value) => {
+      const attempt = loadConfig({ DATABASE_URL: value });
+      await expect(attempt).rejects.toThrow(/^DATABASE_URL: not a PostgreSQL connection string/);
+      const message = await attempt.then(
+        () => '',
+        (error: Error) => error.message,
+      );
+      expect(message).not.toContain('secret-password');
+      expect(message).not.toContain('\n');
+    },
+  );
 
   it.each(PRODUCTION_REQUIRED)('in production, refuses the development default of %s and names it', async (name) => {
     const env: Record<string, string> = { ...PRODUCTION_ENV };
@@ -139,7 +141,10 @@ describe('loadConfig', () => {
   });
 
   it('in production, names every missing variable at once, each once', async () => {
-    const message = await loadConfig({ NODE_ENV: 'production' }).then(() => '', (error: Error) => error.message);
+    const message = await loadConfig({ NODE_ENV: 'production' }).then(
+      () => '',
+      (error: Error) => error.message,
+    );
     for (const name of PRODUCTION_REQUIRED) {
       expect(message.match(new RegExp(`\\b${name}\\b`, 'g')), name).toHaveLength(1);
     }

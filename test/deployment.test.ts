@@ -12,7 +12,7 @@ const VARIABLES = Object.keys(EnvSchema.properties);
 /** The `environment:` block of the app service in docker-compose.yml: variable → value. */
 function composeAppEnvironment(): Map<string, string> {
   const lines = read('docker-compose.yml').split('\n');
-  const app = lines.findIndex((line) => line === '  app:');
+  const app = lines.indexOf('  app:');
   const start = lines.findIndex((line, index) => index > app && line === '    environment:');
   const environment = new Map<string, string>();
   for (const line of lines.slice(start + 1)) {

@@ -2,6 +2,7 @@
 // starts the embedded PostgreSQL), run in a child process on a fixture holding one failing test.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { expect, it } from 'vitest';
 import { ROOT } from './helpers/process.ts';
 
@@ -26,7 +27,7 @@ function runVitest(dir: string): Promise<{ code: number | null; output: string }
     });
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('exit', (code) => resolve({ code, output: output.replace(/\x1b\[[0-9;]*m/g, '') }));
+    child.on('exit', (code) => resolve({ code, output: stripVTControlCharacters(output) }));
   });
 }
 

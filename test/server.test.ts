@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './setup/global-setup.ts';
-import { ROOT, run, waitUntilReady } from './helpers/process.ts';
+import { run, waitUntilReady } from './helpers/process.ts';
 import { createPrismaClient, createTestDatabase } from './helpers/database.ts';
 import { createRegistration } from './factories/index.ts';
 import { createEndpointsService } from '../src/modules/webhooks/endpoints.service.ts';
@@ -23,7 +23,6 @@ function postmasterPid(dataDir: string): number | undefined {
   const file = path.join(dataDir, 'postmaster.pid');
   return existsSync(file) ? Number.parseInt(readFileSync(file, 'utf8').split('\n')[0]!, 10) : undefined;
 }
-
 
 const cleanup: Array<() => Promise<void> | void> = [];
 afterAll(async () => {
@@ -153,7 +152,11 @@ describe('server process', () => {
       if (!clock) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(clock?.status).toBe(200);
-    const unauthorized = await fetch(`http://127.0.0.1:${port}/billing/confirm`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const unauthorized = await fetch(`http://127.0.0.1:${port}/billing/confirm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(unauthorized.status).toBe(401);
     sandbox.child.kill('SIGTERM');
     expect(await sandbox.exit).toBe(0);
@@ -166,7 +169,14 @@ describe('server process', () => {
     const registration = await createRegistration(db);
     const k0 = { id: 'k0', key: Buffer.alloc(32, 4) };
     const k1 = { id: 'k1', key: Buffer.alloc(32, 5) };
-    await db.$transaction((tx) => storeBillingKey(tx, createKeyring([k0]), { registrationId: registration.id, userId: 'u', method: 'CARD', fields: { billingKey: 'BK_ROTATE_ME_0001', extra: {} } }));
+    await db.$transaction((tx) =>
+      storeBillingKey(tx, createKeyring([k0]), {
+        registrationId: registration.id,
+        userId: 'u',
+        method: 'CARD',
+        fields: { billingKey: 'BK_ROTATE_ME_0001', extra: {} },
+      }),
+    );
     const endpoints = createEndpointsService({ db, keyring: createKeyring([k0]), config: { webhooks: { allowHttp: true } } as never });
     const endpoint = await endpoints.create({ url: 'https://merchant.example/hooks' });
     const rotate = run('src/cli/rotate-keys.ts', {

@@ -11,7 +11,10 @@ try {
   const database = await openDatabase(config, logger);
   try {
     const result = await migrate({ connectionString: database.url, log: logger });
-    logger.info({ applied: result.applied, alreadyApplied: result.alreadyApplied }, result.applied.length ? 'migrations applied' : 'database already up to date');
+    logger.info(
+      { applied: result.applied, alreadyApplied: result.alreadyApplied },
+      result.applied.length ? 'migrations applied' : 'database already up to date',
+    );
   } finally {
     await database.stop();
   }

@@ -193,7 +193,9 @@ async function startCluster(bin: Binaries, options: EmbeddedOptions, dataDir: st
     // pg_ctl hands -o to a shell: only plain words get through.
     if (!SETTING.test(key) || !SETTING.test(value)) throw new Error(`embedded PostgreSQL setting ${key}=${value} is not a plain word`);
   }
-  const postgresOptions = Object.entries(settings).map(([key, value]) => `-c ${key}=${value}`).join(' ');
+  const postgresOptions = Object.entries(settings)
+    .map(([key, value]) => `-c ${key}=${value}`)
+    .join(' ');
   await run(
     bin.pg_ctl,
     ['start', '--wait', `--timeout=${START_TIMEOUT_S}`, '--silent', `--pgdata=${dataDir}`, `--log=${path.join(dataDir, 'server.log')}`, '-o', postgresOptions],

@@ -61,9 +61,7 @@ interface AppliedRow {
 }
 
 async function readApplied(client: pg.ClientBase): Promise<AppliedRow[]> {
-  const { rows } = await client.query<AppliedRow>(
-    'SELECT migration_name, checksum, finished_at, rolled_back_at FROM _prisma_migrations ORDER BY started_at',
-  );
+  const { rows } = await client.query<AppliedRow>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM _prisma_migrations ORDER BY started_at');
   return rows;
 }
 
@@ -72,11 +70,7 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
-export async function migrate(options: {
-  connectionString: string;
-  log: MigrationLog;
-  dir?: string;
-}): Promise<MigrateResult> {
+export async function migrate(options: { connectionString: string; log: MigrationLog; dir?: string }): Promise<MigrateResult> {
   const migrations = readMigrations(options.dir);
   const client = new pg.Client({ connectionString: options.connectionString });
   await client.connect();
@@ -107,10 +101,11 @@ export async function migrate(options: {
         await client.query('BEGIN');
         try {
           const id = randomUUID();
-          await client.query(
-            'INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
-            [id, migration.checksum, migration.name],
-          );
+          await client.query('INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)', [
+            id,
+            migration.checksum,
+            migration.name,
+          ]);
           await client.query(migration.sql);
           await client.query('UPDATE _prisma_migrations SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
           await client.query('COMMIT');

@@ -16,7 +16,9 @@ export function createPrismaClient(connectionString: string, options: { poolSize
   // An idle connection that breaks is dropped by the pool and replaced on the next query; without a listener the
   // 'error' event would end the process (the adapter adds its own only once Prisma connects).
   pool.on('error', () => {});
-  const db = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true, statementNameGenerator: (query) => statementName(query.sql) as string }) });
+  const db = new PrismaClient({
+    adapter: new PrismaPg(pool, { disposeExternalPool: true, statementNameGenerator: (query) => statementName(query.sql) as string }),
+  });
   pools.set(db, pool);
   return db;
 }

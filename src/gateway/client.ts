@@ -10,22 +10,8 @@ import type { Logger } from 'pino';
 import { withoutNul } from '../lib/input.ts';
 import { redactorForCall, type Redactor } from '../lib/redact.ts';
 import { parseGatewayDateTime } from '../lib/calendar.ts';
-import {
-  BILLING_CONFIRM_REQUEST,
-  CANCEL_REQUEST,
-  CONFIRM_PAYMENT_REQUEST,
-  ISSUE_KEY_REQUEST,
-  validateRequest,
-  type RequestSchema,
-} from './fields.ts';
-import type {
-  CardInfo,
-  GatewayClient,
-  GatewayFields,
-  GatewayOperationName,
-  GatewayResult,
-  OutcomeReason,
-} from './types.ts';
+import { BILLING_CONFIRM_REQUEST, CANCEL_REQUEST, CONFIRM_PAYMENT_REQUEST, ISSUE_KEY_REQUEST, validateRequest, type RequestSchema } from './fields.ts';
+import type { CardInfo, GatewayClient, GatewayFields, GatewayOperationName, GatewayResult, OutcomeReason } from './types.ts';
 
 export interface GatewayClientOptions {
   /** The gateway's {base_url}. */
@@ -82,8 +68,7 @@ function toBoolean(value: unknown): boolean | undefined {
   return undefined;
 }
 
-const str = (value: unknown): string | undefined =>
-  typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined;
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined);
 
 function parseCardInfo(value: unknown): CardInfo | undefined {
   if (!value || typeof value !== 'object') return undefined;
@@ -129,12 +114,7 @@ interface Expectation {
   requireBillingKey?: boolean;
 }
 
-function classify(
-  operation: GatewayOperationName,
-  transport: Transport,
-  expect: Expectation,
-  redactor: Redactor,
-): Omit<GatewayResult, 'durationMs'> {
+function classify(operation: GatewayOperationName, transport: Transport, expect: Expectation, redactor: Redactor): Omit<GatewayResult, 'durationMs'> {
   const empty: GatewayFields = { extra: {} };
   if (transport.kind === 'not_sent') {
     return { operation, outcome: 'NOT_SENT', reason: 'CONNECT_FAILED', detail: transport.detail, fields: empty };
@@ -235,9 +215,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
             settle({ kind: 'response', status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
           });
           response.on('aborted', () => settle({ kind: 'unknown', reason: 'TRUNCATED_BODY', detail: 'response aborted' }));
-          response.on('error', (error) =>
-            settle({ kind: 'unknown', reason: 'TRUNCATED_BODY', detail: describeError(error) }),
-          );
+          response.on('error', (error) => settle({ kind: 'unknown', reason: 'TRUNCATED_BODY', detail: describeError(error) }));
         },
       );
       request.on('socket', (socket) => {

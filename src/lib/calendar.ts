@@ -60,9 +60,15 @@ export function parseGatewayDateTime(text: unknown): Date | undefined {
 /** anchor + count × unit, in the zone's calendar, clamped to the month's end. */
 export function addInterval(anchor: Date, unit: IntervalUnit, count: number, zone: string): Date {
   const key = `${unit}s` as 'days' | 'weeks' | 'months' | 'years';
-  const result = inZone(anchor, zone).plus({ [key]: count }).toJSDate();
+  const result = inZone(anchor, zone)
+    .plus({ [key]: count })
+    .toJSDate();
   // The sum may leave the years where the offset is fixed: then it is taken in the named zone.
-  return zoneAt(result, zone) === zoneAt(anchor, zone) ? result : DateTime.fromJSDate(anchor, { zone }).plus({ [key]: count }).toJSDate();
+  return zoneAt(result, zone) === zoneAt(anchor, zone)
+    ? result
+    : DateTime.fromJSDate(anchor, { zone })
+        .plus({ [key]: count })
+        .toJSDate();
 }
 
 /** Whole calendar days from a to b in the zone (b's date minus a's date), ignoring the time of day. */

@@ -6,11 +6,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { EncryptionKey } from '../config.ts';
 import { defineError } from './errors.ts';
 
-export const BillingKeyUnreadableError = defineError(
-  'BILLING_KEY_UNREADABLE',
-  'The stored billing key cannot be decrypted (%s)',
-  500,
-);
+export const BillingKeyUnreadableError = defineError('BILLING_KEY_UNREADABLE', 'The stored billing key cannot be decrypted (%s)', 500);
 
 export interface Envelope {
   keyId: string;

@@ -30,7 +30,7 @@ function loadOrCreate(file: string, print: (text: string) => void): DevSecrets {
   print(
     [
       '',
-      'Development secrets were generated and saved in ' + file + ' (printed this once):',
+      `Development secrets were generated and saved in ${file} (printed this once):`,
       `  API key (merchant API):    ${secrets.apiKey}`,
       `  Admin token (admin routes): ${secrets.adminToken}`,
       'Set API_KEYS, ADMIN_TOKENS and BILLING_KEY_ENCRYPTION_KEYS yourself for anything but development.',
@@ -41,10 +41,7 @@ function loadOrCreate(file: string, print: (text: string) => void): DevSecrets {
 }
 
 /** Fills the development defaults that are unset. Never called in production. */
-export function applyDevelopmentDefaults(
-  config: Config,
-  options: { dataDir: string; print?: (text: string) => void },
-): Config {
+export function applyDevelopmentDefaults(config: Config, options: { dataDir: string; print?: (text: string) => void }): Config {
   if (config.env === 'production') throw new Error('development defaults are refused in production');
   const needsSecrets = config.apiKeys.length === 0 || config.adminTokens.length === 0 || config.encryptionKeys.length === 0;
   const secrets = needsSecrets

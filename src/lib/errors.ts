@@ -39,7 +39,9 @@ export function codesByStatus(...errors: FastifyErrorConstructor[]): Record<numb
   const byStatus: Record<number, string[]> = {};
   for (const ErrorType of errors) {
     const error = new ErrorType();
-    (byStatus[error.statusCode ?? 500] ??= []).push(error.code);
+    const status = error.statusCode ?? 500;
+    byStatus[status] ??= [];
+    byStatus[status].push(error.code);
   }
   return byStatus;
 }

@@ -78,9 +78,7 @@ export function createRedactor(initialSecrets: Array<string | undefined> = []): 
       if (value.stack) out.stack = scrubText(value.stack);
     }
     for (const key of Object.keys(source)) {
-      out[key] = isSensitiveKey(key) && source[key] !== undefined && source[key] !== null
-        ? REDACTED
-        : walk(source[key], seen, depth + 1);
+      out[key] = isSensitiveKey(key) && source[key] !== undefined && source[key] !== null ? REDACTED : walk(source[key], seen, depth + 1);
     }
     return out;
   };

@@ -39,7 +39,10 @@ function isRateLimited(url: string): boolean {
 /** The errors every route of this kind can answer with, then the route's own. */
 function errorsOf(url: string, schema: FastifySchema): Errors {
   const errors: Errors = {};
-  const add = (status: number, code: string) => (errors[status] ??= new Set()).add(code);
+  const add = (status: number, code: string) => {
+    errors[status] ??= new Set();
+    errors[status].add(code);
+  };
   if (schema.body || schema.querystring || schema.params || schema.headers) add(400, 'VALIDATION_ERROR');
   if (securityFor(url).length > 0) add(401, 'UNAUTHORIZED');
   if (/:id\b/.test(url)) add(404, 'NOT_FOUND');

@@ -25,11 +25,13 @@ declare module 'fastify' {
 
 /** The same client, recording every call's outcome and duration. */
 export function instrumentGateway(client: GatewayClient, metrics: Metrics): GatewayClient {
-  const observe = <A extends unknown[]>(fn: (...args: A) => Promise<GatewayResult>) => async (...args: A) => {
-    const result = await fn(...args);
-    metrics.observeGateway(result);
-    return result;
-  };
+  const observe =
+    <A extends unknown[]>(fn: (...args: A) => Promise<GatewayResult>) =>
+    async (...args: A) => {
+      const result = await fn(...args);
+      metrics.observeGateway(result);
+      return result;
+    };
   return {
     confirmPayment: observe(client.confirmPayment.bind(client)),
     issueBillingKey: observe(client.issueBillingKey.bind(client)),
@@ -43,7 +45,12 @@ async function metricsPlugin(app: FastifyInstance) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const gatewayCalls = new Counter({ name: 'billing_gateway_calls_total', help: 'Gateway calls by operation and outcome', labelNames: ['operation', 'outcome'], registers: [registry] });
+  const gatewayCalls = new Counter({
+    name: 'billing_gateway_calls_total',
+    help: 'Gateway calls by operation and outcome',
+    labelNames: ['operation', 'outcome'],
+    registers: [registry],
+  });
   const gatewayLatency = new Histogram({
     name: 'billing_gateway_call_duration_seconds',
     help: 'Gateway call duration by operation',
@@ -51,7 +58,12 @@ async function metricsPlugin(app: FastifyInstance) {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  const httpRequests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by method, route and status', labelNames: ['method', 'route', 'status_code'], registers: [registry] });
+  const httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status_code'],
+    registers: [registry],
+  });
   const httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by method and route',
@@ -99,7 +111,12 @@ async function metricsPlugin(app: FastifyInstance) {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
     registers: [registry],
   });
-  const endpointsDisabled = new Counter({ name: 'billing_webhook_endpoints_disabled_total', help: 'Webhook endpoints disabled by the dispatcher, by reason (GONE, FAILING)', labelNames: ['reason'], registers: [registry] });
+  const endpointsDisabled = new Counter({
+    name: 'billing_webhook_endpoints_disabled_total',
+    help: 'Webhook endpoints disabled by the dispatcher, by reason (GONE, FAILING)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   new Gauge({
     name: 'billing_webhook_endpoints_disabled',
     help: 'Webhook endpoints currently disabled',
@@ -145,10 +162,25 @@ async function metricsPlugin(app: FastifyInstance) {
     httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', { onRequest: app.requireMetricsReader, schema: { operationId: 'getMetrics', summary: 'Prometheus metrics', tags: ['operations'], description: 'Prometheus text format. In production it takes a bearer token: one of METRICS_TOKENS or ADMIN_TOKENS.', produces: ['text/plain'], response: { 200: { type: 'string', description: 'Prometheus exposition format' } }, errors: { 401: ['UNAUTHORIZED'] } } }, async (_request, reply) => {
-    reply.type(registry.contentType);
-    return registry.metrics();
-  });
+  app.get(
+    '/metrics',
+    {
+      onRequest: app.requireMetricsReader,
+      schema: {
+        operationId: 'getMetrics',
+        summary: 'Prometheus metrics',
+        tags: ['operations'],
+        description: 'Prometheus text format. In production it takes a bearer token: one of METRICS_TOKENS or ADMIN_TOKENS.',
+        produces: ['text/plain'],
+        response: { 200: { type: 'string', description: 'Prometheus exposition format' } },
+        errors: { 401: ['UNAUTHORIZED'] },
+      },
+    },
+    async (_request, reply) => {
+      reply.type(registry.contentType);
+      return registry.metrics();
+    },
+  );
 }
 
 export default fp(metricsPlugin, { name: 'metrics', fastify: '5.x', dependencies: ['db', 'auth'] });

@@ -17,13 +17,7 @@ import {
 } from '../gateway/fields.ts';
 import type { GatewayOperationName } from '../gateway/types.ts';
 import type { Clock } from '../lib/clock.ts';
-import {
-  formatGatewayDateTime,
-  GATEWAY_ZONE,
-  MOBILE_WINDOW_DAYS,
-  mobileWindowOffsetDays,
-  sameCalendarMonth,
-} from '../lib/calendar.ts';
+import { formatGatewayDateTime, GATEWAY_ZONE, MOBILE_WINDOW_DAYS, mobileWindowOffsetDays, sameCalendarMonth } from '../lib/calendar.ts';
 
 export class SandboxError extends Error {
   readonly statusCode: number;
@@ -288,7 +282,20 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       if (terms.issueKeyOnly) {
         // The 100-unit check is charged and cancelled at once: nothing stays charged.
         transactionId = charge('ISSUE_KEY', method, VERIFICATION_AMOUNT, terms.orderId, at, true);
-        book({ type: 'CANCEL', operation: 'ISSUE_KEY', method, merchantId, orderId: terms.orderId, transactionId: randomId('C', 18), originalTransactionId: transactionId, amount: VERIFICATION_AMOUNT, verification: true }, at);
+        book(
+          {
+            type: 'CANCEL',
+            operation: 'ISSUE_KEY',
+            method,
+            merchantId,
+            orderId: terms.orderId,
+            transactionId: randomId('C', 18),
+            originalTransactionId: transactionId,
+            amount: VERIFICATION_AMOUNT,
+            verification: true,
+          },
+          at,
+        );
       } else {
         transactionId = charge('ISSUE_KEY', method, terms.amount, terms.orderId, at);
         useOrderId(terms.orderId);
@@ -317,7 +324,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
           response.cardInfo = {
             cardCode: '11',
             cardName: CARD_NAMES[terms.userId.length % CARD_NAMES.length],
-            cardNumber: `5365-10**-****-${String(1000 + (terms.userId.length * 37) % 9000)}`,
+            cardNumber: `5365-10**-****-${String(1000 + ((terms.userId.length * 37) % 9000))}`,
             installmentMonth: '00',
             approvalNumber: randomId('', 8),
           };
@@ -419,7 +426,16 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       saveCharge(original);
       const transactionId = randomId('C', 18);
       book(
-        { type: 'CANCEL', operation: 'CANCEL', method: original.method, merchantId, orderId: original.orderId, transactionId, originalTransactionId: original.transactionId, amount },
+        {
+          type: 'CANCEL',
+          operation: 'CANCEL',
+          method: original.method,
+          merchantId,
+          orderId: original.orderId,
+          transactionId,
+          originalTransactionId: original.transactionId,
+          amount,
+        },
         at,
       );
       return {
@@ -453,7 +469,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
         latencyMs: spec.latencyMs ?? 0,
         code: spec.code,
         message: spec.message,
-        booked: spec.kind === 'decline' ? false : spec.booked ?? BOOKED_BY_DEFAULT[spec.kind],
+        booked: spec.kind === 'decline' ? false : (spec.booked ?? BOOKED_BY_DEFAULT[spec.kind]),
         holdMs: spec.holdMs ?? 5 * 60_000,
         field: spec.field ?? 'amount',
       };
@@ -499,7 +515,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       }
       // In booking order; numbered afresh, since two sandboxes that once shared a database may both have used a number.
       entries.sort((a, b) => a.seq - b.seq || a.at.localeCompare(b.at));
-      entries.forEach((entry, index) => (entry.seq = index + 1));
+      for (const [index, entry] of entries.entries()) entry.seq = index + 1;
     },
 
     takeChanges() {

@@ -79,12 +79,14 @@ interface DmmfIndex {
   fields: Array<{ name: string }>;
 }
 interface Dmmf {
-  datamodel: { models: DmmfModel[]; enums: Array<{ name: string; dbName: string | null; values: Array<{ name: string; dbName: string | null }> }>; indexes: DmmfIndex[] };
+  datamodel: {
+    models: DmmfModel[];
+    enums: Array<{ name: string; dbName: string | null; values: Array<{ name: string; dbName: string | null }> }>;
+    indexes: DmmfIndex[];
+  };
 }
 
-const dmmf = JSON.parse(
-  wasm.get_dmmf(JSON.stringify({ prismaSchema: readFileSync(new URL('../../prisma/schema.prisma', import.meta.url), 'utf8') })),
-) as Dmmf;
+const dmmf = JSON.parse(wasm.get_dmmf(JSON.stringify({ prismaSchema: readFileSync(new URL('../../prisma/schema.prisma', import.meta.url), 'utf8') }))) as Dmmf;
 const models = dmmf.datamodel.models;
 const tableOf = (model: string) => {
   const found = models.find((m) => m.name === model)!;
@@ -177,8 +179,14 @@ describe('schema.prisma and the migrated database', () => {
 
   it('have the same columns with the same types, nullability and defaults', async () => {
     const actual = await rows<{
-      table_name: string; column_name: string; data_type: string; udt_name: string;
-      is_nullable: string; column_default: string | null; datetime_precision: number | null; character_maximum_length: number | null;
+      table_name: string;
+      column_name: string;
+      data_type: string;
+      udt_name: string;
+      is_nullable: string;
+      column_default: string | null;
+      datetime_precision: number | null;
+      character_maximum_length: number | null;
     }>(`
       SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default, datetime_precision, character_maximum_length
       FROM information_schema.columns WHERE table_schema = current_schema() AND table_name <> '_prisma_migrations'`);
@@ -229,13 +237,19 @@ describe('schema.prisma and the migrated database', () => {
     });
     expect(actualDescribed).toEqual(expected.sort());
 
-    expect(partial.map((r) => `${r.table}.${r.name}(${r.columns.join(',')}) WHERE ${r.predicate}`).sort()).toEqual(
-      [...SQL_ONLY_PARTIAL_INDEXES].sort(),
-    );
+    expect(partial.map((r) => `${r.table}.${r.name}(${r.columns.join(',')}) WHERE ${r.predicate}`).sort()).toEqual([...SQL_ONLY_PARTIAL_INDEXES].sort());
   });
 
   it('have the same foreign keys with Prisma’s default referential actions', async () => {
-    const actual = await rows<{ name: string; table: string; columns: string[]; target: string; target_columns: string[]; on_delete: string; on_update: string }>(`
+    const actual = await rows<{
+      name: string;
+      table: string;
+      columns: string[];
+      target: string;
+      target_columns: string[];
+      on_delete: string;
+      on_update: string;
+    }>(`
       SELECT con.conname AS name, cl.relname AS table, fcl.relname AS target,
              ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, ord)
                    JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.ord) AS columns,
@@ -255,13 +269,14 @@ describe('schema.prisma and the migrated database', () => {
           const targetModel = models.find((m) => m.name === f.type)!;
           const scalars = f.relationFromFields!.map((name) => model.fields.find((x) => x.name === name)!);
           const onDelete = f.relationOnDelete ?? (scalars.every((s) => s.isRequired) ? 'Restrict' : 'SetNull');
-          return `${table}_${columns.join('_')}_fkey ${table}(${columns.join(',')}) -> ${tableOf(f.type)}(${f.relationToFields!
-            .map((name) => columnOf(targetModel, name))
+          return `${table}_${columns.join('_')}_fkey ${table}(${columns.join(',')}) -> ${tableOf(f.type)}(${f
+            .relationToFields!.map((name) => columnOf(targetModel, name))
             .join(',')}) delete=${onDelete} update=Cascade`;
         }),
     );
     const described = actual.map(
-      (r) => `${r.name} ${r.table}(${r.columns.join(',')}) -> ${r.target}(${r.target_columns.join(',')}) delete=${actions[r.on_delete]} update=${actions[r.on_update]}`,
+      (r) =>
+        `${r.name} ${r.table}(${r.columns.join(',')}) -> ${r.target}(${r.target_columns.join(',')}) delete=${actions[r.on_delete]} update=${actions[r.on_update]}`,
     );
     expect(described.sort()).toEqual(expected.sort());
   });

@@ -10,7 +10,12 @@ import { adminHeaders } from '../helpers/billing.ts';
 const running = useRunningApp();
 
 async function createOrder(userId: string) {
-  const response = await running.app.inject({ method: 'POST', url: '/api/v1/orders', headers: apiHeaders, payload: { userId, method: 'CARD', amount: 30000, orderName: 'One-off' } });
+  const response = await running.app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: apiHeaders,
+    payload: { userId, method: 'CARD', amount: 30000, orderName: 'One-off' },
+  });
   expect(response.statusCode).toBe(201);
   return response.json() as { id: string; state: string; window: Parameters<typeof decideWindow>[1] };
 }

@@ -62,7 +62,12 @@ describe('malformed input is a 400, never a 500', () => {
 
   it('NUL characters in a body, a query string or a form post', async () => {
     expect400(
-      await running.app.inject({ method: 'POST', url: '/api/v1/registrations', headers: apiHeaders, payload: { userId: 'u\u0000', method: 'CARD', amount: 1000, orderName: 'Plan' } }),
+      await running.app.inject({
+        method: 'POST',
+        url: '/api/v1/registrations',
+        headers: apiHeaders,
+        payload: { userId: 'u\u0000', method: 'CARD', amount: 1000, orderName: 'Plan' },
+      }),
     );
     expect400(await running.app.inject({ method: 'GET', url: '/api/v1/subscriptions?userId=a%00b', headers: apiHeaders }));
     expect400(

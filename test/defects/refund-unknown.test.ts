@@ -23,10 +23,19 @@ describe('a refund whose outcome is unknown', () => {
     expect(await attention()).toEqual([payment!.id]);
     expect((await admin('POST', `/admin/payments/${payment!.id}/cancel`, { amount: 500, reason: 'again' }, 'r2')).statusCode).toBe(409);
 
-    const resolved = await admin('POST', `/admin/payments/${payment!.id}/cancel/resolve`, { outcome: 'FAILED', reason: 'gateway shows no cancellation' }, 'rr1');
+    const resolved = await admin(
+      'POST',
+      `/admin/payments/${payment!.id}/cancel/resolve`,
+      { outcome: 'FAILED', reason: 'gateway shows no cancellation' },
+      'rr1',
+    );
     expect(resolved.statusCode, resolved.body).toBe(200);
     expect(resolved.json()).toMatchObject({ refundOutcomeUnknown: false, needsAttention: false, canceledAmount: 0 });
-    expect((await admin('POST', `/admin/payments/${payment!.id}/cancel/resolve`, { outcome: 'FAILED', reason: 'gateway shows no cancellation' }, 'rr1')).headers['idempotent-replayed']).toBe('true');
+    expect(
+      (await admin('POST', `/admin/payments/${payment!.id}/cancel/resolve`, { outcome: 'FAILED', reason: 'gateway shows no cancellation' }, 'rr1')).headers[
+        'idempotent-replayed'
+      ],
+    ).toBe('true');
     expect((await admin('POST', `/admin/payments/${payment!.id}/cancel/resolve`, { outcome: 'SUCCEEDED', reason: 'x' }, 'rr2')).statusCode).toBe(409);
     expect(await attention()).toEqual([]);
     const audit = await running.app.db.auditEvent.findMany({ where: { entityId: payment!.id }, orderBy: { createdAt: 'asc' } });
@@ -52,7 +61,15 @@ describe('a refund whose outcome is unknown', () => {
     const [payment] = await paymentsOf(running.app, id);
     // What a process killed mid-call leaves behind: a CANCEL attempt IN_FLIGHT whose lease has run out.
     await running.app.db.paymentAttempt.create({
-      data: { paymentId: payment!.id, attemptNumber: 9, operation: 'CANCEL', orderId: 'X-dead-9', amount: 9900, leaseOwner: 'dead', leaseExpiresAt: new Date(Date.now() - 1000) },
+      data: {
+        paymentId: payment!.id,
+        attemptNumber: 9,
+        operation: 'CANCEL',
+        orderId: 'X-dead-9',
+        amount: 9900,
+        leaseOwner: 'dead',
+        leaseExpiresAt: new Date(Date.now() - 1000),
+      },
     });
     expect((await admin('POST', `/admin/payments/${payment!.id}/cancel`, { reason: 'try' }, 'd1')).statusCode).toBe(409);
     expect(await attention()).toEqual([payment!.id]);

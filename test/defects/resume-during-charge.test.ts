@@ -25,7 +25,12 @@ describe('pause and resume while a charge is in flight', () => {
     const pass = runPass(running.app);
     await waitForInFlight();
     for (const action of ['pause', 'resume']) {
-      const response = await running.app.inject({ method: 'POST', url: `/admin/subscriptions/${id}/${action}`, headers: adminHeaders, payload: { reason: 'customer asked' } });
+      const response = await running.app.inject({
+        method: 'POST',
+        url: `/admin/subscriptions/${id}/${action}`,
+        headers: adminHeaders,
+        payload: { reason: 'customer asked' },
+      });
       expect(response.statusCode, response.body).toBe(200);
     }
     expect(await pass).toMatchObject({ declined: 1 });

@@ -25,7 +25,12 @@ describe('strict request bodies', () => {
 
   it('a boolean in a body must be a boolean; query strings are still read as numbers and booleans', async () => {
     const id = await subscribe(running.app, {});
-    const cancel = await running.app.inject({ method: 'POST', url: `/api/v1/subscriptions/${id}/cancel`, headers: apiHeaders, payload: { atPeriodEnd: 'true' } });
+    const cancel = await running.app.inject({
+      method: 'POST',
+      url: `/api/v1/subscriptions/${id}/cancel`,
+      headers: apiHeaders,
+      payload: { atPeriodEnd: 'true' },
+    });
     expect(cancel.statusCode).toBe(400);
     const page = await running.app.inject({ method: 'GET', url: '/admin/subscriptions?limit=1&needsAttention=false', headers: adminHeaders });
     expect(page.statusCode).toBe(200);

@@ -10,7 +10,12 @@ const kst = (local: string) => new Date(`${local}+09:00`);
 const LEASE_MS = 1500;
 const running = useRunningApp({ CLOCK: 'simulated', SCHEDULER_LEASE_MS: String(LEASE_MS), PAYMENT_TIMEOUT_MS: '1000' });
 const charge = (id: string, key: string) =>
-  running.app.inject({ method: 'POST', url: `/admin/subscriptions/${id}/charge`, headers: { ...adminHeaders, 'idempotency-key': key }, payload: { reason: 'charge now' } });
+  running.app.inject({
+    method: 'POST',
+    url: `/admin/subscriptions/${id}/charge`,
+    headers: { ...adminHeaders, 'idempotency-key': key },
+    payload: { reason: 'charge now' },
+  });
 
 describe('a gateway answer that cannot be stored', () => {
   it('answers 502 with the payment and its state, keeps the attempt, and the sweep makes it UNKNOWN', async () => {
@@ -31,7 +36,10 @@ describe('a gateway answer that cannot be stored', () => {
 
       const response = await charge(id, 'unstorable');
       expect(response.statusCode).toBe(502);
-      expect(response.json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN', details: { paymentStatus: 'PENDING', reason: 'RECORD_FAILED', subscriptionId: id } });
+      expect(response.json()).toMatchObject({
+        code: 'PAYMENT_OUTCOME_UNKNOWN',
+        details: { paymentStatus: 'PENDING', reason: 'RECORD_FAILED', subscriptionId: id },
+      });
       const paymentId = response.json().details.paymentId as string;
       expect((await running.app.db.paymentAttempt.findMany({ where: { paymentId } })).map((a) => a.status)).toEqual(['IN_FLIGHT']);
       // While the attempt's lease lives, nothing charges the subscription again.

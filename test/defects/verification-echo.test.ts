@@ -16,6 +16,9 @@ describe('issueKeyOnly registration', () => {
     const { subscriptionId } = response.json() as { subscriptionId: string };
     expect(await getSubscription(running.app, subscriptionId)).toMatchObject({ status: 'ACTIVE', amount: 9900 });
     const ledger = await sandboxLedger(running.app);
-    expect(ledger.map((e) => [e.type, e.amount])).toEqual([['CHARGE', 100], ['CANCEL', 100]]);
+    expect(ledger.map((e) => [e.type, e.amount])).toEqual([
+      ['CHARGE', 100],
+      ['CANCEL', 100],
+    ]);
   });
 });

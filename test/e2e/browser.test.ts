@@ -31,7 +31,15 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 beforeEach(({ skip }) => skip(SKIPPED, SKIP_NOTE));
@@ -83,7 +91,10 @@ describe('registration in a browser', () => {
       await Promise.all([page.waitForURL(`${baseUrl}/result?**`), page.click('#decline')]);
       await expect(page.locator('#outcome').getAttribute('data-status')).resolves.toBe('failed');
       await expect(page.locator('body').textContent()).resolves.toContain('Nothing was charged');
-      const fetched = (await (await fetch(`${baseUrl}/api/v1/registrations/${registration.id}`, { headers: apiHeaders })).json()) as { status: string; subscriptionId?: string };
+      const fetched = (await (await fetch(`${baseUrl}/api/v1/registrations/${registration.id}`, { headers: apiHeaders })).json()) as {
+        status: string;
+        subscriptionId?: string;
+      };
       expect(fetched).toMatchObject({ status: 'FAILED' });
       expect(fetched.subscriptionId).toBeUndefined();
     } finally {

@@ -40,7 +40,15 @@ async function registerMobile(amount = 5500) {
 }
 
 function chargeCard(billingKey: string, overrides: Partial<Parameters<GatewayClient['chargeBillingKey']>[0]> = {}) {
-  return client.chargeBillingKey({ method: 'CARD', billingKey, userId: 'user-1', amount: 9900, orderName: 'Monthly plan', orderId: nextOrderId(), ...overrides });
+  return client.chargeBillingKey({
+    method: 'CARD',
+    billingKey,
+    userId: 'user-1',
+    amount: 9900,
+    orderName: 'Monthly plan',
+    orderId: nextOrderId(),
+    ...overrides,
+  });
 }
 
 describe('authentication and request format', () => {
@@ -171,7 +179,14 @@ describe('card billing keys', () => {
     expect(await chargeCard('BKUNKNOWN')).toMatchObject({ outcome: 'DECLINED', code: 'INVALID_BILLING_KEY' });
     const { fields } = await registerCard();
     const wrongMethod = await client.chargeBillingKey({
-      method: 'MOBILE', billingKey: fields.billingKey!, userId: 'u', amount: 9900, orderName: 'x', orderId: nextOrderId(), lastTransactionId: 'T', itemCode: 'I',
+      method: 'MOBILE',
+      billingKey: fields.billingKey!,
+      userId: 'u',
+      amount: 9900,
+      orderName: 'x',
+      orderId: nextOrderId(),
+      lastTransactionId: 'T',
+      itemCode: 'I',
     });
     expect(wrongMethod).toMatchObject({ outcome: 'DECLINED', code: 'METHOD_MISMATCH' });
     expect(await sandbox.ledger()).toHaveLength(1);
@@ -210,7 +225,16 @@ describe('one-time payment confirmation', () => {
 
 describe('MOBILE chain, amount and ±5-day window', () => {
   async function chargeMobile(billingKey: string, lastTransactionId: string, amount = 5500) {
-    return client.chargeBillingKey({ method: 'MOBILE', billingKey, userId: 'user-1', amount, orderName: 'Phone plan', orderId: nextOrderId(), lastTransactionId, itemCode: 'ITEM01' });
+    return client.chargeBillingKey({
+      method: 'MOBILE',
+      billingKey,
+      userId: 'user-1',
+      amount,
+      orderName: 'Phone plan',
+      orderId: nextOrderId(),
+      lastTransactionId,
+      itemCode: 'ITEM01',
+    });
   }
   const start = new Date('2026-03-10T03:00:00Z');
   const oneMonthLater = (days: number) => new Date(addInterval(start, 'month', 1, 'Asia/Seoul').getTime() + days * 86_400_000);
@@ -252,8 +276,14 @@ describe('MOBILE chain, amount and ±5-day window', () => {
   it('refuses the wrong lastTransactionId and a different amount', async () => {
     const registration = await registerMobile();
     await sandbox.setClock(oneMonthLater(0));
-    expect(await chargeMobile(registration.fields.billingKey!, 'TNOTTHELASTONE')).toMatchObject({ outcome: 'DECLINED', code: 'MOBILE_LAST_TRANSACTION_MISMATCH' });
-    expect(await chargeMobile(registration.fields.billingKey!, registration.fields.transactionId!, 5600)).toMatchObject({ outcome: 'DECLINED', code: 'MOBILE_AMOUNT_MISMATCH' });
+    expect(await chargeMobile(registration.fields.billingKey!, 'TNOTTHELASTONE')).toMatchObject({
+      outcome: 'DECLINED',
+      code: 'MOBILE_LAST_TRANSACTION_MISMATCH',
+    });
+    expect(await chargeMobile(registration.fields.billingKey!, registration.fields.transactionId!, 5600)).toMatchObject({
+      outcome: 'DECLINED',
+      code: 'MOBILE_AMOUNT_MISMATCH',
+    });
     expect(await sandbox.ledger()).toHaveLength(1);
   });
 

@@ -12,10 +12,7 @@ describe('request fields', () => {
 
   it('accepts a valid CARD request and requires MOBILE fields only for MOBILE', () => {
     expect(validateRequest(BILLING_CONFIRM_REQUEST, valid)).toEqual([]);
-    expect(validateRequest(BILLING_CONFIRM_REQUEST, { ...valid, method: 'MOBILE' })).toEqual([
-      'lastTransactionId is required',
-      'itemCode is required',
-    ]);
+    expect(validateRequest(BILLING_CONFIRM_REQUEST, { ...valid, method: 'MOBILE' })).toEqual(['lastTransactionId is required', 'itemCode is required']);
   });
 
   it('names wrong types and unknown methods', () => {
@@ -42,7 +39,20 @@ describe('lenient response parsing', () => {
   });
 
   it('treats missing optional fields as absent and flags an amount that is not a whole number', () => {
-    expect(parseFields({ code: 'SUCCESS' }).fields).toEqual({ extra: {} , transactionId: undefined, amount: undefined, orderId: undefined, transactionDateTime: undefined, billingKey: undefined, issueKeyOnly: undefined, cardInfo: undefined, userName: undefined, phoneNumber: undefined, carrier: undefined, cancelAmount: undefined });
+    expect(parseFields({ code: 'SUCCESS' }).fields).toEqual({
+      extra: {},
+      transactionId: undefined,
+      amount: undefined,
+      orderId: undefined,
+      transactionDateTime: undefined,
+      billingKey: undefined,
+      issueKeyOnly: undefined,
+      cardInfo: undefined,
+      userName: undefined,
+      phoneNumber: undefined,
+      carrier: undefined,
+      cancelAmount: undefined,
+    });
     expect(parseFields({ amount: '12.5' }).badAmount).toBe(true);
     expect(parseFields({ transactionDateTime: '20261332000000' }).fields.transactionDateTime).toBeUndefined();
   });

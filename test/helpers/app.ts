@@ -42,15 +42,10 @@ export class LogCapture extends Writable {
   }
 }
 
-export async function buildTestApp(
-  databaseUrl: string,
-  options: { env?: Record<string, string>; logs?: LogCapture } = {},
-): Promise<App> {
+export async function buildTestApp(databaseUrl: string, options: { env?: Record<string, string>; logs?: LogCapture } = {}): Promise<App> {
   const config = await testConfig(databaseUrl, options.env);
   const redactor = createRedactor([config.gateway.secretKey, ...config.apiKeys, ...config.adminTokens]);
-  const logger = options.logs
-    ? createLogger({ level: 'trace', redactor, destination: options.logs })
-    : createLogger({ level: 'silent', redactor });
+  const logger = options.logs ? createLogger({ level: 'trace', redactor, destination: options.logs }) : createLogger({ level: 'silent', redactor });
   return buildApp(config, { logger, redactor });
 }
 

@@ -4,7 +4,6 @@ import type { App } from '../../src/app.ts';
 import type { WindowParams } from '../../src/modules/checkout/terms.ts';
 import { apiHeaders } from './app.ts';
 
-
 export async function decideWindow(app: App, window: WindowParams, decision: 'approve' | 'decline' = 'approve', extra: Record<string, unknown> = {}) {
   const response = await app.inject({
     method: 'POST',
@@ -36,11 +35,27 @@ export function follow(app: App, redirectUrl: string, options: { json?: boolean;
 export async function createRegistration(app: App, body: Record<string, unknown>) {
   const response = await app.inject({ method: 'POST', url: '/api/v1/registrations', headers: apiHeaders, payload: body });
   if (response.statusCode !== 201) throw new Error(`registration answered ${response.statusCode}: ${response.body}`);
-  return response.json() as { id: string; state: string; status: string; orderId: string; successUrl: string; failUrl: string; expiresAt: string; window: WindowParams };
+  return response.json() as {
+    id: string;
+    state: string;
+    status: string;
+    orderId: string;
+    successUrl: string;
+    failUrl: string;
+    expiresAt: string;
+    window: WindowParams;
+  };
 }
 
 export async function sandboxLedger(app: App) {
-  return (await app.inject({ method: 'GET', url: '/sandbox/_control/ledger' })).json().entries as Array<{ type: string; amount: number; orderId?: string; operation: string; transactionId: string; at: string }>;
+  return (await app.inject({ method: 'GET', url: '/sandbox/_control/ledger' })).json().entries as Array<{
+    type: string;
+    amount: number;
+    orderId?: string;
+    operation: string;
+    transactionId: string;
+    at: string;
+  }>;
 }
 
 export async function sandboxFault(app: App, spec: Record<string, unknown>) {

@@ -41,9 +41,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 async function createDatabase(template: string | undefined): Promise<TestDatabase> {
   // The global teardown drops every t_<pid>_* database left by a crashed file.
   const name = `t_${process.ppid}_${randomBytes(6).toString('hex')}`;
-  await withAdmin((client) =>
-    client.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`),
-  );
+  await withAdmin((client) => client.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`));
   return {
     name,
     url: databaseUrl(name),

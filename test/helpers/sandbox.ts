@@ -23,7 +23,10 @@ export interface RunningSandbox {
   setClock(instant: Date): Promise<void>;
   reset(): Promise<void>;
   /** Approves (or declines) the hosted window through its JSON call; returns the window's transactionId. */
-  authorize(terms: Partial<WindowTerms> & Pick<WindowTerms, 'method'>, decision?: 'approve' | 'decline'): Promise<{ transactionId?: string; redirectUrl: string }>;
+  authorize(
+    terms: Partial<WindowTerms> & Pick<WindowTerms, 'method'>,
+    decision?: 'approve' | 'decline',
+  ): Promise<{ transactionId?: string; redirectUrl: string }>;
   close(): Promise<void>;
 }
 

@@ -106,7 +106,9 @@ describe('calendar', () => {
   it('property: a month-end anchor lands on each month’s last day or on the anchor’s day, never earlier', () => {
     fc.assert(
       fc.property(fc.integer({ min: 2000, max: 2080 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 36 }), (year, month, n) => {
-        const anchor = DateTime.fromObject({ year, month, day: 1, hour: 9 }, { zone: SEOUL }).endOf('month').set({ hour: 9, minute: 0, second: 0, millisecond: 0 });
+        const anchor = DateTime.fromObject({ year, month, day: 1, hour: 9 }, { zone: SEOUL })
+          .endOf('month')
+          .set({ hour: 9, minute: 0, second: 0, millisecond: 0 });
         const due = DateTime.fromJSDate(cycleDueAt(anchor.toJSDate(), { unit: 'month', count: 1 }, n, SEOUL), { zone: SEOUL });
         expect(due.day).toBe(Math.min(anchor.day, due.daysInMonth!));
         expect(due.hour).toBe(9);
@@ -116,14 +118,21 @@ describe('calendar', () => {
 
   it('property: cycleContaining(now) is the one cycle whose period [due(n), due(n+1)) holds now', () => {
     fc.assert(
-      fc.property(anchors, intervals, zones, fc.integer({ min: 0, max: 5 * 366 * 86_400 }), fc.integer({ min: 0, max: 5 }), (anchor, interval, zone, seconds, from) => {
-        const now = new Date(anchor.getTime() + seconds * 1000);
-        const n = cycleContaining(anchor, interval, now, zone, from);
-        expect(n).toBeGreaterThanOrEqual(from);
-        if (n === from && cycleDueAt(anchor, interval, from, zone) > now) return; // not due yet
-        expect(cycleDueAt(anchor, interval, n, zone).getTime()).toBeLessThanOrEqual(now.getTime());
-        expect(cycleDueAt(anchor, interval, n + 1, zone).getTime()).toBeGreaterThan(now.getTime());
-      }),
+      fc.property(
+        anchors,
+        intervals,
+        zones,
+        fc.integer({ min: 0, max: 5 * 366 * 86_400 }),
+        fc.integer({ min: 0, max: 5 }),
+        (anchor, interval, zone, seconds, from) => {
+          const now = new Date(anchor.getTime() + seconds * 1000);
+          const n = cycleContaining(anchor, interval, now, zone, from);
+          expect(n).toBeGreaterThanOrEqual(from);
+          if (n === from && cycleDueAt(anchor, interval, from, zone) > now) return; // not due yet
+          expect(cycleDueAt(anchor, interval, n, zone).getTime()).toBeLessThanOrEqual(now.getTime());
+          expect(cycleDueAt(anchor, interval, n + 1, zone).getTime()).toBeGreaterThan(now.getTime());
+        },
+      ),
     );
   });
 
@@ -140,21 +149,34 @@ describe('calendar', () => {
 describe('fixed-offset zones (the fast path)', () => {
   // The reference: Luxon in the named zone, as calendar.ts computed before it used fixed offsets.
   const named = {
-    add: (anchor: Date, unit: Interval['unit'], count: number, zone: string) => DateTime.fromJSDate(anchor, { zone }).plus({ [`${unit}s`]: count }).toJSDate(),
-    days: (a: Date, b: Date, zone: string) => Math.round(DateTime.fromJSDate(b, { zone }).startOf('day').diff(DateTime.fromJSDate(a, { zone }).startOf('day'), 'days').days),
+    add: (anchor: Date, unit: Interval['unit'], count: number, zone: string) =>
+      DateTime.fromJSDate(anchor, { zone })
+        .plus({ [`${unit}s`]: count })
+        .toJSDate(),
+    days: (a: Date, b: Date, zone: string) =>
+      Math.round(DateTime.fromJSDate(b, { zone }).startOf('day').diff(DateTime.fromJSDate(a, { zone }).startOf('day'), 'days').days),
     format: (d: Date) => DateTime.fromJSDate(d, { zone: SEOUL }).toFormat('yyyyMMddHHmmss'),
   };
   const instant = fc.date({ min: new Date(Date.UTC(1985, 0, 1)), max: new Date(Date.UTC(2110, 0, 1)), noInvalidDate: true });
 
   it('property: Asia/Seoul and UTC give what the named zone gives, on both sides of the years where the offset is fixed', () => {
     fc.assert(
-      fc.property(instant, instant, fc.constantFrom<Interval['unit']>('day', 'week', 'month', 'year'), fc.integer({ min: 0, max: 40 }), fc.constantFrom(SEOUL, 'UTC'), (a, b, unit, count, zone) => {
-        expect(addInterval(a, unit, count, zone)).toEqual(named.add(a, unit, count, zone));
-        expect(calendarDaysBetween(a, b, zone)).toBe(named.days(a, b, zone));
-        expect(sameCalendarMonth(a, b, zone)).toBe(DateTime.fromJSDate(a, { zone }).toFormat('yyyyMM') === DateTime.fromJSDate(b, { zone }).toFormat('yyyyMM'));
-        expect(formatGatewayDateTime(a)).toBe(named.format(a));
-        expect(parseGatewayDateTime(named.format(a))?.getTime()).toBe(Math.floor(a.getTime() / 1000) * 1000);
-      }),
+      fc.property(
+        instant,
+        instant,
+        fc.constantFrom<Interval['unit']>('day', 'week', 'month', 'year'),
+        fc.integer({ min: 0, max: 40 }),
+        fc.constantFrom(SEOUL, 'UTC'),
+        (a, b, unit, count, zone) => {
+          expect(addInterval(a, unit, count, zone)).toEqual(named.add(a, unit, count, zone));
+          expect(calendarDaysBetween(a, b, zone)).toBe(named.days(a, b, zone));
+          expect(sameCalendarMonth(a, b, zone)).toBe(
+            DateTime.fromJSDate(a, { zone }).toFormat('yyyyMM') === DateTime.fromJSDate(b, { zone }).toFormat('yyyyMM'),
+          );
+          expect(formatGatewayDateTime(a)).toBe(named.format(a));
+          expect(parseGatewayDateTime(named.format(a))?.getTime()).toBe(Math.floor(a.getTime() / 1000) * 1000);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

@@ -37,8 +37,8 @@ describe('logger redaction', () => {
     const line = logs.lines[0]!;
     expect(line.amount).toBe(9900);
     expect((line.headers as Record<string, unknown>).Authorization).toBe(REDACTED);
-    expect(((line.gateway as any).response as Record<string, unknown>).billingKey).toBe(REDACTED);
-    expect(((line.batch as any)[0] as Record<string, unknown>).billingKey).toBe(REDACTED);
+    expect((line.gateway as { response: Record<string, unknown> }).response.billingKey).toBe(REDACTED);
+    expect((line.batch as Record<string, unknown>[])[0]!.billingKey).toBe(REDACTED);
   });
 
   it('scrubs known secret values from messages and error objects', () => {

@@ -49,7 +49,13 @@ interface Operation {
   security?: unknown[];
   parameters?: Array<{ in: string; name: string; required?: boolean }>;
   requestBody?: { required?: boolean; content: Record<string, unknown> };
-  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: { allOf?: Array<{ $ref?: string; properties?: { code?: { enum?: string[] } } }> } }> }>;
+  responses: Record<
+    string,
+    {
+      headers?: Record<string, unknown>;
+      content?: Record<string, { schema: { allOf?: Array<{ $ref?: string; properties?: { code?: { enum?: string[] } } }> } }>;
+    }
+  >;
 }
 type Document = { paths: Record<string, Record<string, Operation>>; servers?: Array<{ url: string }> };
 
@@ -59,7 +65,9 @@ async function documentJson(): Promise<{ text: string; doc: Document }> {
 }
 
 function operations(doc: Document): Array<[string, Operation]> {
-  return Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]));
+  return Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]),
+  );
 }
 
 const codesOf = (op: Operation, status: string) => op.responses[status]?.content?.['application/json']?.schema.allOf?.[1]?.properties?.code?.enum ?? [];

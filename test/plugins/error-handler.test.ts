@@ -23,11 +23,9 @@ beforeAll(async () => {
   app.get('/test/unavailable', async () => {
     throw withDetails(new GatewayUnavailable(), { paymentId: 'p_1' });
   });
-  app.post(
-    '/test/strict',
-    { schema: { body: Type.Object({ amount: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }) } },
-    async (request) => ({ received: request.body }),
-  );
+  app.post('/test/strict', { schema: { body: Type.Object({ amount: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }) } }, async (request) => ({
+    received: request.body,
+  }));
   await app.ready();
 });
 afterAll(async () => {

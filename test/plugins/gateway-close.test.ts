@@ -26,7 +26,14 @@ describe('closing the app', () => {
       // The app's own port already refuses requests at this point.
       const port = (app.server.address() as { port: number }).port;
       publicPort = (await fetch(`http://127.0.0.1:${port}/sandbox/_control/clock`)).status;
-      during = await app.gateway.chargeBillingKey({ method: 'CARD', billingKey: key!.billingKey, userId: 'closing-user', amount: 1000, orderName: 'Plan', orderId: 'S-closing-1' });
+      during = await app.gateway.chargeBillingKey({
+        method: 'CARD',
+        billingKey: key!.billingKey,
+        userId: 'closing-user',
+        amount: 1000,
+        orderName: 'Plan',
+        orderId: 'S-closing-1',
+      });
     });
     await app.listen({ host: '127.0.0.1', port: 0 });
     await app.close();

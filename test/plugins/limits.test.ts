@@ -15,7 +15,13 @@ let app: App;
 beforeAll(async () => {
   database = await createTestDatabase();
   app = await buildTestApp(database.url, {
-    env: { RATE_LIMIT_BROWSER: '5', RATE_LIMIT_API: '3', RATE_LIMIT_ADMIN: '4', RATE_LIMIT_AUTH_FAILURES: '5', API_KEYS: `${TEST_API_KEY},${OTHER_KEY},${THIRD_KEY}` },
+    env: {
+      RATE_LIMIT_BROWSER: '5',
+      RATE_LIMIT_API: '3',
+      RATE_LIMIT_ADMIN: '4',
+      RATE_LIMIT_AUTH_FAILURES: '5',
+      API_KEYS: `${TEST_API_KEY},${OTHER_KEY},${THIRD_KEY}`,
+    },
   });
 });
 afterAll(async () => {
@@ -26,7 +32,11 @@ afterAll(async () => {
 describe('rate limits', () => {
   it('browser routes: 429 RATE_LIMITED after RATE_LIMIT_BROWSER requests a minute from one address', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i += 1) statuses.push((await app.inject({ method: 'GET', url: '/billing/success?state=nope', headers: { accept: 'application/json' }, remoteAddress: '10.0.0.1' })).statusCode);
+    for (let i = 0; i < 6; i += 1)
+      statuses.push(
+        (await app.inject({ method: 'GET', url: '/billing/success?state=nope', headers: { accept: 'application/json' }, remoteAddress: '10.0.0.1' }))
+          .statusCode,
+      );
     expect(statuses.slice(0, 5).every((s) => s !== 429)).toBe(true);
     expect(statuses[5]).toBe(429);
     const limited = await app.inject({ method: 'GET', url: '/result', remoteAddress: '10.0.0.1' });
@@ -62,14 +72,18 @@ describe('rate limits', () => {
   it('"Bearer" spelled differently is the same token’s bucket', async () => {
     const statuses: number[] = [];
     for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
-      statuses.push((await app.inject({ method: 'GET', url: '/api/v1/payments', remoteAddress: '10.1.0.1', headers: { authorization: `${scheme}  ${THIRD_KEY}` } })).statusCode);
+      statuses.push(
+        (await app.inject({ method: 'GET', url: '/api/v1/payments', remoteAddress: '10.1.0.1', headers: { authorization: `${scheme}  ${THIRD_KEY}` } }))
+          .statusCode,
+      );
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
   });
 
   it('admin routes: RATE_LIMIT_ADMIN per token; health is not limited', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i += 1) statuses.push((await app.inject({ method: 'GET', url: '/admin/payments', remoteAddress: '10.1.0.2', headers: adminHeaders })).statusCode);
+    for (let i = 0; i < 5; i += 1)
+      statuses.push((await app.inject({ method: 'GET', url: '/admin/payments', remoteAddress: '10.1.0.2', headers: adminHeaders })).statusCode);
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
     for (let i = 0; i < 8; i += 1) expect((await app.inject({ method: 'GET', url: '/health', remoteAddress: '10.1.0.2' })).statusCode).toBe(200);
   });
@@ -81,7 +95,10 @@ describe('rate limits', () => {
       guarded.inject({ method: 'GET', url, remoteAddress: address, headers: { authorization: `Bearer ${token}` } });
     const statuses: number[] = [];
     // A new wrong token each time, on both kinds of route.
-    for (let i = 0; i < 5; i += 1) statuses.push((await from('10.1.0.3', `guess_${i}_0123456789abcdef`, i % 2 ? '/admin/clock' : '/api/v1/orders/00000000-0000-4000-8000-000000000000')).statusCode);
+    for (let i = 0; i < 5; i += 1)
+      statuses.push(
+        (await from('10.1.0.3', `guess_${i}_0123456789abcdef`, i % 2 ? '/admin/clock' : '/api/v1/orders/00000000-0000-4000-8000-000000000000')).statusCode,
+      );
     expect(statuses).toEqual([401, 401, 401, 401, 401]);
     const blocked = await from('10.1.0.3', 'test_admin_token_0123456789abcdef');
     expect(blocked.statusCode).toBe(429);

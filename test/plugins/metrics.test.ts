@@ -37,7 +37,11 @@ async function scrape(): Promise<(sample: string) => number | undefined> {
 describe('GET /metrics', () => {
   it('counts gateway calls and HTTP requests, and reports the backlog and what needs attention', async () => {
     await subscribe(app, {});
-    await seedDueSubscriptions(app.db, createKeyring(app.config.encryptionKeys), { count: 5, sandboxUrl: `${baseUrl}/sandbox`, dueAt: new Date(Date.now() - 60_000) });
+    await seedDueSubscriptions(app.db, createKeyring(app.config.encryptionKeys), {
+      count: 5,
+      sandboxUrl: `${baseUrl}/sandbox`,
+      dueAt: new Date(Date.now() - 60_000),
+    });
     let metric = await scrape();
     expect(metric('billing_due_subscriptions')).toBe(5);
     expect(metric('billing_gateway_calls_total{operation="ISSUE_KEY",outcome="SUCCEEDED"}')).toBe(1);

@@ -112,13 +112,21 @@ describe('mounted sandbox', () => {
   });
 
   it('shares the app clock, which cannot be set unless CLOCK=simulated', async () => {
-    const put = await fetch(`${base}/_control/clock`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ now: '2030-01-01T00:00:00Z' }) });
+    const put = await fetch(`${base}/_control/clock`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ now: '2030-01-01T00:00:00Z' }),
+    });
     expect(put.status).toBe(409);
     expect(await put.json()).toMatchObject({ code: 'CLOCK_NOT_SIMULATED' });
   });
 
   it('refuses malformed fault specifications', async () => {
-    const bad = await fetch(`${base}/_control/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'meteor' }) });
+    const bad = await fetch(`${base}/_control/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'meteor' }),
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('kind must be one of') });
   });

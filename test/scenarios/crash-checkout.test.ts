@@ -54,7 +54,11 @@ describe('a process killed during key issuance, an order confirmation and a refu
     first.running.child.kill('SIGKILL');
     await first.running.exit;
     await Promise.all(calls);
-    expect((await service.db.paymentAttempt.findMany({ where: { status: 'IN_FLIGHT' } })).map((a) => a.operation).sort()).toEqual(['CANCEL', 'ISSUE_KEY', 'PAYMENT_CONFIRM']);
+    expect((await service.db.paymentAttempt.findMany({ where: { status: 'IN_FLIGHT' } })).map((a) => a.operation).sort()).toEqual([
+      'CANCEL',
+      'ISSUE_KEY',
+      'PAYMENT_CONFIRM',
+    ]);
 
     await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 3500));
     const ledgerBefore = await service.sandbox.ledger();
@@ -66,8 +70,12 @@ describe('a process killed during key issuance, an order confirmation and a refu
     expect(attempts.map((a) => a.operation).sort()).toEqual(['CANCEL', 'ISSUE_KEY', 'PAYMENT_CONFIRM']);
     expect((await (await api(second.base, `/api/v1/registrations/${registration.id}`)).json()) as object).toMatchObject({ status: 'NEEDS_ATTENTION' });
     expect((await (await api(second.base, `/api/v1/orders/${order.id}`)).json()) as object).toMatchObject({ status: 'NEEDS_ATTENTION' });
-    expect((await (await api(second.base, `/admin/payments/${paidPayment.id}`, undefined, ADMIN_TOKEN)).json()) as object).toMatchObject({ status: 'SUCCEEDED', refundOutcomeUnknown: true });
-    const listed = ((await (await api(second.base, '/admin/payments?needsAttention=true', undefined, ADMIN_TOKEN)).json()) as { items: Array<{ id: string }> }).items;
+    expect((await (await api(second.base, `/admin/payments/${paidPayment.id}`, undefined, ADMIN_TOKEN)).json()) as object).toMatchObject({
+      status: 'SUCCEEDED',
+      refundOutcomeUnknown: true,
+    });
+    const listed = ((await (await api(second.base, '/admin/payments?needsAttention=true', undefined, ADMIN_TOKEN)).json()) as { items: Array<{ id: string }> })
+      .items;
     expect(listed).toHaveLength(3);
     // The sweep sent nothing.
     expect(await service.sandbox.ledger()).toEqual(ledgerBefore);

@@ -53,11 +53,19 @@ describe('a process killed with deliveries in flight', () => {
     const first = await startServer();
     secret = (await api(first.base, '/api/v1/webhook-endpoints', { url })).secret as string;
     for (const n of [1, 2, 3]) {
-      const order = (await api(first.base, '/api/v1/orders', { method: 'CARD', amount: 1000 * n, orderName: `Order ${n}` })) as { window: Record<string, string> };
+      const order = (await api(first.base, '/api/v1/orders', { method: 'CARD', amount: 1000 * n, orderName: `Order ${n}` })) as {
+        window: Record<string, string>;
+      };
       const w = order.window;
       const approved = await service.sandbox.authorize({
-        method: 'CARD', orderId: w.orderId!, orderName: w.orderName!, amount: Number(w.amount), userId: 'guest',
-        successUrl: w.successUrl!, failUrl: w.failUrl!, issueKeyOnly: false,
+        method: 'CARD',
+        orderId: w.orderId!,
+        orderName: w.orderName!,
+        amount: Number(w.amount),
+        userId: 'guest',
+        successUrl: w.successUrl!,
+        failUrl: w.failUrl!,
+        issueKeyOnly: false,
       });
       expect((await fetch(approved.redirectUrl, { headers: { accept: 'application/json' } })).status).toBe(200);
     }
@@ -75,12 +83,20 @@ describe('a process killed with deliveries in flight', () => {
     const feed = async () => ((await api(second.base, '/api/v1/events?limit=100')) as { items: Array<{ id: string; type: string }> }).items;
     await waitFor(
       'every event delivered',
-      async () => (await service.db.webhookDelivery.count({ where: { status: { not: 'SUCCEEDED' } } })) === 0 && (await service.db.webhookDelivery.count()) === (await feed()).length,
+      async () =>
+        (await service.db.webhookDelivery.count({ where: { status: { not: 'SUCCEEDED' } } })) === 0 &&
+        (await service.db.webhookDelivery.count()) === (await feed()).length,
       60_000,
     );
     const events = await feed();
     expect(events.map((e) => e.type).sort()).toEqual([
-      'order.completed', 'order.completed', 'order.completed', 'payment.canceled', 'payment.succeeded', 'payment.succeeded', 'payment.succeeded',
+      'order.completed',
+      'order.completed',
+      'order.completed',
+      'payment.canceled',
+      'payment.succeeded',
+      'payment.succeeded',
+      'payment.succeeded',
     ]);
     const delivered = new Set(received.filter((r) => r.verified).map((r) => r.id));
     expect([...delivered].sort()).toEqual(events.map((e) => e.id).sort());

@@ -13,7 +13,8 @@ const LEASE_MS = 3000;
 
 const service = useServiceAgainstSandbox();
 const startReplica = () => service.start({ SCHEDULER_CONCURRENCY: String(CONCURRENCY), SCHEDULER_LEASE_MS: String(LEASE_MS) });
-const runPass = (port: number) => fetch(`http://127.0.0.1:${port}/admin/scheduler/run`, { method: 'POST', headers: { authorization: `Bearer ${SERVICE_ADMIN_TOKEN}` } });
+const runPass = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/admin/scheduler/run`, { method: 'POST', headers: { authorization: `Bearer ${SERVICE_ADMIN_TOKEN}` } });
 
 describe('a replica killed mid-call', () => {
   it('leaves nothing charged twice and nothing unrecorded, and its UNKNOWNs are never re-sent', async () => {
@@ -30,8 +31,13 @@ describe('a replica killed mid-call', () => {
     // Killed once CONCURRENCY calls have reached the sandbox (each took one use of the fault): no further call can
     // start while those are held, so every attempt in flight at the kill was received. An attempt written but not
     // yet sent would be UNKNOWN too, but never booked, and this test counts bookings.
-    const received = async () => SUBSCRIPTIONS - ((await (await fetch(`${service.sandbox.url}/_control/faults`)).json()) as { faults: Array<{ count: number }> }).faults.reduce((n, f) => n + f.count, 0);
-    await waitFor('calls in flight', async () => (await service.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) >= CONCURRENCY && (await received()) >= CONCURRENCY);
+    const received = async () =>
+      SUBSCRIPTIONS -
+      ((await (await fetch(`${service.sandbox.url}/_control/faults`)).json()) as { faults: Array<{ count: number }> }).faults.reduce((n, f) => n + f.count, 0);
+    await waitFor(
+      'calls in flight',
+      async () => (await service.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) >= CONCURRENCY && (await received()) >= CONCURRENCY,
+    );
     first.running.child.kill('SIGKILL');
     await first.running.exit;
     await pass;

@@ -22,7 +22,9 @@ let baseUrl: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  ({ app, baseUrl } = await startTestApp(database.url, { env: { CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: '1500', SCHEDULER_CONCURRENCY: '16', RETRY_DELAYS: '1d,3d,5d' } }));
+  ({ app, baseUrl } = await startTestApp(database.url, {
+    env: { CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: '1500', SCHEDULER_CONCURRENCY: '16', RETRY_DELAYS: '1d,3d,5d' },
+  }));
 });
 afterAll(async () => {
   await app.close();
@@ -123,7 +125,11 @@ describe('a gateway that cannot be reached', () => {
     let proxy: net.Server | undefined;
     try {
       await truncateAll(gatewayApp.db);
-      const [id] = await seedDueSubscriptions(gatewayApp.db, createKeyring(gatewayApp.config.encryptionKeys), { count: 1, sandboxUrl: sandbox.url, dueAt: new Date(Date.now() - 1000) });
+      const [id] = await seedDueSubscriptions(gatewayApp.db, createKeyring(gatewayApp.config.encryptionKeys), {
+        count: 1,
+        sandboxUrl: sandbox.url,
+        dueAt: new Date(Date.now() - 1000),
+      });
       // Nothing listens on the port: connection refused, provably not sent.
       expect(await runPass(gatewayApp)).toEqual({ claimed: 1, succeeded: 0, declined: 0, unknown: 0, skipped: 1 });
       const payment = await gatewayApp.db.payment.findFirstOrThrow({ where: { subscriptionId: id }, include: { attempts: true } });
@@ -158,11 +164,21 @@ describe('a gateway that cannot be reached', () => {
     // the pass's list of what it left due keeps it from claiming that subscription again, and again.
     const sandbox = await startSandbox();
     const gatewayApp = await buildTestApp(database.url, {
-      env: { PAYMENT_API_BASE_URL: `http://127.0.0.1:${await freePort()}`, PAYMENT_SECRET_KEY: SANDBOX_SECRET, PAYMENT_MERCHANT_ID: SANDBOX_MERCHANT, SCHEDULER_CONCURRENCY: '1', SCHEDULER_BATCH_SIZE: '1' },
+      env: {
+        PAYMENT_API_BASE_URL: `http://127.0.0.1:${await freePort()}`,
+        PAYMENT_SECRET_KEY: SANDBOX_SECRET,
+        PAYMENT_MERCHANT_ID: SANDBOX_MERCHANT,
+        SCHEDULER_CONCURRENCY: '1',
+        SCHEDULER_BATCH_SIZE: '1',
+      },
     });
     try {
       await truncateAll(gatewayApp.db);
-      await seedDueSubscriptions(gatewayApp.db, createKeyring(gatewayApp.config.encryptionKeys), { count: 3, sandboxUrl: sandbox.url, dueAt: new Date(Date.now() - 1000) });
+      await seedDueSubscriptions(gatewayApp.db, createKeyring(gatewayApp.config.encryptionKeys), {
+        count: 3,
+        sandboxUrl: sandbox.url,
+        dueAt: new Date(Date.now() - 1000),
+      });
       expect(await runPass(gatewayApp)).toEqual({ claimed: 3, succeeded: 0, declined: 0, unknown: 0, skipped: 3 });
       expect(await gatewayApp.db.paymentAttempt.count({ where: { status: 'NOT_SENT' } })).toBe(3);
     } finally {

@@ -17,7 +17,12 @@ const running = useRunningApp({ CLOCK: 'simulated' });
 const charges = async () => (await sandboxLedger(running.app)).filter((e) => e.type === 'CHARGE' && e.operation === 'BILLING_CONFIRM').map((e) => e.amount);
 const post = (url: string, payload: object) => running.app.inject({ method: 'POST', url, headers: apiHeaders, payload });
 const consent = (id: string, kind: 'TRIAL_CONVERSION' | 'PRICE_INCREASE', obtainedAt?: Date) =>
-  post(`/api/v1/subscriptions/${id}/consents`, { kind, ...(obtainedAt ? { obtainedAt: obtainedAt.toISOString() } : {}), channel: 'email', reference: 'ticket-1' });
+  post(`/api/v1/subscriptions/${id}/consents`, {
+    kind,
+    ...(obtainedAt ? { obtainedAt: obtainedAt.toISOString() } : {}),
+    channel: 'email',
+    reference: 'ticket-1',
+  });
 
 async function eventsOf(id: string): Promise<PublicEvent[]> {
   await waitFor('events numbered', async () => {
@@ -66,7 +71,12 @@ describe('trials (CARD)', () => {
     // Operators see the trial's end in the due backlog.
     expect((await running.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^billing_due_subscriptions 1$/m);
     expect(await runPass(running.app)).toMatchObject({ claimed: 1, succeeded: 0, skipped: 1 });
-    expect(await getSubscription(running.app, id)).toMatchObject({ status: 'CANCELED', cancelReason: 'CONSENT_MISSING', nextChargeAt: null, billingKey: { status: 'REVOKED' } });
+    expect(await getSubscription(running.app, id)).toMatchObject({
+      status: 'CANCELED',
+      cancelReason: 'CONSENT_MISSING',
+      nextChargeAt: null,
+      billingKey: { status: 'REVOKED' },
+    });
     expect(await charges()).toEqual([]);
     const canceled = (await eventsOf(id)).filter((e) => e.type === 'subscription.canceled');
     expect(canceled).toHaveLength(1);

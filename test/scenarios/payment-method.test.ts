@@ -64,7 +64,11 @@ describe('CARD: declined, updated, collected', () => {
     const { registration, redirect: declined } = await replace(id, {}, 'decline');
     expect(declined.statusCode).toBe(422);
     expect(declined.json()).toMatchObject({ code: 'WINDOW_FAILED' });
-    expect((await running.app.inject({ method: 'GET', url: `/api/v1/registrations/${registration.id}`, headers: apiHeaders })).json()).toMatchObject({ status: 'FAILED', purpose: 'PAYMENT_METHOD', subscriptionId: id });
+    expect((await running.app.inject({ method: 'GET', url: `/api/v1/registrations/${registration.id}`, headers: apiHeaders })).json()).toMatchObject({
+      status: 'FAILED',
+      purpose: 'PAYMENT_METHOD',
+      subscriptionId: id,
+    });
     expect(await getSubscription(running.app, id)).toEqual(before);
     const { redirect } = await replace(id);
     expect(redirect.statusCode).toBe(200);
@@ -115,7 +119,12 @@ describe('MOBILE: window closed, updated, charged on the new chain', () => {
     const { redirect } = await replace(id, { method: 'MOBILE' });
     expect(redirect.statusCode, redirect.body).toBe(200);
     const updated = await getSubscription(running.app, id);
-    expect(updated).toMatchObject({ status: 'ACTIVE', needsAttention: false, currentPeriodStart: updateAt.toISOString(), nextChargeAt: kst('2030-03-18T10:00:00').toISOString() });
+    expect(updated).toMatchObject({
+      status: 'ACTIVE',
+      needsAttention: false,
+      currentPeriodStart: updateAt.toISOString(),
+      nextChargeAt: kst('2030-03-18T10:00:00').toISOString(),
+    });
     expect(updated).not.toHaveProperty('attentionReason');
     const payments = await paymentsOf(running.app, id);
     const cycle1 = payments.filter((p) => p.cycle === 1);
@@ -128,7 +137,11 @@ describe('MOBILE: window closed, updated, charged on the new chain', () => {
     // The update's window charge is in the gateway's ledger as the new key's first link; the sandbox refuses a
     // charge whose lastTransactionId is not the previous transaction of its billing key, so this success chained on it.
     const ledger = await charges();
-    expect(ledger.map((e) => [e.operation, e.amount])).toEqual([['ISSUE_KEY', 5500], ['ISSUE_KEY', 5500], ['BILLING_CONFIRM', 5500]]);
+    expect(ledger.map((e) => [e.operation, e.amount])).toEqual([
+      ['ISSUE_KEY', 5500],
+      ['ISSUE_KEY', 5500],
+      ['BILLING_CONFIRM', 5500],
+    ]);
     expect(ledger[1]!.transactionId).toBe(cycle1[0]!.transactionId);
     expect(await getSubscription(running.app, id)).toMatchObject({ status: 'ACTIVE', nextChargeAt: kst('2030-04-18T10:00:00').toISOString() });
   });
@@ -155,7 +168,12 @@ describe('MOBILE: window closed, updated, charged on the new chain', () => {
     const listed = (await running.app.inject({ method: 'GET', url: '/admin/payments?needsAttention=true', headers: admin })).json().items as PaymentView[];
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ status: 'SUCCEEDED', amount: 5500, attentionReason: 'SUBSCRIPTION_CANCELED', needsAttention: true });
-    const refund = await running.app.inject({ method: 'POST', url: `/admin/payments/${listed[0]!.id}/cancel`, headers: { ...admin, 'idempotency-key': 'refund-1' }, payload: { reason: 'charged after cancel' } });
+    const refund = await running.app.inject({
+      method: 'POST',
+      url: `/admin/payments/${listed[0]!.id}/cancel`,
+      headers: { ...admin, 'idempotency-key': 'refund-1' },
+      payload: { reason: 'charged after cancel' },
+    });
     expect(refund.statusCode, refund.body).toBe(200);
     expect((await running.app.inject({ method: 'GET', url: '/admin/payments?needsAttention=true', headers: admin })).json().items).toEqual([]);
   });

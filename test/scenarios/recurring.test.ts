@@ -22,8 +22,19 @@ describe('CARD: 13 monthly cycles from a Jan 31 anchor in a leap year', () => {
     await setClock(running.app, anchor);
     const id = await subscribe(running.app, { amount: 12_000 });
     const expected = [
-      '2028-02-29', '2028-03-31', '2028-04-30', '2028-05-31', '2028-06-30', '2028-07-31', '2028-08-31',
-      '2028-09-30', '2028-10-31', '2028-11-30', '2028-12-31', '2029-01-31', '2029-02-28',
+      '2028-02-29',
+      '2028-03-31',
+      '2028-04-30',
+      '2028-05-31',
+      '2028-06-30',
+      '2028-07-31',
+      '2028-08-31',
+      '2028-09-30',
+      '2028-10-31',
+      '2028-11-30',
+      '2028-12-31',
+      '2029-01-31',
+      '2029-02-28',
     ];
     for (const [index, date] of expected.entries()) {
       const due = kst(`${date}T10:00:00`);
@@ -87,7 +98,12 @@ describe('MOBILE: the chain, the same amount and the ±5-day window, enforced by
     const id = await subscribe(running.app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01', orderName: 'Phone plan' });
     await setClock(running.app, kst('2027-04-16T09:00:00')); // due Apr 10; Apr 16 is day +6
     expect(await runPass(running.app)).toMatchObject({ claimed: 1, skipped: 1, succeeded: 0 });
-    expect(await getSubscription(running.app, id)).toMatchObject({ status: 'PAST_DUE', needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED', nextChargeAt: null });
+    expect(await getSubscription(running.app, id)).toMatchObject({
+      status: 'PAST_DUE',
+      needsAttention: true,
+      attentionReason: 'MOBILE_WINDOW_CLOSED',
+      nextChargeAt: null,
+    });
     expect(await charges()).toHaveLength(0);
     expect(await runPass(running.app)).toMatchObject({ claimed: 0 });
   });
@@ -106,7 +122,11 @@ describe('MOBILE: the chain, the same amount and the ±5-day window, enforced by
     expect(await runPass(running.app)).toMatchObject({ declined: 1 });
     await setClock(running.app, new Date(due.getTime() + 5 * DAY)); // day +5: still inside
     expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
-    expect(await getSubscription(running.app, id)).toMatchObject({ status: 'ACTIVE', needsAttention: false, nextChargeAt: kst('2027-05-15T09:00:00').toISOString() });
+    expect(await getSubscription(running.app, id)).toMatchObject({
+      status: 'ACTIVE',
+      needsAttention: false,
+      nextChargeAt: kst('2027-05-15T09:00:00').toISOString(),
+    });
   });
 });
 
@@ -134,7 +154,7 @@ describe('CARD declines', () => {
     expect(payment!.attempts!.map((a) => a.outcome)).toEqual(['DECLINED', 'DECLINED', 'DECLINED', 'DECLINED']);
     expect(new Set(payment!.attempts!.map((a) => a.orderId)).size).toBe(4);
     expect(await charges()).toHaveLength(0);
-    const sub = (await running.app.db.subscription.findUniqueOrThrow({ where: { id } }));
+    const sub = await running.app.db.subscription.findUniqueOrThrow({ where: { id } });
     expect(sub.cancelReason).toBe('RETRIES_EXHAUSTED');
     await setClock(running.app, kst('2027-09-01T12:00:00'));
     expect(await runPass(running.app)).toMatchObject({ claimed: 0 });
@@ -186,7 +206,10 @@ describe('downtime', () => {
       nextChargeAt: kst('2027-06-15T08:00:00').toISOString(),
     });
     const payments = await paymentsOf(running.app, id);
-    expect(payments.map((p) => [p.kind, p.cycle])).toEqual([['INITIAL', 0], ['RECURRING', 4]]);
+    expect(payments.map((p) => [p.kind, p.cycle])).toEqual([
+      ['INITIAL', 0],
+      ['RECURRING', 4],
+    ]);
   });
 });
 

@@ -92,7 +92,12 @@ describe('three replicas', () => {
 
     // Another round on every replica finds nothing due.
     const again = await Promise.all(
-      replicas.map(async (r) => (await (await fetch(`http://127.0.0.1:${r.port}/admin/scheduler/run`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { claimed: number }),
+      replicas.map(
+        async (r) =>
+          (await (
+            await fetch(`http://127.0.0.1:${r.port}/admin/scheduler/run`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+          ).json()) as { claimed: number },
+      ),
     );
     expect(again.map((r) => r.claimed)).toEqual([0, 0, 0]);
     expect((await sandbox.ledger()).filter((e) => e.type === 'CHARGE')).toHaveLength(SUBSCRIPTIONS);

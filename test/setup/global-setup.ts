@@ -72,10 +72,10 @@ export default async function setup(project: TestProject) {
   return async () => {
     const client = new pg.Client({ connectionString: adminUrl });
     await client.connect();
-    const { rows } = await client.query<{ datname: string }>(
-      "SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2",
-      [template, `t_${process.pid}_%`],
-    );
+    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2', [
+      template,
+      `t_${process.pid}_%`,
+    ]);
     for (const row of rows) await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`);
     await client.end();
     await embedded?.stop();

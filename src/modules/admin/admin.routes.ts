@@ -75,15 +75,23 @@ export function adminRoutes(deps: AdminDeps) {
         },
       },
       async (request, reply) =>
-      idempotency.run(request, reply, async () => {
-        const report = await charges.runPass();
-        await audit({ ...who(request, request.body?.reason ?? '(none given)'), action: 'scheduler.run', entityType: 'scheduler', entityId: 'charging-pass', after: report });
-        return { statusCode: 200, body: report };
-      }),
+        idempotency.run(request, reply, async () => {
+          const report = await charges.runPass();
+          await audit({
+            ...who(request, request.body?.reason ?? '(none given)'),
+            action: 'scheduler.run',
+            entityType: 'scheduler',
+            entityId: 'charging-pass',
+            after: report,
+          });
+          return { statusCode: 200, body: report };
+        }),
     );
 
     const clockState = () => ({ now: clock.now().toISOString(), kind: clock.kind, frozen: isSimulated(clock) ? clock.frozen : false });
-    app.get('/clock', { schema: { operationId: 'getClock', summary: 'Read the service clock', tags, response: { 200: ClockResponse } } }, async () => clockState());
+    app.get('/clock', { schema: { operationId: 'getClock', summary: 'Read the service clock', tags, response: { 200: ClockResponse } } }, async () =>
+      clockState(),
+    );
     app.put(
       '/clock',
       {
@@ -97,22 +105,41 @@ export function adminRoutes(deps: AdminDeps) {
         },
       },
       async (request) => {
-      if (!isSimulated(clock)) throw new ClockNotSimulatedError();
-      const instant = new Date(request.body.now);
-      if (Number.isNaN(instant.getTime())) throw new ValidationError(`now: "${request.body.now}" is not an instant`);
-      const before = clockState();
-      clock.set(instant);
-      request.log.info({ now: instant.toISOString() }, 'simulated clock set');
-      await audit({ ...who(request, request.body.reason ?? '(none given)'), action: 'clock.set', entityType: 'clock', entityId: 'simulated', before, after: clockState() });
-      return clockState();
-    },
+        if (!isSimulated(clock)) throw new ClockNotSimulatedError();
+        const instant = new Date(request.body.now);
+        if (Number.isNaN(instant.getTime())) throw new ValidationError(`now: "${request.body.now}" is not an instant`);
+        const before = clockState();
+        clock.set(instant);
+        request.log.info({ now: instant.toISOString() }, 'simulated clock set');
+        await audit({
+          ...who(request, request.body.reason ?? '(none given)'),
+          action: 'clock.set',
+          entityType: 'clock',
+          entityId: 'simulated',
+          before,
+          after: clockState(),
+        });
+        return clockState();
+      },
     );
 
-    app.get('/subscriptions', { schema: { operationId: 'adminListSubscriptions', summary: 'List subscriptions (filters include needsAttention)', tags, querystring: AdminSubscriptionsQuery, response: { 200: SubscriptionList } } }, async (request) =>
-      subscriptions.listSubscriptions(request.query),
+    app.get(
+      '/subscriptions',
+      {
+        schema: {
+          operationId: 'adminListSubscriptions',
+          summary: 'List subscriptions (filters include needsAttention)',
+          tags,
+          querystring: AdminSubscriptionsQuery,
+          response: { 200: SubscriptionList },
+        },
+      },
+      async (request) => subscriptions.listSubscriptions(request.query),
     );
-    app.get('/subscriptions/:id', { schema: { operationId: 'adminGetSubscription', summary: 'Get a subscription', tags, params: IdParams, response: { 200: SubscriptionResponse } } }, async (request) =>
-      subscriptions.getSubscription(request.params.id),
+    app.get(
+      '/subscriptions/:id',
+      { schema: { operationId: 'adminGetSubscription', summary: 'Get a subscription', tags, params: IdParams, response: { 200: SubscriptionResponse } } },
+      async (request) => subscriptions.getSubscription(request.params.id),
     );
 
     app.post(
@@ -187,24 +214,58 @@ export function adminRoutes(deps: AdminDeps) {
     action(
       'POST',
       '/subscriptions/:id/cancel',
-      { operationId: 'adminCancelSubscription', summary: 'Cancel a subscription now or at the end of its period', body: AdminCancelBody, response: SubscriptionResponse, errors: ACTION_ERRORS },
+      {
+        operationId: 'adminCancelSubscription',
+        summary: 'Cancel a subscription now or at the end of its period',
+        body: AdminCancelBody,
+        response: SubscriptionResponse,
+        errors: ACTION_ERRORS,
+      },
       (id, body, request) => subscriptions.cancel(id, { atPeriodEnd: body.atPeriodEnd ?? false }, who(request, body.reason)),
     );
 
     action(
       'PATCH',
       '/subscriptions/:id',
-      { operationId: 'updateSubscription', summary: 'Change a subscription’s amount or order name', body: PatchSubscriptionBody, response: SubscriptionResponse, errors: ACTION_ERRORS },
+      {
+        operationId: 'updateSubscription',
+        summary: 'Change a subscription’s amount or order name',
+        body: PatchSubscriptionBody,
+        response: SubscriptionResponse,
+        errors: ACTION_ERRORS,
+      },
       (id, { reason, amount, orderName }, request) => subscriptions.update(id, { amount, orderName }, who(request, reason)),
     );
 
-    app.get('/payments', { schema: { operationId: 'adminListPayments', summary: 'List payments (filters include status)', tags, querystring: AdminPaymentsQuery, response: { 200: PaymentList } } }, async (request) => payments.listPayments(request.query));
-    app.get('/payments/:id', { schema: { operationId: 'adminGetPayment', summary: 'Get a payment with its attempts', tags, params: IdParams, response: { 200: PaymentResponse } } }, async (request) => payments.getPayment(request.params.id));
+    app.get(
+      '/payments',
+      {
+        schema: {
+          operationId: 'adminListPayments',
+          summary: 'List payments (filters include status)',
+          tags,
+          querystring: AdminPaymentsQuery,
+          response: { 200: PaymentList },
+        },
+      },
+      async (request) => payments.listPayments(request.query),
+    );
+    app.get(
+      '/payments/:id',
+      { schema: { operationId: 'adminGetPayment', summary: 'Get a payment with its attempts', tags, params: IdParams, response: { 200: PaymentResponse } } },
+      async (request) => payments.getPayment(request.params.id),
+    );
 
     action(
       'POST',
       '/payments/:id/resolve',
-      { operationId: 'resolvePayment', summary: 'Settle an UNKNOWN payment as SUCCEEDED (with the gateway’s transactionId) or FAILED', body: ResolveBody, response: PaymentResponse, errors: ACTION_ERRORS },
+      {
+        operationId: 'resolvePayment',
+        summary: 'Settle an UNKNOWN payment as SUCCEEDED (with the gateway’s transactionId) or FAILED',
+        body: ResolveBody,
+        response: PaymentResponse,
+        errors: ACTION_ERRORS,
+      },
       (id, { reason, ...input }, request) => payments.resolve(id, input, who(request, reason)),
     );
 

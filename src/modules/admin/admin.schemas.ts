@@ -27,7 +27,6 @@ export const SetClockBody = Type.Object(
   { additionalProperties: false },
 );
 
-
 /** Every admin action says why; the reason goes to the audit trail (and to the gateway for a refund). */
 export const Reason = Type.String({ minLength: 1, maxLength: 500 });
 

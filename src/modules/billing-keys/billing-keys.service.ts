@@ -9,11 +9,7 @@ import type { Method } from '../checkout/terms.ts';
 
 type Tx = Prisma.TransactionClient;
 
-export async function storeBillingKey(
-  tx: Tx,
-  keyring: Keyring,
-  input: { registrationId: string; userId: string; method: Method; fields: GatewayFields },
-) {
+export async function storeBillingKey(tx: Tx, keyring: Keyring, input: { registrationId: string; userId: string; method: Method; fields: GatewayFields }) {
   const id = randomUUID();
   const envelope = keyring.encrypt(input.fields.billingKey!, billingKeyAad(id));
   return tx.billingKey.create({

@@ -148,13 +148,20 @@ export function createCheckoutFlow<Row extends CheckoutRow, Claim>(
         }
         if (claim) return { ready: { claim, attemptId: spec.attemptOf(claim), leaseOwner } };
         // Another request holds the lease: wait for its answer and give the same one.
-        const final = await waitForLease(() => spec.findByState(input.state!), (r) => r?.leaseOwner === null, deps.leaseWaitMs);
+        const final = await waitForLease(
+          () => spec.findByState(input.state!),
+          (r) => r?.leaseOwner === null,
+          deps.leaseWaitMs,
+        );
         return { done: (final && spec.settled(final)) ?? pending(final ?? row) };
       },
       call: () => spec.call(row, transactionId),
       record: (tx, ready, result, at) => spec.record(tx, row, ready.claim, result, leaseOwner, at),
       unrecorded: (ready) =>
-        failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', { ...ids, paymentId: spec.paymentOf?.(ready.claim) }),
+        failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', {
+          ...ids,
+          paymentId: spec.paymentOf?.(ready.claim),
+        }),
     });
   }
 

@@ -43,11 +43,7 @@ export function success(ids: Ids): CheckoutResult {
   return { status: 'success', ...ids };
 }
 
-export function failure(
-  code: CheckoutFailureCode,
-  message: string,
-  extra: Ids & { gatewayCode?: string; reason?: string } = {},
-): CheckoutResult {
+export function failure(code: CheckoutFailureCode, message: string, extra: Ids & { gatewayCode?: string; reason?: string } = {}): CheckoutResult {
   return { status: 'failed', code, message, ...extra };
 }
 

@@ -13,7 +13,10 @@ export type RedirectHandler = (fields: Record<string, string | undefined>) => Pr
 
 /** What each browser route is, for the API document: its operation name and summary. */
 const ROUTE_DOCS: Record<string, { operationId: string; summary: string }> = {
-  '/billing/success': { operationId: 'billingSuccess', summary: 'The gateway’s success redirect of a registration: issues the billing key, creates the subscription' },
+  '/billing/success': {
+    operationId: 'billingSuccess',
+    summary: 'The gateway’s success redirect of a registration: issues the billing key, creates the subscription',
+  },
   '/billing/fail': { operationId: 'billingFail', summary: 'The gateway’s failure redirect of a registration' },
   '/payments/success': { operationId: 'paymentSuccess', summary: 'The gateway’s success redirect of an order: confirms the payment with the stored amount' },
   '/payments/fail': { operationId: 'paymentFail', summary: 'The gateway’s failure redirect of an order' },
@@ -21,7 +24,8 @@ const ROUTE_DOCS: Record<string, { operationId: string; summary: string }> = {
 
 /** JSON-mode failures by status, from the one table of their statuses. */
 const FAILURES = Object.entries(FAILURE_STATUS).reduce<Record<number, CheckoutFailureCode[]>>((byStatus, [code, status]) => {
-  (byStatus[status] ??= []).push(code as CheckoutFailureCode);
+  byStatus[status] ??= [];
+  byStatus[status].push(code as CheckoutFailureCode);
   return byStatus;
 }, {});
 
@@ -74,8 +78,18 @@ export function checkoutRoutes(handlers: Record<string, RedirectHandler>) {
     }
 
     const ResultPage = Type.String({ description: 'an HTML page that tells the customer the outcome in plain words' });
-    app.get('/result', { schema: { operationId: 'getResultPage', summary: 'The built-in result page (when no returnUrl or RETURN_URL is set)', tags: ['browser'], produces: ['text/html'], response: { 200: ResultPage } } }, async (request, reply) =>
-      reply.type('text/html; charset=utf-8').send(renderResultPage(request.query as Record<string, string>)),
+    app.get(
+      '/result',
+      {
+        schema: {
+          operationId: 'getResultPage',
+          summary: 'The built-in result page (when no returnUrl or RETURN_URL is set)',
+          tags: ['browser'],
+          produces: ['text/html'],
+          response: { 200: ResultPage },
+        },
+      },
+      async (request, reply) => reply.type('text/html; charset=utf-8').send(renderResultPage(request.query as Record<string, string>)),
     );
   };
 }

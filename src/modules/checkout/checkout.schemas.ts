@@ -70,8 +70,6 @@ export const CheckoutSuccess = Type.Object({
 
 /** A browser route's answer otherwise: the customer's browser is sent on. */
 export const CheckoutRedirect = Type.Null({
-  description:
-    'See Other: to the returnUrl (or RETURN_URL, or the built-in result page) with status=success and the ids, ' +
-    'or status=failed and the code',
+  description: 'See Other: to the returnUrl (or RETURN_URL, or the built-in result page) with status=success and the ids, ' + 'or status=failed and the code',
   headers: { location: { type: 'string', description: 'where the browser goes next' } },
 });

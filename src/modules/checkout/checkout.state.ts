@@ -53,9 +53,10 @@ export async function releaseCheckout(
 ): Promise<boolean> {
   if (transition) return moveCheckout(tx, kind, id, transition, { fence: { leaseOwner }, data: { ...data, releaseLease: true } });
   const free = { leaseOwner: null, leaseExpiresAt: null };
-  const released = kind === 'registration'
-    ? await tx.registration.updateMany({ where: { id, leaseOwner }, data: free })
-    : await tx.order.updateMany({ where: { id, leaseOwner }, data: free });
+  const released =
+    kind === 'registration'
+      ? await tx.registration.updateMany({ where: { id, leaseOwner }, data: free })
+      : await tx.order.updateMany({ where: { id, leaseOwner }, data: free });
   return released.count === 1;
 }
 

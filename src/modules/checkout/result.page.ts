@@ -1,6 +1,5 @@
 // The default RETURN_URL: a small page that tells the customer the outcome in plain words.
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const MESSAGES: Record<string, [string, string]> = {
   success: ['All set', 'Your payment method is registered and your payment went through. You can close this page.'],
@@ -11,7 +10,10 @@ const MESSAGES: Record<string, [string, string]> = {
   ORDER_MISMATCH: ['Something did not match', 'Nothing was charged. Please start again from the merchant’s site.'],
   AMOUNT_MISMATCH: ['Something did not match', 'Nothing was charged. Please start again from the merchant’s site.'],
   GATEWAY_UNAVAILABLE: ['Please try again', 'We could not reach the payment service. Nothing was charged; reload this page to try again.'],
-  PAYMENT_OUTCOME_UNKNOWN: ['We are checking your payment', 'We could not confirm the result with the payment service. We will check it; you will not be charged twice.'],
+  PAYMENT_OUTCOME_UNKNOWN: [
+    'We are checking your payment',
+    'We could not confirm the result with the payment service. We will check it; you will not be charged twice.',
+  ],
   STATE_CONFLICT: ['Still working', 'Your payment is still being processed. Reload this page in a moment.'],
 };
 

@@ -72,10 +72,7 @@ export interface WindowParams {
 }
 
 /** What the gateway's JavaScript SDK takes; `url` (the sandbox's window page) only in sandbox mode. */
-export function windowParams(
-  config: Config,
-  input: Terms & { orderId: string; successUrl: string; failUrl: string; issueKeyOnly: boolean },
-): WindowParams {
+export function windowParams(config: Config, input: Terms & { orderId: string; successUrl: string; failUrl: string; issueKeyOnly: boolean }): WindowParams {
   const params: WindowParams = {
     paymentsMethod: input.method,
     merchantId: config.gateway.merchantId!,

@@ -15,7 +15,21 @@ type ObjectType = 'subscription' | 'payment' | 'registration' | 'order';
 
 /** Columns of the snapshot that are instants (the jsonb holds them as strings). */
 export const INSTANT_FIELDS: Record<ObjectType, readonly string[]> = {
-  subscription: ['anchorAt', 'currentPeriodStart', 'currentPeriodEnd', 'nextChargeAt', 'canceledAt', 'pausedAt', 'lastTransactionAt', 'leaseExpiresAt', 'trialEnd', 'trialWillEndAt', 'pendingAmountRequestedAt', 'createdAt', 'updatedAt'],
+  subscription: [
+    'anchorAt',
+    'currentPeriodStart',
+    'currentPeriodEnd',
+    'nextChargeAt',
+    'canceledAt',
+    'pausedAt',
+    'lastTransactionAt',
+    'leaseExpiresAt',
+    'trialEnd',
+    'trialWillEndAt',
+    'pendingAmountRequestedAt',
+    'createdAt',
+    'updatedAt',
+  ],
   payment: ['approvedAt', 'dueAt', 'nextRetryAt', 'canceledAt', 'retriesFrom', 'createdAt', 'updatedAt'],
   registration: ['expiresAt', 'completedAt', 'leaseExpiresAt', 'createdAt', 'updatedAt'],
   order: ['expiresAt', 'completedAt', 'leaseExpiresAt', 'createdAt', 'updatedAt'],
@@ -75,7 +89,15 @@ function objectOf(event: EventRow, raw: Record<string, unknown>, config: Config)
     case 'subscription': {
       const key = event.billingKeys?.find((k) => k.id === row.billingKeyId);
       // A key we no longer hold is shown by its id alone (never invented).
-      const billingKey = key ?? { id: String(row.billingKeyId), method: row.method, status: 'REVOKED', cardName: null, cardNumber: null, carrier: null, phoneNumber: null };
+      const billingKey = key ?? {
+        id: String(row.billingKeyId),
+        method: row.method,
+        status: 'REVOKED',
+        cardName: null,
+        cardNumber: null,
+        carrier: null,
+        phoneNumber: null,
+      };
       return serializeSubscription({ ...row, billingKey, consents: reviveConsents(event.consents) } as never);
     }
     case 'payment':

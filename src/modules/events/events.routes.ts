@@ -11,21 +11,48 @@ export function eventsRoutes(service: EventsService, idempotency: Idempotency) {
 
     app.get(
       '/events',
-      { schema: { operationId: 'listEvents', summary: 'Events in ascending sequence, after the last one seen', tags: ['events'], querystring: ListEventsQuery, response: { 200: EventList } } },
+      {
+        schema: {
+          operationId: 'listEvents',
+          summary: 'Events in ascending sequence, after the last one seen',
+          tags: ['events'],
+          querystring: ListEventsQuery,
+          response: { 200: EventList },
+        },
+      },
       async (request) => service.list(request.query),
     );
 
     app.get(
       '/events/:id',
-      { schema: { operationId: 'getEvent', summary: 'Get an event with its deliveries', tags: ['events'], params: IdParams, response: { 200: EventWithDeliveries } } },
+      {
+        schema: {
+          operationId: 'getEvent',
+          summary: 'Get an event with its deliveries',
+          tags: ['events'],
+          params: IdParams,
+          response: { 200: EventWithDeliveries },
+        },
+      },
       async (request) => service.get(request.params.id),
     );
 
     app.post(
       '/events/:id/resend',
-      { schema: { operationId: 'resendEvent', summary: 'Send an event again, to one endpoint or to every endpoint that subscribes to it', tags: ['events'], params: IdParams, headers: idempotencyHeaders(false), body: ResendBody, response: { 202: Queued }, errors: IDEMPOTENT_ERRORS } },
+      {
+        schema: {
+          operationId: 'resendEvent',
+          summary: 'Send an event again, to one endpoint or to every endpoint that subscribes to it',
+          tags: ['events'],
+          params: IdParams,
+          headers: idempotencyHeaders(false),
+          body: ResendBody,
+          response: { 202: Queued },
+          errors: IDEMPOTENT_ERRORS,
+        },
+      },
       async (request, reply) =>
-        idempotency.run(request, reply, async () => ({ statusCode: 202, body: await service.resend(request.params.id, (request.body ?? {}).endpointId) })),
+        idempotency.run(request, reply, async () => ({ statusCode: 202, body: await service.resend(request.params.id, request.body?.endpointId) })),
     );
   };
 }

@@ -10,7 +10,10 @@ export const EventResponse = Type.Object({
   sequence: Type.Integer({ minimum: 1 }),
   createdAt: Type.String({ format: 'date-time' }),
   data: Type.Object({
-    object: Type.Object({}, { additionalProperties: true, description: 'The public shape of the subscription, payment, registration or order after the change' }),
+    object: Type.Object(
+      {},
+      { additionalProperties: true, description: 'The public shape of the subscription, payment, registration or order after the change' },
+    ),
     previousAttributes: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'The old values of the fields that changed' })),
   }),
 });
@@ -34,7 +37,9 @@ export const EventList = Type.Object({
 
 export const ListEventsQuery = Type.Object(
   {
-    after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last sequence seen (0 or absent: from the oldest kept)' })),
+    after: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last sequence seen (0 or absent: from the oldest kept)' }),
+    ),
     type: Type.Optional(EventType),
     limit: Limit,
   },

@@ -13,11 +13,20 @@ const ReadyResponse = Type.Object({
 export async function healthRoutes(app: FastifyInstance) {
   const migrations = readMigrations();
 
-  app.get('/health', { schema: { operationId: 'getHealth', summary: 'The process is up', tags: ['health'], response: { 200: HealthResponse } } }, async () => ({ status: 'ok' as const }));
+  app.get('/health', { schema: { operationId: 'getHealth', summary: 'The process is up', tags: ['health'], response: { 200: HealthResponse } } }, async () => ({
+    status: 'ok' as const,
+  }));
 
   app.get(
     '/ready',
-    { schema: { operationId: 'getReadiness', summary: 'The database answers and every migration is applied', tags: ['health'], response: { 200: ReadyResponse, 503: ReadyResponse } } },
+    {
+      schema: {
+        operationId: 'getReadiness',
+        summary: 'The database answers and every migration is applied',
+        tags: ['health'],
+        response: { 200: ReadyResponse, 503: ReadyResponse },
+      },
+    },
     async (request, reply) => {
       try {
         const pending = await pendingMigrations(<T>(sql: string) => app.db.$queryRawUnsafe<T[]>(sql), migrations);

@@ -48,12 +48,13 @@ function idempotencyScope(request: FastifyRequest): string {
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
 }
-
 
 /**
  * For answers that carry a secret (a webhook endpoint's signing secret): `store` removes it before the answer is
@@ -104,7 +105,9 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
       return outcome.body;
     }
     const scope = idempotencyScope(request);
-    const requestHash = createHash('sha256').update(canonical({ query: request.query, body: request.body })).digest('hex');
+    const requestHash = createHash('sha256')
+      .update(canonical({ query: request.query, body: request.body }))
+      .digest('hex');
     const claimed = await claim(scope, key, requestHash);
     if ('replay' in claimed) {
       reply.status(claimed.replay.statusCode).header('idempotent-replayed', 'true');

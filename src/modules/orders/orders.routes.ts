@@ -9,12 +9,34 @@ export function ordersRoutes(service: ReturnType<typeof createOrdersService>, id
   return async (app: App) => {
     app.addHook('onRequest', app.requireApiKey);
 
-    app.post('/orders', { schema: { operationId: 'createOrder', summary: 'Create a one-time order: the parameters of the gateway’s window', tags: ['orders'], headers: idempotencyHeaders(false), body: CreateOrderBody, response: { 201: OrderResponse }, errors: IDEMPOTENT_ERRORS } }, async (request, reply) =>
-      idempotency.run(request, reply, async () => ({ statusCode: 201, body: await service.createOrder(request.body) })),
+    app.post(
+      '/orders',
+      {
+        schema: {
+          operationId: 'createOrder',
+          summary: 'Create a one-time order: the parameters of the gateway’s window',
+          tags: ['orders'],
+          headers: idempotencyHeaders(false),
+          body: CreateOrderBody,
+          response: { 201: OrderResponse },
+          errors: IDEMPOTENT_ERRORS,
+        },
+      },
+      async (request, reply) => idempotency.run(request, reply, async () => ({ statusCode: 201, body: await service.createOrder(request.body) })),
     );
 
-    app.get('/orders/:id', { schema: { operationId: 'getOrder', summary: 'Get an order (with paymentId once paid)', tags: ['orders'], params: IdParams, response: { 200: OrderResponse } } }, async (request) =>
-      service.getOrder(request.params.id),
+    app.get(
+      '/orders/:id',
+      {
+        schema: {
+          operationId: 'getOrder',
+          summary: 'Get an order (with paymentId once paid)',
+          tags: ['orders'],
+          params: IdParams,
+          response: { 200: OrderResponse },
+        },
+      },
+      async (request) => service.getOrder(request.params.id),
     );
   };
 }

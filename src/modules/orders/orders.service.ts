@@ -135,7 +135,10 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
       check: (row, input) =>
         // Rule 7: the amount is ours. A redirect saying otherwise was tampered with or is for another order.
         input.amount !== undefined && input.amount !== String(row.amount)
-          ? failure('AMOUNT_MISMATCH', 'The amount in the redirect differs from the order; nothing was confirmed', { orderId: row.id, returnUrl: row.returnUrl })
+          ? failure('AMOUNT_MISMATCH', 'The amount in the redirect differs from the order; nothing was confirmed', {
+              orderId: row.id,
+              returnUrl: row.returnUrl,
+            })
           : undefined,
       claim: claimConfirmation,
       attemptOf: (claim) => claim.attemptId,
@@ -156,9 +159,17 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
       if (claimed.count === 0) return undefined;
       const payment =
         (await tx.payment.findUnique({ where: { oneTimeOrderId: row.id } })) ??
-        (await tx.payment.create({ data: { oneTimeOrderId: row.id, kind: 'ONE_TIME', method: row.method, amount: row.amount, orderId: row.orderId, dueAt: now } }));
+        (await tx.payment.create({
+          data: { oneTimeOrderId: row.id, kind: 'ONE_TIME', method: row.method, amount: row.amount, orderId: row.orderId, dueAt: now },
+        }));
       const attempt = await prepareAttempt(tx, {
-        paymentId: payment.id, operation: 'PAYMENT_CONFIRM', orderId: row.orderId, amount: row.amount, leaseOwner, leaseExpiresAt, now,
+        paymentId: payment.id,
+        operation: 'PAYMENT_CONFIRM',
+        orderId: row.orderId,
+        amount: row.amount,
+        leaseOwner,
+        leaseExpiresAt,
+        now,
         allowAfterUnknown: false,
       });
       if (attempt.attemptId === undefined) {
@@ -172,7 +183,14 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
   }
 
   /** The order's step after the call, in the engine's transaction that recorded the attempt. */
-  async function recordConfirmation(tx: Prisma.TransactionClient, row: OrderRow, claim: { paymentId: string; attemptId: string }, result: GatewayResult, leaseOwner: string, now: Date): Promise<CheckoutResult> {
+  async function recordConfirmation(
+    tx: Prisma.TransactionClient,
+    row: OrderRow,
+    claim: { paymentId: string; attemptId: string },
+    result: GatewayResult,
+    leaseOwner: string,
+    now: Date,
+  ): Promise<CheckoutResult> {
     const ids = { orderId: row.id, paymentId: claim.paymentId, returnUrl: row.returnUrl };
     // Fenced on our lease, released with the move (or alone, when nothing was decided).
     const release = async (transition?: CheckoutTransition, data?: CheckoutMoveData) => {
@@ -180,7 +198,10 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     };
     switch (result.outcome) {
       case 'SUCCEEDED':
-        await transitionPayment(tx, claim.paymentId, 'succeed', { transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now });
+        await transitionPayment(tx, claim.paymentId, 'succeed', {
+          transactionId: result.fields.transactionId,
+          approvedAt: result.fields.transactionDateTime ?? now,
+        });
         await release('complete', { completedAt: now });
         return success(ids);
       case 'DECLINED':

@@ -19,10 +19,7 @@ export class StaleLeaseError extends Error {
 }
 
 /** Records the gateway's answer on an IN_FLIGHT attempt held by `leaseOwner`; throws StaleLeaseError otherwise. */
-export async function recordAttemptOutcome(
-  tx: Tx,
-  input: { attemptId: string; leaseOwner: string; result: GatewayResult; now: Date },
-): Promise<void> {
+export async function recordAttemptOutcome(tx: Tx, input: { attemptId: string; leaseOwner: string; result: GatewayResult; now: Date }): Promise<void> {
   const fenced = await tx.paymentAttempt.updateMany({
     where: { id: input.attemptId, status: 'IN_FLIGHT', leaseOwner: input.leaseOwner },
     data: { ...attemptOutcomeValues(input.result, input.now), leaseOwner: null, leaseExpiresAt: null },
@@ -39,8 +36,13 @@ export function attemptOutcomeValues(result: GatewayResult, now: Date) {
     gatewayCode: result.code ?? null,
     gatewayMessage: result.message ?? result.detail ?? null,
     transactionId: result.fields.transactionId ?? null,
-    approvedAt: result.outcome === 'SUCCEEDED' ? result.fields.transactionDateTime ?? now : null,
-    rawResponse: { reason: result.reason, detail: result.detail ?? null, httpStatus: result.httpStatus ?? null, body: (result.raw ?? null) as Prisma.InputJsonValue },
+    approvedAt: result.outcome === 'SUCCEEDED' ? (result.fields.transactionDateTime ?? now) : null,
+    rawResponse: {
+      reason: result.reason,
+      detail: result.detail ?? null,
+      httpStatus: result.httpStatus ?? null,
+      body: (result.raw ?? null) as Prisma.InputJsonValue,
+    },
   };
 }
 
@@ -118,7 +120,10 @@ export async function sweepExpiredAttempts(db: Db, now: Date, log: Pick<Logger, 
   for (const attempt of stale) {
     if (await db.$transaction((tx) => expireAndRaise(tx, attempt, now))) {
       expired += 1;
-      log.warn({ paymentId: attempt.paymentId, orderId: attempt.orderId, operation: attempt.operation }, 'attempt left in flight by a stopped process is now UNKNOWN');
+      log.warn(
+        { paymentId: attempt.paymentId, orderId: attempt.orderId, operation: attempt.operation },
+        'attempt left in flight by a stopped process is now UNKNOWN',
+      );
     }
   }
   return expired;
@@ -178,7 +183,10 @@ export async function prepareAttempt(
   const hadUnknown = (await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'UNKNOWN' } })) > 0;
   if (hadUnknown && !input.allowAfterUnknown) return { attemptId: undefined, orderId: undefined, hadUnknown, expiredInFlight };
   if (latest?.status === 'NOT_SENT') {
-    await tx.paymentAttempt.update({ where: { id: latest.id }, data: { status: 'IN_FLIGHT', leaseOwner: input.leaseOwner, leaseExpiresAt: input.leaseExpiresAt } });
+    await tx.paymentAttempt.update({
+      where: { id: latest.id },
+      data: { status: 'IN_FLIGHT', leaseOwner: input.leaseOwner, leaseExpiresAt: input.leaseExpiresAt },
+    });
     return { attemptId: latest.id, orderId: latest.orderId, hadUnknown, expiredInFlight };
   }
   const attemptNumber = (latest?.attemptNumber ?? 0) + 1;

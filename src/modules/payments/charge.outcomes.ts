@@ -10,7 +10,6 @@ import { transitionSubscription } from '../subscriptions/subscription.state.ts';
 
 type Tx = Prisma.TransactionClient;
 
-
 export interface SuccessInput {
   subscriptionId: string;
   paymentId: string;
@@ -32,7 +31,12 @@ export interface SuccessInput {
  */
 export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<void> {
   await transitionPayment(tx, input.paymentId, 'succeed', {
-    transactionId: input.transactionId, approvedAt: input.approvedAt, failureCode: null, failureMessage: null, attentionReason: null, nextRetryAt: null,
+    transactionId: input.transactionId,
+    approvedAt: input.approvedAt,
+    failureCode: null,
+    failureMessage: null,
+    attentionReason: null,
+    nextRetryAt: null,
   });
   const sub = input.current ?? (await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } }));
   const { nextCycle, period } = periodAfterSuccess(sub, input);
@@ -60,7 +64,9 @@ export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<v
 
 /** The declines that count for a payment's retries: those since a new payment method reset them (retriesFrom). */
 export function countDeclines(tx: Tx | Db, payment: { id: string; retriesFrom: Date | null }): Promise<number> {
-  return tx.paymentAttempt.count({ where: { paymentId: payment.id, status: 'DECLINED', completedAt: payment.retriesFrom ? { gte: payment.retriesFrom } : undefined } });
+  return tx.paymentAttempt.count({
+    where: { paymentId: payment.id, status: 'DECLINED', completedAt: payment.retriesFrom ? { gte: payment.retriesFrom } : undefined },
+  });
 }
 
 export interface DeclineInput {

@@ -2,15 +2,7 @@
 // the next charge, the period a success pays for, retries, the MOBILE window, downtime and resume. Pure functions of
 // the subscription, its open payment and the time, so the scheduler, the admin charge, operators' actions and the
 // tests share one answer. Nothing here talks to the database or the gateway.
-import {
-  addInterval,
-  cycleContaining,
-  cycleDueAt,
-  mobileWindowOffsetDays,
-  MOBILE_WINDOW_DAYS,
-  type Interval,
-  type IntervalUnit,
-} from '../../lib/calendar.ts';
+import { addInterval, cycleContaining, cycleDueAt, mobileWindowOffsetDays, MOBILE_WINDOW_DAYS, type Interval, type IntervalUnit } from '../../lib/calendar.ts';
 
 /**
  * The statuses a charge may be made in (due, a trial's end, or a retry). The scheduler's claim query and the partial
@@ -120,7 +112,11 @@ export function hasCountingConsent(consents: readonly ConsentRecord[], kind: Con
  * Whether planCharge can need the consents (so a charge reads them only then): a trial, a pending increase, or an
  * amount above the last charge.
  */
-export function consentsMatter(sub: Pick<ChargeableSubscription, 'status' | 'amount' | 'pendingAmount' | 'lastAmount'>, open: Pick<OpenPayment, 'amount'> | undefined, consentRequired: boolean): boolean {
+export function consentsMatter(
+  sub: Pick<ChargeableSubscription, 'status' | 'amount' | 'pendingAmount' | 'lastAmount'>,
+  open: Pick<OpenPayment, 'amount'> | undefined,
+  consentRequired: boolean,
+): boolean {
   if (!consentRequired) return false;
   if (sub.status === 'TRIALING' || sub.pendingAmount !== null) return true;
   return sub.lastAmount !== null && Math.max(sub.amount, open?.amount ?? 0) > sub.lastAmount;
@@ -130,7 +126,10 @@ export function consentsMatter(sub: Pick<ChargeableSubscription, 'status' | 'amo
  * The amount the next new cycle is charged: the pending increase once its consent counts (or at once where rule 13
  * is off), else the current amount.
  */
-export function amountToCharge(sub: Pick<ChargeableSubscription, 'amount' | 'pendingAmount' | 'pendingAmountRequestedAt'>, ctx: Pick<PlanContext, 'now' | 'consents' | 'consentRequired'>): number {
+export function amountToCharge(
+  sub: Pick<ChargeableSubscription, 'amount' | 'pendingAmount' | 'pendingAmountRequestedAt'>,
+  ctx: Pick<PlanContext, 'now' | 'consents' | 'consentRequired'>,
+): number {
   if (sub.pendingAmount === null) return sub.amount;
   if (!ctx.consentRequired || hasCountingConsent(ctx.consents, 'PRICE_INCREASE', ctx.now, sub.pendingAmountRequestedAt)) return sub.pendingAmount;
   return sub.amount;
@@ -221,8 +220,16 @@ export function planCharge(sub: ChargeableSubscription, open: OpenPayment | unde
   }
   const plan = sub.method === 'MOBILE' ? planMobile(sub, open, ctx) : planCard(sub, open, ctx);
   // Rule 13, whatever path set the amount: more than the last charge needs a counting PRICE_INCREASE consent.
-  if (plan.action === 'CHARGE' && ctx.consentRequired && sub.lastAmount !== null && plan.amount > sub.lastAmount && !hasCountingConsent(ctx.consents, 'PRICE_INCREASE', now)) {
-    return refuse('CONSENT_REQUIRED', `${plan.amount} is more than the last charge (${sub.lastAmount}) and no PRICE_INCREASE consent counts for it`, { attention: true });
+  if (
+    plan.action === 'CHARGE' &&
+    ctx.consentRequired &&
+    sub.lastAmount !== null &&
+    plan.amount > sub.lastAmount &&
+    !hasCountingConsent(ctx.consents, 'PRICE_INCREASE', now)
+  ) {
+    return refuse('CONSENT_REQUIRED', `${plan.amount} is more than the last charge (${sub.lastAmount}) and no PRICE_INCREASE consent counts for it`, {
+      attention: true,
+    });
   }
   return plan;
 }
@@ -252,11 +259,17 @@ function planMobile(sub: ChargeableSubscription, open: OpenPayment | undefined, 
   }
   const amount = open?.amount ?? sub.amount;
   if (amount !== sub.lastAmount) {
-    return refuse('MOBILE_AMOUNT_MISMATCH', `A MOBILE charge must repeat the last amount ${sub.lastAmount}, not ${amount}; a new registration is needed`, { attention: true });
+    return refuse('MOBILE_AMOUNT_MISMATCH', `A MOBILE charge must repeat the last amount ${sub.lastAmount}, not ${amount}; a new registration is needed`, {
+      attention: true,
+    });
   }
   const offset = mobileWindowOffsetDays(sub.lastTransactionAt, ctx.now, ctx.timezone);
   if (offset > MOBILE_WINDOW_DAYS) {
-    return refuse('MOBILE_WINDOW_CLOSED', `The ±${MOBILE_WINDOW_DAYS}-day window around ${mobileDueAt(sub.lastTransactionAt, ctx.timezone).toISOString()} closed ${offset - MOBILE_WINDOW_DAYS} day(s) ago; a new registration is needed`, { attention: true, pastDue: true });
+    return refuse(
+      'MOBILE_WINDOW_CLOSED',
+      `The ±${MOBILE_WINDOW_DAYS}-day window around ${mobileDueAt(sub.lastTransactionAt, ctx.timezone).toISOString()} closed ${offset - MOBILE_WINDOW_DAYS} day(s) ago; a new registration is needed`,
+      { attention: true, pastDue: true },
+    );
   }
   if (offset < -MOBILE_WINDOW_DAYS) {
     return refuse('MOBILE_WINDOW_CLOSED', `The ±${MOBILE_WINDOW_DAYS}-day window opens ${-offset - MOBILE_WINDOW_DAYS} day(s) from now`);
@@ -271,10 +284,7 @@ function planMobile(sub: ChargeableSubscription, open: OpenPayment | undefined, 
   };
 }
 
-export type DeclinePlan =
-  | { action: 'RETRY'; retryAt: Date }
-  | { action: 'CANCEL'; reason: 'RETRIES_EXHAUSTED' }
-  | { action: 'WINDOW_CLOSED' };
+export type DeclinePlan = { action: 'RETRY'; retryAt: Date } | { action: 'CANCEL'; reason: 'RETRIES_EXHAUSTED' } | { action: 'WINDOW_CLOSED' };
 
 /**
  * After the `declines`-th decline of a cycle due at `dueAt` (rule 11, DESIGN.md §5): retry k happens at
@@ -316,7 +326,8 @@ export interface RuleCheck {
  */
 export function explainCharge(sub: ChargeableSubscription, open: OpenPayment | undefined, ctx: PlanContext): { plan: ChargePlan; rules: RuleCheck[] } {
   const plan = planCharge(sub, open, ctx);
-  const check = (rule: string, passed: boolean, code: RuleCheck['code'], detail?: string): RuleCheck => (passed ? { rule, passed } : { rule, passed, code, detail });
+  const check = (rule: string, passed: boolean, code: RuleCheck['code'], detail?: string): RuleCheck =>
+    passed ? { rule, passed } : { rule, passed, code, detail };
   const rules: RuleCheck[] = [
     check(`subscription is ${LIVE.join(', ')}`, isLive(sub.status), 'SUBSCRIPTION_NOT_ACTIVE', sub.status),
     check('no operator task is open', !sub.needsAttention, 'NEEDS_ATTENTION'),
@@ -336,7 +347,14 @@ export function explainCharge(sub: ChargeableSubscription, open: OpenPayment | u
   if (ctx.consentRequired && plan.action !== 'CANCEL_CONSENT_MISSING') {
     const amount = open?.amount ?? amountToCharge(sub, ctx);
     const increase = sub.lastAmount !== null && amount > sub.lastAmount;
-    rules.push(check('no increase over the last charge without a counting PRICE_INCREASE consent (rule 13)', !increase || hasCountingConsent(ctx.consents, 'PRICE_INCREASE', ctx.now), 'CONSENT_REQUIRED', `${amount} vs ${sub.lastAmount}`));
+    rules.push(
+      check(
+        'no increase over the last charge without a counting PRICE_INCREASE consent (rule 13)',
+        !increase || hasCountingConsent(ctx.consents, 'PRICE_INCREASE', ctx.now),
+        'CONSENT_REQUIRED',
+        `${amount} vs ${sub.lastAmount}`,
+      ),
+    );
   }
   if (sub.method === 'MOBILE') {
     const head = Boolean(sub.lastTransactionId && sub.lastAmount !== null && sub.lastTransactionAt);

@@ -21,7 +21,18 @@ import { sweepExpiredAttempts as sweep } from './attempts.ts';
 import { createGatewayOperations } from './gateway-operation.ts';
 import { explainCharge, LIVE } from './charge.rules.ts';
 import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
-import { CLAIMED_COLUMNS, createChargeSteps, loadChargeInputs, releaseSubscription, type ChargeReport, type ClaimedRow, type OnPrepared, type PassReport, type Ready, type Trigger } from './charge.steps.ts';
+import {
+  CLAIMED_COLUMNS,
+  createChargeSteps,
+  loadChargeInputs,
+  releaseSubscription,
+  type ChargeReport,
+  type ClaimedRow,
+  type OnPrepared,
+  type PassReport,
+  type Ready,
+  type Trigger,
+} from './charge.steps.ts';
 
 export { chargeOrderId, type ChargeReport, type PassReport } from './charge.steps.ts';
 export type ChargeDeps = ServiceDeps;
@@ -44,7 +55,9 @@ export function createChargeService(deps: ChargeDeps) {
    */
   async function claimBatch(owner: string, dueBy: Date, now: Date, exclude: string[]): Promise<ClaimedRow[]> {
     const leaseExpiresAt = new Date(now.getTime() + leaseMs);
-    return sqlQuery<ClaimedRow>(db, `
+    return sqlQuery<ClaimedRow>(
+      db,
+      `
       UPDATE "subscriptions" s SET "leaseOwner" = $1, "leaseExpiresAt" = $2
         FROM "billing_keys" k
       WHERE k."id" = s."billingKeyId" AND s."id" IN (
@@ -58,7 +71,9 @@ export function createChargeService(deps: ChargeDeps) {
         LIMIT $6::int
         FOR UPDATE SKIP LOCKED
       )
-      RETURNING ${CLAIMED_COLUMNS}`, [owner, leaseExpiresAt, dueBy, now, exclude, batchSize]);
+      RETURNING ${CLAIMED_COLUMNS}`,
+      [owner, leaseExpiresAt, dueBy, now, exclude, batchSize],
+    );
   }
 
   /** Takes the lease on one subscription for an operator's charge; false when someone else holds it. */
@@ -156,10 +171,13 @@ export function createChargeService(deps: ChargeDeps) {
         const checking = [...unchecked];
         if (checking.length > 0) {
           // One text whatever the count (= ANY of an array, not IN): one named statement (db/prisma.ts).
-          const stillDue = await sqlQuery<{ id: string }>(db, `
+          const stillDue = await sqlQuery<{ id: string }>(
+            db,
+            `
             SELECT "id" FROM "subscriptions"
              WHERE "id" = ANY($1::uuid[]) AND "nextChargeAt" <= $2 AND "status"::text = ANY($3::text[]) AND "needsAttention" = false`,
-            [checking, dueBy, [...LIVE]]);
+            [checking, dueBy, [...LIVE]],
+          );
           leftDue.push(...stillDue.map((row) => row.id));
           for (const id of checking) {
             unchecked.delete(id);
@@ -201,7 +219,8 @@ export function createChargeService(deps: ChargeDeps) {
    */
   async function chargeSubscription(id: string, options: { onPrepared?: OnPrepared } = {}): Promise<ChargeReport> {
     const owner = randomUUID();
-    if (!(await claimOne(id, owner, clock.now()))) return { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST', message: 'the subscription is being charged right now' };
+    if (!(await claimOne(id, owner, clock.now())))
+      return { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST', message: 'the subscription is being charged right now' };
     try {
       return await chargeClaimed(id, owner, 'ADMIN', options.onPrepared);
     } catch (error) {

@@ -10,7 +10,16 @@ import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { attemptOutcomeValues, firstAttempt, prepareAttempt, StaleLeaseError } from './attempts.ts';
-import { consentsMatter, LIVE, periodAfterSuccess, planCharge, type ChargeableSubscription, type ChargePlan, type PlanContext, type RefusalCode } from './charge.rules.ts';
+import {
+  consentsMatter,
+  LIVE,
+  periodAfterSuccess,
+  planCharge,
+  type ChargeableSubscription,
+  type ChargePlan,
+  type PlanContext,
+  type RefusalCode,
+} from './charge.rules.ts';
 import { applyChargeDecline, applyChargeSuccess, countDeclines } from './charge.outcomes.ts';
 import { PAYMENT_TRANSITIONS, transitionPayment } from './payment.state.ts';
 import { SUBSCRIPTION_TRANSITIONS, transitionSubscription } from '../subscriptions/subscription.state.ts';
@@ -26,7 +35,16 @@ export interface ChargeReport {
   outcome: ChargeOutcome;
   paymentId?: string;
   /** Why nothing was sent: a rule's code, NOT_SENT, LEASE_LOST or CANCELED_AT_PERIOD_END. */
-  code?: RefusalCode | 'NOT_SENT' | 'LEASE_LOST' | 'CANCELED_AT_PERIOD_END' | 'CONSENT_MISSING' | 'BILLING_KEY_UNREADABLE' | 'ERROR' | 'RECORD_FAILED' | 'CHARGE_IN_PROGRESS';
+  code?:
+    | RefusalCode
+    | 'NOT_SENT'
+    | 'LEASE_LOST'
+    | 'CANCELED_AT_PERIOD_END'
+    | 'CONSENT_MISSING'
+    | 'BILLING_KEY_UNREADABLE'
+    | 'ERROR'
+    | 'RECORD_FAILED'
+    | 'CHARGE_IN_PROGRESS';
   message?: string;
   gatewayCode?: string;
 }
@@ -82,7 +100,6 @@ export async function releaseSubscription(tx: Tx | Db, id: string, owner: string
   return released.count === 1;
 }
 
-
 /** The steps of one charge, over the service's dependencies. */
 /**
  * What the planner decides from, loaded the same way for a charge and for an operator's dry run: the subscription
@@ -100,7 +117,7 @@ export async function loadChargeInputs(tx: Tx | Db, id: string, context: Omit<Pl
     sub,
     open,
     planSub: { ...sub, billingKeyStatus: sub.billingKey.status },
-    openInput: open && open.dueAt ? { cycle: sub.cycle, status: open.status, amount: open.amount, dueAt: open.dueAt, declines } : undefined,
+    openInput: open?.dueAt ? { cycle: sub.cycle, status: open.status, amount: open.amount, dueAt: open.dueAt, declines } : undefined,
     ctx: { ...context, consents } satisfies PlanContext,
   };
 }
@@ -153,14 +170,22 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
     if (plan.action !== 'CHARGE' || plan.cycle !== row.cycle) return undefined;
     let billingKey: string;
     try {
-      billingKey = readBillingKey(keyring, { id: row.keyId, encryptionKeyId: row.encryptionKeyId, keyIv: row.keyIv, keyTag: row.keyTag, keyCiphertext: row.keyCiphertext });
+      billingKey = readBillingKey(keyring, {
+        id: row.keyId,
+        encryptionKeyId: row.encryptionKeyId,
+        keyIv: row.keyIv,
+        keyTag: row.keyTag,
+        keyCiphertext: row.keyCiphertext,
+      });
     } catch {
       return undefined;
     }
     const orderId = chargeOrderId(id, plan.cycle, 1);
     // Through the pg pool, named (db/prisma.ts): Prisma's $queryRaw cost about 0.45 ms more CPU per statement than
     // node-postgres on a measured read (issue 15). Parameters whose type the statement does not fix are cast.
-    const [written] = await sqlQuery<{ paymentId: string; attemptId: string }>(db, `
+    const [written] = await sqlQuery<{ paymentId: string; attemptId: string }>(
+      db,
+      `
       WITH ok AS (
         UPDATE "subscriptions" s SET "leaseExpiresAt" = $9::timestamptz
          WHERE s."id" = $1::uuid AND s."leaseOwner" = $2 AND s."status"::text = ANY ($3::text[]) AND s."needsAttention" = false AND s."cycle" = $4::int
@@ -178,11 +203,36 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
         SELECT p."id", 1, 'BILLING_CONFIRM', $7::text, $6::int, $2::text, $9::timestamptz, now() FROM p
         RETURNING "id", "paymentId")
       SELECT "paymentId", "id" AS "attemptId" FROM a`,
-      [id, owner, [...LIVE], plan.cycle, row.method, plan.amount, orderId, plan.dueAt, leaseExpiresAt, row.updatedAt, row.amount, row.keyId, row.lastTransactionId]);
+      [
+        id,
+        owner,
+        [...LIVE],
+        plan.cycle,
+        row.method,
+        plan.amount,
+        orderId,
+        plan.dueAt,
+        leaseExpiresAt,
+        row.updatedAt,
+        row.amount,
+        row.keyId,
+        row.lastTransactionId,
+      ],
+    );
     if (!written) return undefined;
     return {
-      kind: 'READY', leaseOwner: owner, subscriptionId: id, method: row.method, plan, paymentId: written.paymentId, attemptId: written.attemptId, orderId,
-      billingKey, userId: row.userId, orderName: row.orderName, itemCode: row.itemCode,
+      kind: 'READY',
+      leaseOwner: owner,
+      subscriptionId: id,
+      method: row.method,
+      plan,
+      paymentId: written.paymentId,
+      attemptId: written.attemptId,
+      orderId,
+      billingKey,
+      userId: row.userId,
+      orderName: row.orderName,
+      itemCode: row.itemCode,
       newCycle: { method: row.method, anchorAt: row.anchorAt, intervalUnit: row.intervalUnit, intervalCount: row.intervalCount },
     };
   }
@@ -206,7 +256,9 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
     const succeedFrom = [...PAYMENT_TRANSITIONS.succeed.from];
     const recovering = SUBSCRIPTION_TRANSITIONS.recover.from.filter((s) => s !== SUBSCRIPTION_TRANSITIONS.recover.to);
     const { values, param: $ } = sqlParams();
-    const [row] = await sqlQuery<{ written: number }>(db, `
+    const [row] = await sqlQuery<{ written: number }>(
+      db,
+      `
       WITH g AS (
         SELECT s."id" FROM "subscriptions" s, "payment_attempts" a, "payments" p
          WHERE s."id" = ${$(id)}::uuid AND s."leaseOwner" = ${$(owner)}
@@ -232,8 +284,10 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
                           ELSE "subscriptions"."status" END,
           "updatedAt" = now()
           FROM g WHERE "subscriptions"."id" = g."id" RETURNING 1)
-      SELECT (SELECT count(*) FROM a)::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM s)::int AS "written"`, values);
-    if (!row || row.written !== 3) throw new StaleLeaseError(`subscription ${id}`);
+      SELECT (SELECT count(*) FROM a)::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM s)::int AS "written"`,
+      values,
+    );
+    if (row?.written !== 3) throw new StaleLeaseError(`subscription ${id}`);
     log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');
     return { subscriptionId: id, paymentId, outcome: 'SUCCEEDED' };
   }
@@ -248,9 +302,18 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
     }
     return db.$transaction(async (tx): Promise<Prepared> => {
       // Renewing the lease locks the row for this transaction, proves it is still ours, and reads it.
-      const [renewed] = await tx.subscription.updateManyAndReturn({ where: { id, leaseOwner: owner }, data: { leaseExpiresAt }, include: { billingKey: true } });
+      const [renewed] = await tx.subscription.updateManyAndReturn({
+        where: { id, leaseOwner: owner },
+        data: { leaseExpiresAt },
+        include: { billingKey: true },
+      });
       if (!renewed) return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'LEASE_LOST' } };
-      const { sub, open, planSub, openInput, ctx } = (await loadChargeInputs(tx, id, { now, timezone: zone, trigger, consentRequired: config.consentRequired }, renewed))!;
+      const { sub, open, planSub, openInput, ctx } = (await loadChargeInputs(
+        tx,
+        id,
+        { now, timezone: zone, trigger, consentRequired: config.consentRequired },
+        renewed,
+      ))!;
       const plan = planCharge(planSub, openInput, ctx);
 
       if (plan.action === 'CANCEL_AT_PERIOD_END') {
@@ -294,10 +357,24 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
         // A new cycle's payment, PENDING with its first attempt: nothing to look up (the common case).
         const orderId = chargeOrderId(id, plan.cycle, 1);
         payment = await tx.payment.create({
-          data: { subscriptionId: id, cycle: plan.cycle, kind: trigger === 'ADMIN' ? 'MANUAL' : 'RECURRING', method: sub.method, amount: plan.amount, orderId, attemptCount: 1, dueAt: plan.dueAt },
+          data: {
+            subscriptionId: id,
+            cycle: plan.cycle,
+            kind: trigger === 'ADMIN' ? 'MANUAL' : 'RECURRING',
+            method: sub.method,
+            amount: plan.amount,
+            orderId,
+            attemptCount: 1,
+            dueAt: plan.dueAt,
+          },
           select: { id: true },
         });
-        attempt = { attemptId: (await firstAttempt(tx, { paymentId: payment.id, operation: 'BILLING_CONFIRM', orderId, amount: plan.amount, leaseOwner: owner, leaseExpiresAt })).attemptId!, orderId };
+        attempt = {
+          attemptId: (
+            await firstAttempt(tx, { paymentId: payment.id, operation: 'BILLING_CONFIRM', orderId, amount: plan.amount, leaseOwner: owner, leaseExpiresAt })
+          ).attemptId!,
+          orderId,
+        };
       } else {
         payment = open;
         // A call of this payment still in flight under a live lease (its answer not yet written): never a second one.
@@ -347,7 +424,10 @@ export function createChargeSteps(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
     const { subscriptionId: id, plan, paymentId } = ready;
     const base = { subscriptionId: id, paymentId };
     // Releasing the lease proves it was still ours, locks the row for the rest of this transaction, and reads it.
-    const [current] = await tx.subscription.updateManyAndReturn({ where: { id, leaseOwner: ready.leaseOwner }, data: { leaseOwner: null, leaseExpiresAt: null } });
+    const [current] = await tx.subscription.updateManyAndReturn({
+      where: { id, leaseOwner: ready.leaseOwner },
+      data: { leaseOwner: null, leaseExpiresAt: null },
+    });
     if (!current) throw new StaleLeaseError(`subscription ${id}`);
 
     switch (result.outcome) {

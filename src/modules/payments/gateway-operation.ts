@@ -54,7 +54,14 @@ export function createGatewayOperations(deps: { db: Db; clock: Clock; log: Pick<
       const reason = error instanceof StaleLeaseError ? 'LEASE_LOST' : 'RECORD_FAILED';
       // The real answer, so an operator can resolve the attempt the sweeper will turn UNKNOWN.
       log.error(
-        { attemptId: ready.attemptId, operation: result.operation, outcome: result.outcome, transactionId: result.fields.transactionId, reason, ...(reason === 'RECORD_FAILED' ? { err: error } : {}) },
+        {
+          attemptId: ready.attemptId,
+          operation: result.operation,
+          outcome: result.outcome,
+          transactionId: result.fields.transactionId,
+          reason,
+          ...(reason === 'RECORD_FAILED' ? { err: error } : {}),
+        },
         'the gateway answered but the answer could not be recorded',
       );
       return operation.unrecorded(ready, result, reason);

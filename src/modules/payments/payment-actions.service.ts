@@ -68,7 +68,10 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
   async function clearAttention(tx: Tx, subscriptionId: string) {
     const stillUnknown = await tx.payment.count({ where: { subscriptionId, status: 'UNKNOWN' } });
     if (stillUnknown === 0) {
-      await tx.subscription.updateMany({ where: { id: subscriptionId, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' }, data: { needsAttention: false, attentionReason: null } });
+      await tx.subscription.updateMany({
+        where: { id: subscriptionId, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' },
+        data: { needsAttention: false, attentionReason: null },
+      });
     }
   }
 
@@ -86,7 +89,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       const fenced = await tx.payment.updateMany({ where: { id, status: 'UNKNOWN' }, data: { attentionReason: null } });
       if (fenced.count === 0) throw new StateConflictError(`Only an UNKNOWN payment can be resolved; this one is ${before.status}`);
       const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
-      const approvedAt = input.approvedAt ? new Date(input.approvedAt) : unknownAttempt?.sentAt ?? unknownAttempt?.createdAt ?? now;
+      const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (unknownAttempt?.sentAt ?? unknownAttempt?.createdAt ?? now);
       const note = `resolved by operator: ${who.reason}`.slice(0, 500);
       if (unknownAttempt) {
         await tx.paymentAttempt.update({
@@ -101,13 +104,25 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       if (before.subscriptionId && before.cycle !== null && before.kind !== 'INITIAL') {
         if (input.outcome === 'SUCCEEDED') {
           await applyChargeSuccess(tx, {
-            subscriptionId: before.subscriptionId, paymentId: id, cycle: before.cycle, dueAt: before.dueAt ?? approvedAt,
-            amount: before.amount, transactionId: input.transactionId!, approvedAt, timezone: config.timezone,
+            subscriptionId: before.subscriptionId,
+            paymentId: id,
+            cycle: before.cycle,
+            dueAt: before.dueAt ?? approvedAt,
+            amount: before.amount,
+            transactionId: input.transactionId!,
+            approvedAt,
+            timezone: config.timezone,
           });
         } else {
           await applyChargeDecline(tx, {
-            subscriptionId: before.subscriptionId, paymentId: id, dueAt: before.dueAt ?? now, failureCode: 'RESOLVED_FAILED',
-            failureMessage: note, retryDelaysMs: config.retryDelaysMs, now, timezone: config.timezone,
+            subscriptionId: before.subscriptionId,
+            paymentId: id,
+            dueAt: before.dueAt ?? now,
+            failureCode: 'RESOLVED_FAILED',
+            failureMessage: note,
+            retryDelaysMs: config.retryDelaysMs,
+            now,
+            timezone: config.timezone,
           });
         }
         // After the payment left UNKNOWN; a MOBILE_WINDOW_CLOSED flag set just now stays.
@@ -116,7 +131,14 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         await resolveCheckoutPayment(tx, before, input.outcome, input.transactionId, approvedAt, note);
       }
       const after = await load(tx, id);
-      await writeAudit(tx, { ...who, action: `payment.resolve_${input.outcome.toLowerCase()}`, entityType: 'payment', entityId: id, before: serializePayment(before), after: serializePayment(after) });
+      await writeAudit(tx, {
+        ...who,
+        action: `payment.resolve_${input.outcome.toLowerCase()}`,
+        entityType: 'payment',
+        entityId: id,
+        before: serializePayment(before),
+        after: serializePayment(after),
+      });
       return serializePayment(after);
     });
   }
@@ -126,7 +148,14 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    * issuance was UNKNOWN cannot complete even if the money moved (the billing key never reached us): it fails with
    * KEY_NOT_RECEIVED, and the operator refunds the payment and asks the customer to register again.
    */
-  async function resolveCheckoutPayment(tx: Tx, payment: Awaited<ReturnType<typeof load>>, outcome: 'SUCCEEDED' | 'FAILED', transactionId: string | undefined, approvedAt: Date, note: string) {
+  async function resolveCheckoutPayment(
+    tx: Tx,
+    payment: Awaited<ReturnType<typeof load>>,
+    outcome: 'SUCCEEDED' | 'FAILED',
+    transactionId: string | undefined,
+    approvedAt: Date,
+    note: string,
+  ) {
     if (outcome === 'SUCCEEDED') await transitionPayment(tx, payment.id, 'succeed', { transactionId, approvedAt });
     else await transitionPayment(tx, payment.id, 'fail', { failureCode: 'RESOLVED_FAILED', failureMessage: note });
     if (payment.oneTimeOrderId) {
@@ -176,7 +205,11 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       },
       // The cancellation may have gone through: the attempt stays for the sweeper, the operator learns so.
       unrecorded: (ready, _answer, reason) => {
-        throw withDetails(new PaymentOutcomeUnknownError(`the refund's answer could not be recorded (${reason})`), { paymentId: id, refundAttemptId: ready.attemptId, reason });
+        throw withDetails(new PaymentOutcomeUnknownError(`the refund's answer could not be recorded (${reason})`), {
+          paymentId: id,
+          refundAttemptId: ready.attemptId,
+          reason,
+        });
       },
     });
     const details = { paymentId: id };
@@ -201,11 +234,13 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         throw new RefundRefusedError.PAYMENT_NOT_REFUNDABLE(`Only a SUCCEEDED payment can be refunded; this one is ${payment.status}`);
       }
       const pendingRefund = payment.attempts.find((a) => a.operation === 'CANCEL' && (a.status === 'UNKNOWN' || a.status === 'IN_FLIGHT'));
-      if (pendingRefund) throw withDetails(new StateConflictError('An earlier refund of this payment has an unknown outcome; resolve it first'), { paymentId: id });
+      if (pendingRefund)
+        throw withDetails(new StateConflictError('An earlier refund of this payment has an unknown outcome; resolve it first'), { paymentId: id });
       const remaining = payment.amount - payment.canceledAmount;
       const amount = input.amount ?? remaining;
       if (payment.method === 'MOBILE') {
-        if (amount !== payment.amount || payment.canceledAmount > 0) throw new RefundRefusedError.MOBILE_PARTIAL_CANCEL('A MOBILE payment can only be refunded in full');
+        if (amount !== payment.amount || payment.canceledAmount > 0)
+          throw new RefundRefusedError.MOBILE_PARTIAL_CANCEL('A MOBILE payment can only be refunded in full');
         if (!sameCalendarMonth(payment.approvedAt ?? payment.createdAt, now, GATEWAY_ZONE)) {
           throw new RefundRefusedError.MOBILE_CANCEL_MONTH_CLOSED('A MOBILE payment can only be refunded within its calendar month (Korea time)');
         }
@@ -214,11 +249,23 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       const attemptNumber = (payment.attempts.at(-1)?.attemptNumber ?? 0) + 1;
       const attempt = await tx.paymentAttempt.create({
         data: {
-          paymentId: id, attemptNumber, operation: 'CANCEL', orderId: `X${id.replace(/-/g, '')}-${attemptNumber}`, amount,
-          leaseOwner, leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs),
+          paymentId: id,
+          attemptNumber,
+          operation: 'CANCEL',
+          orderId: `X${id.replace(/-/g, '')}-${attemptNumber}`,
+          amount,
+          leaseOwner,
+          leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs),
         },
       });
-      await writeAudit(tx, { ...who, action: 'payment.refund', entityType: 'payment', entityId: id, before: serializePayment(payment), after: { refundAttemptId: attempt.id, amount } });
+      await writeAudit(tx, {
+        ...who,
+        action: 'payment.refund',
+        entityType: 'payment',
+        entityId: id,
+        before: serializePayment(payment),
+        after: { refundAttemptId: attempt.id, amount },
+      });
       return { payment, attemptId: attempt.id, leaseOwner, amount, cancelType: amount === remaining ? ('C' as const) : ('P' as const) };
     });
   }
@@ -238,20 +285,32 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       const note = `resolved by operator: ${who.reason}`.slice(0, 500);
       const fenced = await tx.paymentAttempt.updateMany({
         where: { id: refund.id, status: 'UNKNOWN' },
-        data: input.outcome === 'SUCCEEDED'
-          ? { status: 'SUCCEEDED', gatewayMessage: note, completedAt: now }
-          : { status: 'DECLINED', gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note, completedAt: now },
+        data:
+          input.outcome === 'SUCCEEDED'
+            ? { status: 'SUCCEEDED', gatewayMessage: note, completedAt: now }
+            : { status: 'DECLINED', gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note, completedAt: now },
       });
       if (fenced.count === 0) throw new StateConflictError('This refund was settled meanwhile');
       const stillUnknown = before.attempts.some((a) => a.id !== refund.id && a.operation === 'CANCEL' && a.status === 'UNKNOWN');
       const canceledAmount = before.canceledAmount + (input.outcome === 'SUCCEEDED' ? refund.amount : 0);
       await tx.payment.update({
         where: { id },
-        data: { canceledAmount, canceledAt: input.outcome === 'SUCCEEDED' ? now : before.canceledAt, attentionReason: stillUnknown ? REFUND_OUTCOME_UNKNOWN : null },
+        data: {
+          canceledAmount,
+          canceledAt: input.outcome === 'SUCCEEDED' ? now : before.canceledAt,
+          attentionReason: stillUnknown ? REFUND_OUTCOME_UNKNOWN : null,
+        },
       });
       if (canceledAmount === before.amount) await transitionPayment(tx, id, 'refund');
       const after = await load(tx, id);
-      await writeAudit(tx, { ...who, action: `payment.refund_resolve_${input.outcome.toLowerCase()}`, entityType: 'payment', entityId: id, before: serializePayment(before), after: serializePayment(after) });
+      await writeAudit(tx, {
+        ...who,
+        action: `payment.refund_resolve_${input.outcome.toLowerCase()}`,
+        entityType: 'payment',
+        entityId: id,
+        before: serializePayment(before),
+        after: serializePayment(after),
+      });
       return serializePayment(after);
     });
   }

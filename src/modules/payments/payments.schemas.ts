@@ -1,9 +1,13 @@
 import { Type } from 'typebox';
 import { Cursor, Limit, Uuid } from '../checkout/checkout.schemas.ts';
 
-export const PaymentStatus = Type.Union(
-  [Type.Literal('PENDING'), Type.Literal('SUCCEEDED'), Type.Literal('FAILED'), Type.Literal('UNKNOWN'), Type.Literal('CANCELED')],
-);
+export const PaymentStatus = Type.Union([
+  Type.Literal('PENDING'),
+  Type.Literal('SUCCEEDED'),
+  Type.Literal('FAILED'),
+  Type.Literal('UNKNOWN'),
+  Type.Literal('CANCELED'),
+]);
 
 export const AttemptResponse = Type.Object({
   id: Type.String(),

@@ -26,7 +26,22 @@ export const NEEDS_ATTENTION_WHERE = {
 };
 
 /** The attempt columns the public shape shows. */
-type AttemptView = Pick<AttemptRow, 'id' | 'attemptNumber' | 'operation' | 'orderId' | 'amount' | 'status' | 'gatewayCode' | 'gatewayMessage' | 'transactionId' | 'approvedAt' | 'sentAt' | 'completedAt' | 'createdAt'>;
+type AttemptView = Pick<
+  AttemptRow,
+  | 'id'
+  | 'attemptNumber'
+  | 'operation'
+  | 'orderId'
+  | 'amount'
+  | 'status'
+  | 'gatewayCode'
+  | 'gatewayMessage'
+  | 'transactionId'
+  | 'approvedAt'
+  | 'sentAt'
+  | 'completedAt'
+  | 'createdAt'
+>;
 
 export function serializeAttempt(row: AttemptView) {
   return {
@@ -64,7 +79,10 @@ export function serializePayment(row: PaymentRow & { attempts?: AttemptView[] })
     failureMessage: row.failureMessage ?? undefined,
     canceledAmount: row.canceledAmount,
     attentionReason: row.attentionReason ?? undefined,
-    needsAttention: row.status === 'UNKNOWN' || row.attentionReason === REFUND_OUTCOME_UNKNOWN || (row.attentionReason === CHARGED_AFTER_CANCEL && row.status === 'SUCCEEDED'),
+    needsAttention:
+      row.status === 'UNKNOWN' ||
+      row.attentionReason === REFUND_OUTCOME_UNKNOWN ||
+      (row.attentionReason === CHARGED_AFTER_CANCEL && row.status === 'SUCCEEDED'),
     refundOutcomeUnknown: row.attentionReason === REFUND_OUTCOME_UNKNOWN,
     attempts: row.attempts?.map(serializeAttempt),
     createdAt: row.createdAt.toISOString(),

@@ -13,7 +13,17 @@ export function registrationsRoutes(service: ReturnType<typeof createRegistratio
 
     app.post(
       '/registrations',
-      { schema: { operationId: 'createRegistration', summary: 'Create a registration: the parameters of the gateway’s window for a new subscription', tags: ['registrations'], headers: idempotencyHeaders(false), body: CreateRegistrationBody, response: { 201: RegistrationResponse }, errors: IDEMPOTENT_ERRORS } },
+      {
+        schema: {
+          operationId: 'createRegistration',
+          summary: 'Create a registration: the parameters of the gateway’s window for a new subscription',
+          tags: ['registrations'],
+          headers: idempotencyHeaders(false),
+          body: CreateRegistrationBody,
+          response: { 201: RegistrationResponse },
+          errors: IDEMPOTENT_ERRORS,
+        },
+      },
       async (request, reply) => idempotency.run(request, reply, async () => ({ statusCode: 201, body: await service.createRegistration(request.body) })),
     );
 
@@ -28,16 +38,35 @@ export function registrationsRoutes(service: ReturnType<typeof createRegistratio
           headers: idempotencyHeaders(false),
           body: PaymentMethodBody,
           response: { 201: RegistrationResponse },
-          errors: codesByStatus(ValidationError, NotFoundError, StateConflictError, RULE_ERRORS.NOT_DUE, RULE_ERRORS.PAYMENT_OUTCOME_UNKNOWN, IdempotencyKeyReusedError, IdempotencyInProgressError),
+          errors: codesByStatus(
+            ValidationError,
+            NotFoundError,
+            StateConflictError,
+            RULE_ERRORS.NOT_DUE,
+            RULE_ERRORS.PAYMENT_OUTCOME_UNKNOWN,
+            IdempotencyKeyReusedError,
+            IdempotencyInProgressError,
+          ),
         },
       },
       async (request, reply) =>
-        idempotency.run(request, reply, async () => ({ statusCode: 201, body: await service.createPaymentMethodRegistration(request.params.id, request.body ?? {}) })),
+        idempotency.run(request, reply, async () => ({
+          statusCode: 201,
+          body: await service.createPaymentMethodRegistration(request.params.id, request.body ?? {}),
+        })),
     );
 
     app.get(
       '/registrations/:id',
-      { schema: { operationId: 'getRegistration', summary: 'Get a registration (with subscriptionId once completed)', tags: ['registrations'], params: IdParams, response: { 200: RegistrationResponse } } },
+      {
+        schema: {
+          operationId: 'getRegistration',
+          summary: 'Get a registration (with subscriptionId once completed)',
+          tags: ['registrations'],
+          params: IdParams,
+          response: { 200: RegistrationResponse },
+        },
+      },
       async (request) => service.getRegistration(request.params.id),
     );
   };

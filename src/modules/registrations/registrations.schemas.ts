@@ -18,7 +18,9 @@ export const CreateRegistrationBody = Type.Object(
     ),
     itemCode: Type.Optional(Type.String({ minLength: 1, maxLength: 10 })),
     issueKeyOnly: Type.Optional(Type.Boolean()),
-    trialDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, description: 'CARD only: a free trial of this many calendar days (Korea time); implies issueKeyOnly' })),
+    trialDays: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 365, description: 'CARD only: a free trial of this many calendar days (Korea time); implies issueKeyOnly' }),
+    ),
     userName: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
     userPhoneNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
     returnUrl: Type.Optional(HttpUrl),
@@ -47,7 +49,9 @@ export const RegistrationResponse = Type.Object({
   failUrl: Type.String(),
   expiresAt: Type.String({ format: 'date-time' }),
   window: WindowParams,
-  purpose: Type.Union([Type.Literal('SUBSCRIPTION'), Type.Literal('PAYMENT_METHOD')], { description: 'PAYMENT_METHOD: replaces the billing key of subscriptionId' }),
+  purpose: Type.Union([Type.Literal('SUBSCRIPTION'), Type.Literal('PAYMENT_METHOD')], {
+    description: 'PAYMENT_METHOD: replaces the billing key of subscriptionId',
+  }),
   subscriptionId: Type.Optional(Type.String()),
   trialDays: Type.Optional(Type.Integer()),
   failureCode: Type.Optional(Type.String()),

@@ -141,7 +141,9 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
   }
 
   /** The rules of a new registration of that method (above) are checked by the caller. */
-  async function insertRegistration(input: CreateRegistrationInput & { interval: { unit: IntervalUnit; count: number }; issueKeyOnly: boolean; targetSubscriptionId?: string }) {
+  async function insertRegistration(
+    input: CreateRegistrationInput & { interval: { unit: IntervalUnit; count: number }; issueKeyOnly: boolean; targetSubscriptionId?: string },
+  ) {
     const id = randomUUID();
     const row = await db.registration.create({
       data: {
@@ -184,13 +186,18 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     if (method === 'CARD') {
       if (input.amount !== undefined) throw new ValidationError('A CARD window only verifies the card: amount is not taken (change it with price-change)');
     } else {
-      if (interval.unit !== 'month' || interval.count !== 1) throw new ValidationError('MOBILE subscriptions are billed monthly: this subscription’s interval cannot move to MOBILE');
+      if (interval.unit !== 'month' || interval.count !== 1)
+        throw new ValidationError('MOBILE subscriptions are billed monthly: this subscription’s interval cannot move to MOBILE');
       const now = clock.now();
-      const owed = sub.status === 'PAST_DUE' || (sub.nextChargeAt !== null && Math.abs(calendarDaysBetween(now, sub.nextChargeAt, GATEWAY_ZONE)) <= MOBILE_WINDOW_DAYS);
-      if (!owed) throw new RULE_ERRORS.NOT_DUE('A MOBILE window charges at once: it is taken only while a cycle is owed (PAST_DUE, or the next charge within ±5 days)');
+      const owed =
+        sub.status === 'PAST_DUE' || (sub.nextChargeAt !== null && Math.abs(calendarDaysBetween(now, sub.nextChargeAt, GATEWAY_ZONE)) <= MOBILE_WINDOW_DAYS);
+      if (!owed)
+        throw new RULE_ERRORS.NOT_DUE('A MOBILE window charges at once: it is taken only while a cycle is owed (PAST_DUE, or the next charge within ±5 days)');
       // The owed cycle's charge may have gone through: nothing is charged again until an operator settles it.
       if (sub.attentionReason === 'PAYMENT_OUTCOME_UNKNOWN') {
-        throw new RULE_ERRORS.PAYMENT_OUTCOME_UNKNOWN('The outcome of this cycle’s charge is unknown; an operator must resolve it before a MOBILE window may charge');
+        throw new RULE_ERRORS.PAYMENT_OUTCOME_UNKNOWN(
+          'The outcome of this cycle’s charge is unknown; an operator must resolve it before a MOBILE window may charge',
+        );
       }
     }
     const terms = {
@@ -302,7 +309,14 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
    * A MOBILE payment-method window charges at once: that charge is the owed cycle's payment (the one payment of the
    * cycle, a FAILED one sent again, or a new one), with an IN_FLIGHT attempt written before the call (rule 1).
    */
-  async function prepareOwedCycleAttempt(tx: Tx, row: RegistrationRow, subscriptionId: string, leaseOwner: string, leaseExpiresAt: Date, now: Date): Promise<Claim> {
+  async function prepareOwedCycleAttempt(
+    tx: Tx,
+    row: RegistrationRow,
+    subscriptionId: string,
+    leaseOwner: string,
+    leaseExpiresAt: Date,
+    now: Date,
+  ): Promise<Claim> {
     const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
     const existing = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId, cycle: sub.cycle } } });
     if (existing && (existing.status === 'UNKNOWN' || existing.status === 'SUCCEEDED')) {
@@ -311,10 +325,26 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
     const payment = existing
       ? await tx.payment.update({ where: { id: existing.id }, data: { amount: row.amount, method: 'MOBILE', registrationId: row.id } })
       : await tx.payment.create({
-          data: { subscriptionId, registrationId: row.id, cycle: sub.cycle, kind: 'RECURRING', method: 'MOBILE', amount: row.amount, orderId: row.orderId, dueAt: sub.nextChargeAt ?? now },
+          data: {
+            subscriptionId,
+            registrationId: row.id,
+            cycle: sub.cycle,
+            kind: 'RECURRING',
+            method: 'MOBILE',
+            amount: row.amount,
+            orderId: row.orderId,
+            dueAt: sub.nextChargeAt ?? now,
+          },
         });
     const attempt = await prepareAttempt(tx, {
-      paymentId: payment.id, operation: 'ISSUE_KEY', orderId: row.orderId, amount: row.amount, leaseOwner, leaseExpiresAt, now, allowAfterUnknown: true,
+      paymentId: payment.id,
+      operation: 'ISSUE_KEY',
+      orderId: row.orderId,
+      amount: row.amount,
+      leaseOwner,
+      leaseExpiresAt,
+      now,
+      allowAfterUnknown: true,
     });
     await transitionPayment(tx, payment.id, 'send', { nextRetryAt: null });
     return { paymentId: payment.id, attemptId: attempt.attemptId, hadUnknown: attempt.hadUnknown, cycle: sub.cycle, dueAt: payment.dueAt ?? now };
@@ -328,7 +358,13 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       }));
     // A dead request's attempt becomes UNKNOWN here; the replay may still call issue-key (see the file header).
     const attempt = await prepareAttempt(tx, {
-      paymentId: payment.id, operation: 'ISSUE_KEY', orderId: row.orderId, amount: row.amount, leaseOwner, leaseExpiresAt, now,
+      paymentId: payment.id,
+      operation: 'ISSUE_KEY',
+      orderId: row.orderId,
+      amount: row.amount,
+      leaseOwner,
+      leaseExpiresAt,
+      now,
       allowAfterUnknown: true,
     });
     return { paymentId: payment.id, attemptId: attempt.attemptId, hadUnknown: attempt.hadUnknown };
@@ -359,7 +395,12 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
         });
         if (claim.paymentId) {
           await transitionPayment(tx, claim.paymentId, 'succeed', {
-            subscriptionId: subscription.id, transactionId: result.fields.transactionId, approvedAt, attentionReason: null, failureCode: null, failureMessage: null,
+            subscriptionId: subscription.id,
+            transactionId: result.fields.transactionId,
+            approvedAt,
+            attentionReason: null,
+            failureCode: null,
+            failureMessage: null,
           });
         }
         await release('complete', { completedAt: now, failureCode: null, failureMessage: null });
@@ -369,7 +410,10 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       case 'DECLINED': {
         if (claim.hadUnknown) {
           // An earlier call's outcome is unknown; a decline now may mean that call went through. Not guessed.
-          await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`) });
+          await release('hold', {
+            failureCode: 'PAYMENT_OUTCOME_UNKNOWN',
+            failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`),
+          });
           return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
         }
         if (claim.paymentId) {
@@ -400,7 +444,13 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
    * anchor). A failed window changes nothing but its own payment. The subscription's lease is released either way.
    */
   async function recordPaymentMethod(
-    tx: Tx, row: RegistrationRow, subscriptionId: string, claim: Claim, result: GatewayResult, leaseOwner: string, now: Date,
+    tx: Tx,
+    row: RegistrationRow,
+    subscriptionId: string,
+    claim: Claim,
+    result: GatewayResult,
+    leaseOwner: string,
+    now: Date,
     release: (transition?: CheckoutTransition, data?: CheckoutMoveData) => Promise<void>,
   ): Promise<CheckoutResult> {
     const ids = { registrationId: row.id, returnUrl: row.returnUrl, subscriptionId };
@@ -414,8 +464,16 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       if (sub.status === 'CANCELED') {
         // Cancelled while the customer was in the window: nothing is swapped. A MOBILE charge did move money.
         await revokeBillingKey(tx, key.id, now);
-        if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'succeed', { transactionId: result.fields.transactionId, approvedAt, attentionReason: CHARGED_AFTER_CANCEL });
-        await release('hold', { failureCode: CHARGED_AFTER_CANCEL, failureMessage: 'The subscription was cancelled during the window; refund the window’s payment if it charged' });
+        if (claim.paymentId)
+          await transitionPayment(tx, claim.paymentId, 'succeed', {
+            transactionId: result.fields.transactionId,
+            approvedAt,
+            attentionReason: CHARGED_AFTER_CANCEL,
+          });
+        await release('hold', {
+          failureCode: CHARGED_AFTER_CANCEL,
+          failureMessage: 'The subscription was cancelled during the window; refund the window’s payment if it charged',
+        });
         log.warn({ registrationId: row.id, subscriptionId }, 'payment method approved for a cancelled subscription; an operator must refund any charge');
         return failure('INVALID_STATE', 'The subscription was cancelled', ids);
       }
@@ -440,8 +498,14 @@ export function createRegistrationsService(deps: RegistrationsDeps) {
       }
       if (mobile && claim.paymentId) {
         await applyChargeSuccess(tx, {
-          subscriptionId, paymentId: claim.paymentId, cycle: claim.cycle!, dueAt: claim.dueAt!, amount: row.amount,
-          transactionId: result.fields.transactionId!, approvedAt, timezone: config.timezone,
+          subscriptionId,
+          paymentId: claim.paymentId,
+          cycle: claim.cycle!,
+          dueAt: claim.dueAt!,
+          amount: row.amount,
+          transactionId: result.fields.transactionId!,
+          approvedAt,
+          timezone: config.timezone,
         });
       }
       if (sub.billingKeyId !== key.id) await revokeBillingKey(tx, sub.billingKeyId, now);

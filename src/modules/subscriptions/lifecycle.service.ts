@@ -33,7 +33,9 @@ export async function applyPriceChange(
   if (row.status === 'CANCELED') throw new StateConflictError('A CANCELED subscription cannot change');
   if (row.method === 'MOBILE') {
     if (amount === row.amount) return;
-    throw new RULE_ERRORS.MOBILE_AMOUNT_MISMATCH('A MOBILE amount changes only through a new payment method (the customer approves it in the gateway’s window)');
+    throw new RULE_ERRORS.MOBILE_AMOUNT_MISMATCH(
+      'A MOBILE amount changes only through a new payment method (the customer approves it in the gateway’s window)',
+    );
   }
   validateTerms({ method: row.method, amount, orderName: row.orderName, itemCode: row.itemCode ?? undefined }, context.config, { recurring: true });
   const increase = amount > row.amount && context.config.consentRequired;
@@ -64,8 +66,18 @@ export function createLifecycleService(deps: Pick<ServiceDeps, 'db' | 'clock' | 
     return db.$transaction(async (tx) => {
       const row = await load(tx, id);
       if (row.status === 'CANCELED') throw new StateConflictError('A CANCELED subscription takes no consent');
-      const consent = await tx.consent.create({ data: { subscriptionId: id, kind: input.kind, obtainedAt, channel: input.channel, reference: input.reference } });
-      await writeAudit(tx, { actor, action: 'subscription.consent', entityType: 'subscription', entityId: id, reason: input.kind, after: serializeConsent(consent), requestId });
+      const consent = await tx.consent.create({
+        data: { subscriptionId: id, kind: input.kind, obtainedAt, channel: input.channel, reference: input.reference },
+      });
+      await writeAudit(tx, {
+        actor,
+        action: 'subscription.consent',
+        entityType: 'subscription',
+        entityId: id,
+        reason: input.kind,
+        after: serializeConsent(consent),
+        requestId,
+      });
       return serializeConsent(consent);
     });
   }
@@ -75,7 +87,16 @@ export function createLifecycleService(deps: Pick<ServiceDeps, 'db' | 'clock' | 
       const before = await load(tx, id);
       await applyPriceChange(tx, before, amount, { config, now: clock.now() });
       const after = await load(tx, id);
-      await writeAudit(tx, { actor, action: 'subscription.price_change', entityType: 'subscription', entityId: id, reason: `amount ${amount}`, before: serializeSubscription(before), after: serializeSubscription(after), requestId });
+      await writeAudit(tx, {
+        actor,
+        action: 'subscription.price_change',
+        entityType: 'subscription',
+        entityId: id,
+        reason: `amount ${amount}`,
+        before: serializeSubscription(before),
+        after: serializeSubscription(after),
+        requestId,
+      });
       return serializeSubscription(after);
     });
   }

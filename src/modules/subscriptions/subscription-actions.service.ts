@@ -12,7 +12,7 @@ import { serializePayment } from '../payments/payments.service.ts';
 import { applyCancel, serializeSubscription, WITH_KEY } from './subscriptions.service.ts';
 import { pageSubscriptions, readSubscription, type SubscriptionFilter } from './subscriptions.read.ts';
 import { applyPriceChange } from './lifecycle.service.ts';
-import { transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
+import { transitionSubscription } from './subscription.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RULE_ERRORS } from '../payments/payment.errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 
@@ -39,7 +39,14 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
       const before = await load(tx, id);
       await apply(tx, before);
       const after = await load(tx, id);
-      await writeAudit(tx, { ...who, action, entityType: 'subscription', entityId: id, before: serializeSubscription(before), after: serializeSubscription(after) });
+      await writeAudit(tx, {
+        ...who,
+        action,
+        entityType: 'subscription',
+        entityId: id,
+        before: serializeSubscription(before),
+        after: serializeSubscription(after),
+      });
       return serializeSubscription(after);
     });
   }
@@ -93,13 +100,19 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
       case 'UNKNOWN': {
         // Also when the answer could not be recorded: the operator learns the payment's state, never a bare 500.
         const payment = report.paymentId ? await db.payment.findUnique({ where: { id: report.paymentId }, select: { status: true } }) : null;
-        throw withDetails(new PaymentOutcomeUnknownError(report.message ?? report.code ?? 'no answer'), { ...details, paymentStatus: payment?.status, reason: report.code });
+        throw withDetails(new PaymentOutcomeUnknownError(report.message ?? report.code ?? 'no answer'), {
+          ...details,
+          paymentStatus: payment?.status,
+          reason: report.code,
+        });
       }
       case 'SKIPPED':
         if (report.code === 'NOT_SENT') throw withDetails(new GatewayUnavailableError(report.message ?? 'not sent'), details);
         if (report.code === 'LEASE_LOST') throw new RULE_ERRORS.CHARGE_IN_PROGRESS('The subscription is being charged right now');
-        if (report.code === 'CANCELED_AT_PERIOD_END') throw new RULE_ERRORS.CANCEL_AT_PERIOD_END('The period ended and the subscription was cancelled as asked');
-        if (report.code && report.code in RULE_ERRORS) throw withDetails(new RULE_ERRORS[report.code as keyof typeof RULE_ERRORS](report.message ?? report.code), details);
+        if (report.code === 'CANCELED_AT_PERIOD_END')
+          throw new RULE_ERRORS.CANCEL_AT_PERIOD_END('The period ended and the subscription was cancelled as asked');
+        if (report.code && report.code in RULE_ERRORS)
+          throw withDetails(new RULE_ERRORS[report.code as keyof typeof RULE_ERRORS](report.message ?? report.code), details);
         throw new StateConflictError(report.message ?? 'The charge could not be made');
     }
   }
@@ -113,12 +126,23 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
       allowed: plan.action === 'CHARGE',
       ...(plan.action === 'CHARGE' ? { cycle: plan.cycle, amount: plan.amount, dueAt: plan.dueAt.toISOString() } : {}),
       ...(plan.action === 'REFUSE' ? { refusal: { code: plan.code, message: plan.message } } : {}),
-      ...(plan.action === 'CANCEL_AT_PERIOD_END' ? { refusal: { code: 'CANCEL_AT_PERIOD_END', message: 'The period ended and the subscription is cancelled at its end' } } : {}),
+      ...(plan.action === 'CANCEL_AT_PERIOD_END'
+        ? { refusal: { code: 'CANCEL_AT_PERIOD_END', message: 'The period ended and the subscription is cancelled at its end' } }
+        : {}),
       rules,
     };
   }
 
-  return { listSubscriptions, getSubscription: async (id: string) => serializeSubscription(await readSubscription(db, id)), pause, resume, cancel, update, charge, explain };
+  return {
+    listSubscriptions,
+    getSubscription: async (id: string) => serializeSubscription(await readSubscription(db, id)),
+    pause,
+    resume,
+    cancel,
+    update,
+    charge,
+    explain,
+  };
 }
 
 export type SubscriptionActions = ReturnType<typeof createSubscriptionActions>;

@@ -3,7 +3,7 @@
 // three statements and about 2.5 ms of the service's CPU; this is one statement and a quarter of that (issue 15).
 // The public shape itself stays in serializeSubscription.
 import { columnsOf, sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
-import { Prisma } from '../../generated/prisma/client.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { afterCursorSql, decodeCursor, PAGE_ORDER_SQL, toPage } from '../../lib/pagination.ts';
 import type { SubscriptionStatus } from './subscription.state.ts';
@@ -26,8 +26,27 @@ export type ConsentRow = Prisma.ConsentGetPayload<object>;
  * and parse: list pages are bound by that). serializeSubscription takes a SubscriptionView, so it cannot read another.
  */
 const PUBLIC_COLUMNS = [
-  'id', 'userId', 'method', 'status', 'amount', 'orderName', 'intervalUnit', 'intervalCount', 'itemCode', 'currentPeriodStart', 'currentPeriodEnd',
-  'nextChargeAt', 'cancelAtPeriodEnd', 'canceledAt', 'cancelReason', 'trialEnd', 'pendingAmount', 'needsAttention', 'attentionReason', 'createdAt', 'updatedAt',
+  'id',
+  'userId',
+  'method',
+  'status',
+  'amount',
+  'orderName',
+  'intervalUnit',
+  'intervalCount',
+  'itemCode',
+  'currentPeriodStart',
+  'currentPeriodEnd',
+  'nextChargeAt',
+  'cancelAtPeriodEnd',
+  'canceledAt',
+  'cancelReason',
+  'trialEnd',
+  'pendingAmount',
+  'needsAttention',
+  'attentionReason',
+  'createdAt',
+  'updatedAt',
 ] as const satisfies ReadonlyArray<Prisma.SubscriptionScalarFieldEnum>;
 
 export type SubscriptionView = Pick<Prisma.SubscriptionGetPayload<object>, (typeof PUBLIC_COLUMNS)[number]> & {
@@ -47,7 +66,9 @@ export function consentsJson(where: string): string {
 
 /** Consents read from jsonb carry their instants as strings. */
 export function reviveConsents(rows: Array<Record<string, unknown>> | null): SubscriptionView['consents'] {
-  return (rows ?? []).map((c) => ({ ...c, obtainedAt: new Date(c.obtainedAt as string), createdAt: new Date(c.createdAt as string) }) as SubscriptionView['consents'][number]);
+  return (rows ?? []).map(
+    (c) => ({ ...c, obtainedAt: new Date(c.obtainedAt as string), createdAt: new Date(c.createdAt as string) }) as SubscriptionView['consents'][number],
+  );
 }
 
 const VIEW = `SELECT ${columnsOf(PUBLIC_COLUMNS, 's')}, ${BILLING_KEY_SUMMARY_JSON} AS "billingKey", ${consentsJson('c."subscriptionId" = s."id"')} AS "consents"

@@ -3,7 +3,15 @@ import type { App } from '../../app-types.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { IdParams } from '../checkout/checkout.schemas.ts';
-import { CancelSubscriptionBody, ConsentBody, ConsentResponse, ListSubscriptionsQuery, PriceChangeBody, SubscriptionList, SubscriptionResponse } from './subscriptions.schemas.ts';
+import {
+  CancelSubscriptionBody,
+  ConsentBody,
+  ConsentResponse,
+  ListSubscriptionsQuery,
+  PriceChangeBody,
+  SubscriptionList,
+  SubscriptionResponse,
+} from './subscriptions.schemas.ts';
 import type { LifecycleService } from './lifecycle.service.ts';
 import { actorOf } from '../../plugins/auth.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
@@ -14,13 +22,35 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
   return async (app: App) => {
     app.addHook('onRequest', app.requireApiKey);
 
-    app.get('/subscriptions', { schema: { operationId: 'listSubscriptions', summary: 'List subscriptions, newest first', tags: ['subscriptions'], querystring: ListSubscriptionsQuery, response: { 200: SubscriptionList } } }, async (request) => {
-      const page = await service.listSubscriptions(request.query);
-      return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
-    });
+    app.get(
+      '/subscriptions',
+      {
+        schema: {
+          operationId: 'listSubscriptions',
+          summary: 'List subscriptions, newest first',
+          tags: ['subscriptions'],
+          querystring: ListSubscriptionsQuery,
+          response: { 200: SubscriptionList },
+        },
+      },
+      async (request) => {
+        const page = await service.listSubscriptions(request.query);
+        return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
+      },
+    );
 
-    app.get('/subscriptions/:id', { schema: { operationId: 'getSubscription', summary: 'Get a subscription', tags: ['subscriptions'], params: IdParams, response: { 200: SubscriptionResponse } } }, async (request) =>
-      serializeSubscription(await service.getSubscription(request.params.id)),
+    app.get(
+      '/subscriptions/:id',
+      {
+        schema: {
+          operationId: 'getSubscription',
+          summary: 'Get a subscription',
+          tags: ['subscriptions'],
+          params: IdParams,
+          response: { 200: SubscriptionResponse },
+        },
+      },
+      async (request) => serializeSubscription(await service.getSubscription(request.params.id)),
     );
 
     app.post(
@@ -61,7 +91,10 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
         },
       },
       async (request, reply) =>
-        idempotency.run(request, reply, async () => ({ statusCode: 201, body: await lifecycle.recordConsent(request.params.id, request.body, actorOf(request), request.id) })),
+        idempotency.run(request, reply, async () => ({
+          statusCode: 201,
+          body: await lifecycle.recordConsent(request.params.id, request.body, actorOf(request), request.id),
+        })),
     );
 
     app.post(
@@ -75,11 +108,21 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
           headers: idempotencyHeaders(false),
           body: PriceChangeBody,
           response: { 200: SubscriptionResponse },
-          errors: codesByStatus(ValidationError, NotFoundError, StateConflictError, RULE_ERRORS.MOBILE_AMOUNT_MISMATCH, IdempotencyKeyReusedError, IdempotencyInProgressError),
+          errors: codesByStatus(
+            ValidationError,
+            NotFoundError,
+            StateConflictError,
+            RULE_ERRORS.MOBILE_AMOUNT_MISMATCH,
+            IdempotencyKeyReusedError,
+            IdempotencyInProgressError,
+          ),
         },
       },
       async (request, reply) =>
-        idempotency.run(request, reply, async () => ({ statusCode: 200, body: await lifecycle.changePrice(request.params.id, request.body.amount, actorOf(request), request.id) })),
+        idempotency.run(request, reply, async () => ({
+          statusCode: 200,
+          body: await lifecycle.changePrice(request.params.id, request.body.amount, actorOf(request), request.id),
+        })),
     );
   };
 }

@@ -1,7 +1,13 @@
 import { Type } from 'typebox';
 import { Amount, Cursor, Instant, Limit } from '../checkout/checkout.schemas.ts';
 
-export const SubscriptionStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('TRIALING'), Type.Literal('PAST_DUE'), Type.Literal('PAUSED'), Type.Literal('CANCELED')]);
+export const SubscriptionStatus = Type.Union([
+  Type.Literal('ACTIVE'),
+  Type.Literal('TRIALING'),
+  Type.Literal('PAST_DUE'),
+  Type.Literal('PAUSED'),
+  Type.Literal('CANCELED'),
+]);
 
 export const ConsentKind = Type.Union([Type.Literal('TRIAL_CONVERSION'), Type.Literal('PRICE_INCREASE')]);
 export const ConsentResponse = Type.Object({

@@ -53,7 +53,14 @@ export function serializeSubscription(row: SubscriptionView) {
   };
 }
 
-export function serializeConsent(row: { id: string; kind: 'TRIAL_CONVERSION' | 'PRICE_INCREASE'; obtainedAt: Date; channel: string | null; reference: string | null; createdAt: Date }) {
+export function serializeConsent(row: {
+  id: string;
+  kind: 'TRIAL_CONVERSION' | 'PRICE_INCREASE';
+  obtainedAt: Date;
+  channel: string | null;
+  reference: string | null;
+  createdAt: Date;
+}) {
   return {
     id: row.id,
     kind: row.kind,
@@ -195,7 +202,9 @@ export function createSubscriptionsService(deps: { db: Db; clock: Clock }) {
   /** Cancels now or at period end (applyCancel), for the merchant API. */
   async function cancelSubscription(id: string, options: { atPeriodEnd: boolean; reason?: string }) {
     await getSubscription(id);
-    await db.$transaction((tx) => applyCancel(tx, id, { atPeriodEnd: options.atPeriodEnd, reason: options.reason ?? 'CANCELED_BY_MERCHANT', now: clock.now() }));
+    await db.$transaction((tx) =>
+      applyCancel(tx, id, { atPeriodEnd: options.atPeriodEnd, reason: options.reason ?? 'CANCELED_BY_MERCHANT', now: clock.now() }),
+    );
     return getSubscription(id);
   }
 

@@ -171,7 +171,8 @@ export function createDispatcher(
         "lastStatusCode" = v.code, "lastError" = NULL, "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = clock_timestamp()
         FROM unnest(${batch.map((b) => b.id)}::uuid[], ${batch.map((b) => b.status)}::int[]) AS v(id, code)
        WHERE d."id" = v.id AND d."leaseOwner" = ${owner}`;
-    if (updated < batch.length) log.warn({ lost: batch.length - updated }, 'webhook deliveries were reclaimed before their success was recorded; they may be sent again');
+    if (updated < batch.length)
+      log.warn({ lost: batch.length - updated }, 'webhook deliveries were reclaimed before their success was recorded; they may be sent again');
   }
 
   async function record(claimed: Claimed, result: { status?: number; error?: string }, seconds: number): Promise<void> {
@@ -223,7 +224,9 @@ export function createDispatcher(
         else lastAnswerMs.delete(claimed.endpointId);
         return record(claimed, result, (performance.now() - at) / 1000);
       })
-      .catch((error: unknown) => log.error({ err: error, deliveryId: claimed.deliveryId }, 'webhook delivery failed to record; its lease will expire and it will be sent again'))
+      .catch((error: unknown) =>
+        log.error({ err: error, deliveryId: claimed.deliveryId }, 'webhook delivery failed to record; its lease will expire and it will be sent again'),
+      )
       .finally(() => {
         inflight.delete(claimed.deliveryId);
         started.delete(claimed.deliveryId);
@@ -282,7 +285,10 @@ export function createDispatcher(
     for (const c of claimed) {
       perEndpoint.set(c.endpointId, (perEndpoint.get(c.endpointId) ?? 0) + 1);
       let body = bodies.get(c.id);
-      if (!body) bodies.set(c.id, (body = JSON.stringify(renderEvent(c, config))));
+      if (!body) {
+        body = JSON.stringify(renderEvent(c, config));
+        bodies.set(c.id, body);
+      }
       ready.push({ claimed: c, body });
     }
     pump();

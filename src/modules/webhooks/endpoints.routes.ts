@@ -6,7 +6,15 @@ import { IdParams } from '../checkout/checkout.schemas.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { Queued } from '../events/events.schemas.ts';
 import {
-  CreateEndpointBody, EndpointList, EndpointResponse, EndpointWithSecret, ListEndpointsQuery, RecoverBody, RotateSecretBody, SecretResponse, UpdateEndpointBody,
+  CreateEndpointBody,
+  EndpointList,
+  EndpointResponse,
+  EndpointWithSecret,
+  ListEndpointsQuery,
+  RecoverBody,
+  RotateSecretBody,
+  SecretResponse,
+  UpdateEndpointBody,
 } from './endpoints.schemas.ts';
 import type { EndpointsService } from './endpoints.service.ts';
 
@@ -18,47 +26,123 @@ export function endpointsRoutes(service: EndpointsService, idempotency: Idempote
 
     app.post(
       '/webhook-endpoints',
-      { schema: { operationId: 'createWebhookEndpoint', summary: 'Create a webhook endpoint (answers its signing secret, once)', tags, headers: idempotencyHeaders(false), body: CreateEndpointBody, response: { 201: EndpointWithSecret }, errors: IDEMPOTENT_ERRORS } },
+      {
+        schema: {
+          operationId: 'createWebhookEndpoint',
+          summary: 'Create a webhook endpoint (answers its signing secret, once)',
+          tags,
+          headers: idempotencyHeaders(false),
+          body: CreateEndpointBody,
+          response: { 201: EndpointWithSecret },
+          errors: IDEMPOTENT_ERRORS,
+        },
+      },
       async (request, reply) =>
         idempotency.run(request, reply, async () => ({ statusCode: 201, body: await service.create(request.body) }), {
           store: withoutSecret,
-          replay: async (stored) => ({ ...(stored as { id: string } & Awaited<ReturnType<EndpointsService['create']>>), secret: await service.currentSecret((stored as { id: string }).id) }),
+          replay: async (stored) => ({
+            ...(stored as { id: string } & Awaited<ReturnType<EndpointsService['create']>>),
+            secret: await service.currentSecret((stored as { id: string }).id),
+          }),
         }),
     );
 
-    app.get('/webhook-endpoints', { schema: { operationId: 'listWebhookEndpoints', summary: 'List webhook endpoints, newest first', tags, querystring: ListEndpointsQuery, response: { 200: EndpointList } } }, async (request) =>
-      service.list(request.query),
+    app.get(
+      '/webhook-endpoints',
+      {
+        schema: {
+          operationId: 'listWebhookEndpoints',
+          summary: 'List webhook endpoints, newest first',
+          tags,
+          querystring: ListEndpointsQuery,
+          response: { 200: EndpointList },
+        },
+      },
+      async (request) => service.list(request.query),
     );
 
-    app.get('/webhook-endpoints/:id', { schema: { operationId: 'getWebhookEndpoint', summary: 'Get a webhook endpoint', tags, params: IdParams, response: { 200: EndpointResponse } } }, async (request) =>
-      service.get(request.params.id),
+    app.get(
+      '/webhook-endpoints/:id',
+      { schema: { operationId: 'getWebhookEndpoint', summary: 'Get a webhook endpoint', tags, params: IdParams, response: { 200: EndpointResponse } } },
+      async (request) => service.get(request.params.id),
     );
 
     app.patch(
       '/webhook-endpoints/:id',
-      { schema: { operationId: 'updateWebhookEndpoint', summary: 'Change a webhook endpoint’s URL, types, description or status', tags, params: IdParams, headers: idempotencyHeaders(false), body: UpdateEndpointBody, response: { 200: EndpointResponse }, errors: IDEMPOTENT_ERRORS } },
+      {
+        schema: {
+          operationId: 'updateWebhookEndpoint',
+          summary: 'Change a webhook endpoint’s URL, types, description or status',
+          tags,
+          params: IdParams,
+          headers: idempotencyHeaders(false),
+          body: UpdateEndpointBody,
+          response: { 200: EndpointResponse },
+          errors: IDEMPOTENT_ERRORS,
+        },
+      },
       async (request, reply) => idempotency.run(request, reply, async () => ({ statusCode: 200, body: await service.update(request.params.id, request.body) })),
     );
 
-    app.delete('/webhook-endpoints/:id', { schema: { operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint and its delivery log', tags, params: IdParams, response: { 204: { type: 'null', description: 'Deleted' } } } }, async (request, reply) => {
-      await service.remove(request.params.id);
-      return reply.status(204).send(null);
-    });
+    app.delete(
+      '/webhook-endpoints/:id',
+      {
+        schema: {
+          operationId: 'deleteWebhookEndpoint',
+          summary: 'Delete a webhook endpoint and its delivery log',
+          tags,
+          params: IdParams,
+          response: { 204: { type: 'null', description: 'Deleted' } },
+        },
+      },
+      async (request, reply) => {
+        await service.remove(request.params.id);
+        return reply.status(204).send(null);
+      },
+    );
 
     app.post(
       '/webhook-endpoints/:id/rotate-secret',
-      { schema: { operationId: 'rotateWebhookSecret', summary: 'Rotate the signing secret; the old one keeps signing during the overlap', tags, params: IdParams, headers: idempotencyHeaders(false), body: RotateSecretBody, response: { 200: SecretResponse }, errors: codesByStatus(StateConflictError, IdempotencyKeyReusedError, IdempotencyInProgressError) } },
+      {
+        schema: {
+          operationId: 'rotateWebhookSecret',
+          summary: 'Rotate the signing secret; the old one keeps signing during the overlap',
+          tags,
+          params: IdParams,
+          headers: idempotencyHeaders(false),
+          body: RotateSecretBody,
+          response: { 200: SecretResponse },
+          errors: codesByStatus(StateConflictError, IdempotencyKeyReusedError, IdempotencyInProgressError),
+        },
+      },
       async (request, reply) =>
-        idempotency.run(request, reply, async () => ({ statusCode: 200, body: await service.rotateSecret(request.params.id, (request.body ?? {}).expireOldAfterSeconds ?? 86400) }), {
-          store: withoutSecret,
-          replay: async () => ({ secret: await service.currentSecret(request.params.id) }),
-        }),
+        idempotency.run(
+          request,
+          reply,
+          async () => ({ statusCode: 200, body: await service.rotateSecret(request.params.id, request.body?.expireOldAfterSeconds ?? 86400) }),
+          {
+            store: withoutSecret,
+            replay: async () => ({ secret: await service.currentSecret(request.params.id) }),
+          },
+        ),
     );
 
     app.post(
       '/webhook-endpoints/:id/recover',
-      { schema: { operationId: 'recoverWebhookEndpoint', summary: 'Queue again every event since an instant that the endpoint has not received', tags, params: IdParams, headers: idempotencyHeaders(false), body: RecoverBody, response: { 202: Queued }, errors: IDEMPOTENT_ERRORS } },
-      async (request, reply) => idempotency.run(request, reply, async () => ({ statusCode: 202, body: await service.recover(request.params.id, new Date(request.body.since)) })),
+      {
+        schema: {
+          operationId: 'recoverWebhookEndpoint',
+          summary: 'Queue again every event since an instant that the endpoint has not received',
+          tags,
+          params: IdParams,
+          headers: idempotencyHeaders(false),
+          body: RecoverBody,
+          response: { 202: Queued },
+          errors: IDEMPOTENT_ERRORS,
+        },
+      },
+      async (request, reply) =>
+        idempotency.run(request, reply, async () => ({ statusCode: 202, body: await service.recover(request.params.id, new Date(request.body.since)) })),
     );
   };
 }

@@ -1,7 +1,11 @@
 import { Type } from 'typebox';
 import { Cursor, Instant, Limit } from '../checkout/checkout.schemas.ts';
 
-const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 50, description: 'event types, or ["*"] for all (the default)' });
+const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+  minItems: 1,
+  maxItems: 50,
+  description: 'event types, or ["*"] for all (the default)',
+});
 const Url = Type.String({ minLength: 1, maxLength: 2000, description: 'https:// (http:// where WEBHOOK_ALLOW_HTTP), no credentials' });
 const Description = Type.String({ maxLength: 500 });
 const EndpointStatus = Type.Union([Type.Literal('ENABLED'), Type.Literal('DISABLED')]);
@@ -12,7 +16,9 @@ export const EndpointResponse = Type.Object({
   eventTypes: Type.Array(Type.String()),
   description: Type.Optional(Type.String()),
   status: EndpointStatus,
-  disabledReason: Type.Optional(Type.String({ description: 'GONE (the endpoint answered 410), FAILING (every delivery failed for WEBHOOK_DISABLE_AFTER) or DISABLED_BY_MERCHANT' })),
+  disabledReason: Type.Optional(
+    Type.String({ description: 'GONE (the endpoint answered 410), FAILING (every delivery failed for WEBHOOK_DISABLE_AFTER) or DISABLED_BY_MERCHANT' }),
+  ),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 });
@@ -26,7 +32,12 @@ export const CreateEndpointBody = Type.Object(
   { additionalProperties: false },
 );
 export const UpdateEndpointBody = Type.Object(
-  { url: Type.Optional(Url), eventTypes: Type.Optional(EventTypes), description: Type.Optional(Type.Union([Description, Type.Null()])), status: Type.Optional(EndpointStatus) },
+  {
+    url: Type.Optional(Url),
+    eventTypes: Type.Optional(EventTypes),
+    description: Type.Optional(Type.Union([Description, Type.Null()])),
+    status: Type.Optional(EndpointStatus),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 export const RotateSecretBody = Type.Object(

@@ -33,10 +33,19 @@ const SUBSCRIPTION_ROUTES: RouteCase[] = [
 
 describe('tokens and unknown ids, on every admin route', () => {
   const all = [
-    ['GET', '/admin/subscriptions'], ['GET', `/admin/subscriptions/${randomUUID()}`], ['GET', '/admin/payments'], ['GET', `/admin/payments/${randomUUID()}`],
-    ['POST', `/admin/subscriptions/${randomUUID()}/charge`], ['POST', `/admin/subscriptions/${randomUUID()}/pause`], ['POST', `/admin/subscriptions/${randomUUID()}/resume`],
-    ['POST', `/admin/subscriptions/${randomUUID()}/cancel`], ['PATCH', `/admin/subscriptions/${randomUUID()}`], ['POST', `/admin/payments/${randomUUID()}/resolve`],
-    ['POST', `/admin/payments/${randomUUID()}/cancel`], ['POST', '/admin/scheduler/run'], ['GET', '/admin/clock'],
+    ['GET', '/admin/subscriptions'],
+    ['GET', `/admin/subscriptions/${randomUUID()}`],
+    ['GET', '/admin/payments'],
+    ['GET', `/admin/payments/${randomUUID()}`],
+    ['POST', `/admin/subscriptions/${randomUUID()}/charge`],
+    ['POST', `/admin/subscriptions/${randomUUID()}/pause`],
+    ['POST', `/admin/subscriptions/${randomUUID()}/resume`],
+    ['POST', `/admin/subscriptions/${randomUUID()}/cancel`],
+    ['PATCH', `/admin/subscriptions/${randomUUID()}`],
+    ['POST', `/admin/payments/${randomUUID()}/resolve`],
+    ['POST', `/admin/payments/${randomUUID()}/cancel`],
+    ['POST', '/admin/scheduler/run'],
+    ['GET', '/admin/clock'],
   ] as const;
 
   it.each(all)('%s %s: 401 with a wrong token and with an API key', async (method, url) => {
@@ -48,7 +57,10 @@ describe('tokens and unknown ids, on every admin route', () => {
   });
 
   it.each([
-    ['POST', 'charge', { reason: 'r' }], ['POST', 'pause', { reason: 'r' }], ['POST', 'resume', { reason: 'r' }], ['POST', 'cancel', { reason: 'r' }],
+    ['POST', 'charge', { reason: 'r' }],
+    ['POST', 'pause', { reason: 'r' }],
+    ['POST', 'resume', { reason: 'r' }],
+    ['POST', 'cancel', { reason: 'r' }],
   ] as const)('%s /admin/subscriptions/:id/%s on an unknown id is 404', async (method, action, body) => {
     const response = await admin(method, `/admin/subscriptions/${randomUUID()}/${action}`, body, randomUUID());
     expect(response.statusCode).toBe(404);
@@ -100,7 +112,9 @@ describe('Idempotency-Key', () => {
     const [initial] = await paymentsOf(running.app, id);
     expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 1_000, reason: 'r' }, 'k-refund')).statusCode).toBe(200);
     expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 1_000, reason: 'r' }, 'k-refund')).json().canceledAmount).toBe(1_000);
-    expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 2_000, reason: 'r' }, 'k-refund')).json().code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await admin('POST', `/admin/payments/${initial!.id}/cancel`, { amount: 2_000, reason: 'r' }, 'k-refund')).json().code).toBe(
+      'IDEMPOTENCY_KEY_REUSED',
+    );
     expect((await sandboxLedger(running.app)).filter((e) => e.type === 'CANCEL')).toHaveLength(1);
 
     await admin('POST', `/admin/subscriptions/${id}/pause`, { reason: 'r' });
@@ -114,8 +128,12 @@ describe('Idempotency-Key', () => {
     await runPass(running.app);
     const unknown = (await paymentsOf(running.app, id)).find((p) => p.status === 'UNKNOWN')!;
     expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'FAILED', reason: 'r' }, 'k-resolve')).statusCode).toBe(200);
-    expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'FAILED', reason: 'r' }, 'k-resolve')).headers['idempotent-replayed']).toBe('true');
-    expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'SUCCEEDED', transactionId: 'T1', reason: 'r' }, 'k-resolve')).json().code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'FAILED', reason: 'r' }, 'k-resolve')).headers['idempotent-replayed']).toBe(
+      'true',
+    );
+    expect(
+      (await admin('POST', `/admin/payments/${unknown.id}/resolve`, { outcome: 'SUCCEEDED', transactionId: 'T1', reason: 'r' }, 'k-resolve')).json().code,
+    ).toBe('IDEMPOTENCY_KEY_REUSED');
     expect((await auditOf(unknown.id)).map((a) => a.action)).toEqual(['payment.resolve_failed']);
   });
 
@@ -183,9 +201,15 @@ describe('pause and resume', () => {
 describe('cancel', () => {
   it('now: CANCELED and the key revoked; at period end: flagged and still ACTIVE', async () => {
     const now = await subscribe(running.app, {});
-    expect((await admin('POST', `/admin/subscriptions/${now}/cancel`, { reason: 'chargeback' })).json()).toMatchObject({ status: 'CANCELED', billingKey: { status: 'REVOKED' } });
+    expect((await admin('POST', `/admin/subscriptions/${now}/cancel`, { reason: 'chargeback' })).json()).toMatchObject({
+      status: 'CANCELED',
+      billingKey: { status: 'REVOKED' },
+    });
     const later = await subscribe(running.app, { userId: 'u2' });
-    expect((await admin('POST', `/admin/subscriptions/${later}/cancel`, { reason: 'asked', atPeriodEnd: true })).json()).toMatchObject({ status: 'ACTIVE', cancelAtPeriodEnd: true });
+    expect((await admin('POST', `/admin/subscriptions/${later}/cancel`, { reason: 'asked', atPeriodEnd: true })).json()).toMatchObject({
+      status: 'ACTIVE',
+      cancelAtPeriodEnd: true,
+    });
     expect((await admin('POST', `/admin/subscriptions/${now}/cancel`, { reason: 'again' })).statusCode).toBe(409);
   });
 });
@@ -216,7 +240,13 @@ describe('PATCH /admin/subscriptions/:id', () => {
   it('mass assignment: fields other than amount and orderName are refused and nothing changes', async () => {
     const id = await subscribe(running.app, {});
     const before = await getSubscription(running.app, id);
-    for (const extra of [{ status: 'CANCELED' }, { needsAttention: true }, { nextChargeAt: '2020-01-01T00:00:00Z' }, { cycle: 9 }, { billingKeyId: randomUUID() }]) {
+    for (const extra of [
+      { status: 'CANCELED' },
+      { needsAttention: true },
+      { nextChargeAt: '2020-01-01T00:00:00Z' },
+      { cycle: 9 },
+      { billingKeyId: randomUUID() },
+    ]) {
       const response = await admin('PATCH', `/admin/subscriptions/${id}`, { reason: 'r', amount: 1_000, ...extra });
       expect(response.statusCode, JSON.stringify(extra)).toBe(400);
       const refusedPause = await admin('POST', `/admin/subscriptions/${id}/pause`, { reason: 'r', ...extra });
@@ -300,7 +330,12 @@ describe('resolving an UNKNOWN payment', () => {
     expect(await getSubscription(running.app, id)).toMatchObject({ needsAttention: true });
     // The ledger shows what really happened: the operator reads the transactionId there (or from the gateway).
     const booked = (await sandboxLedger(running.app)).find((e) => e.orderId === unknownPayment!.orderId)!;
-    const resolved = await admin('POST', `/admin/payments/${unknownPayment!.id}/resolve`, { outcome: 'SUCCEEDED', transactionId: booked.transactionId, reason: 'confirmed with the gateway' }, 'r-1');
+    const resolved = await admin(
+      'POST',
+      `/admin/payments/${unknownPayment!.id}/resolve`,
+      { outcome: 'SUCCEEDED', transactionId: booked.transactionId, reason: 'confirmed with the gateway' },
+      'r-1',
+    );
     expect(resolved.statusCode, resolved.body).toBe(200);
     expect(resolved.json()).toMatchObject({ status: 'SUCCEEDED', transactionId: booked.transactionId });
     const sub = await getSubscription(running.app, id);
@@ -323,7 +358,11 @@ describe('resolving an UNKNOWN payment', () => {
     expect(missing.statusCode).toBe(400);
     const resolved = await admin('POST', `/admin/payments/${payment.id}/resolve`, { outcome: 'FAILED', reason: 'gateway says nothing was charged' });
     expect(resolved.json()).toMatchObject({ status: 'FAILED' });
-    expect(await getSubscription(running.app, id)).toMatchObject({ status: 'PAST_DUE', needsAttention: false, nextChargeAt: kst('2027-04-11T09:00:00').toISOString() });
+    expect(await getSubscription(running.app, id)).toMatchObject({
+      status: 'PAST_DUE',
+      needsAttention: false,
+      nextChargeAt: kst('2027-04-11T09:00:00').toISOString(),
+    });
     await setClock(running.app, kst('2027-04-11T09:00:00'));
     expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
     expect((await paymentsOf(running.app, id)).at(-1)!.attempts!.map((a) => a.outcome)).toEqual(['DECLINED', 'SUCCEEDED']);
@@ -373,7 +412,12 @@ describe('audit of passes and of the clock', () => {
   it('a scheduler run and a clock change are recorded with who acted', async () => {
     await running.app.db.auditEvent.deleteMany({}); // beforeEach set the clock
     await admin('POST', '/admin/scheduler/run', { reason: 'catching up after deploy' });
-    const response = await running.app.inject({ method: 'PUT', url: '/admin/clock', headers: adminHeaders, payload: { now: '2027-05-01T00:00:00Z', reason: 'demo' } });
+    const response = await running.app.inject({
+      method: 'PUT',
+      url: '/admin/clock',
+      headers: adminHeaders,
+      payload: { now: '2027-05-01T00:00:00Z', reason: 'demo' },
+    });
     expect(response.statusCode).toBe(200);
     const events = await running.app.db.auditEvent.findMany({ where: { entityType: { in: ['scheduler', 'clock'] } }, orderBy: { createdAt: 'asc' } });
     expect(events.map((e) => [e.action, e.actor, e.reason])).toEqual([
@@ -398,4 +442,3 @@ describe('lists', () => {
     expect((await admin('GET', '/admin/payments?status=WHATEVER')).statusCode).toBe(400);
   });
 });
-

@@ -75,7 +75,11 @@ describe('the scheduler', () => {
     await truncateAll(system.db);
     const { app, baseUrl } = await startTestApp(database.url, { env: { SCHEDULER_ENABLED: 'true', SCHEDULER_CRON: '* * * * * *' } });
     try {
-      await seedDueSubscriptions(app.db, createKeyring(app.config.encryptionKeys), { count: 3, sandboxUrl: `${baseUrl}/sandbox`, dueAt: new Date(Date.now() - 1000) });
+      await seedDueSubscriptions(app.db, createKeyring(app.config.encryptionKeys), {
+        count: 3,
+        sandboxUrl: `${baseUrl}/sandbox`,
+        dueAt: new Date(Date.now() - 1000),
+      });
       const deadline = Date.now() + 15_000;
       while ((await app.db.payment.count({ where: { status: 'SUCCEEDED' } })) < 3) {
         if (Date.now() > deadline) throw new Error('the tick did not charge');

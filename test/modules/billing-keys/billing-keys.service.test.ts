@@ -14,7 +14,9 @@ async function storeKeys(count: number, keyring = createKeyring([K0])) {
   for (let i = 0; i < count; i += 1) {
     const registration = await createRegistration(t.db);
     const plaintext = `BK_PLAINTEXT_${i}_${registration.id.slice(0, 6)}`;
-    const row = await t.db.$transaction((tx) => storeBillingKey(tx, keyring, { registrationId: registration.id, userId: 'u', method: 'CARD', fields: { billingKey: plaintext, extra: {} } }));
+    const row = await t.db.$transaction((tx) =>
+      storeBillingKey(tx, keyring, { registrationId: registration.id, userId: 'u', method: 'CARD', fields: { billingKey: plaintext, extra: {} } }),
+    );
     stored.push({ id: row.id, plaintext });
   }
   return stored;

@@ -51,13 +51,25 @@ describe('the whole flow', () => {
     }
     await record(app.inject({ method: 'GET', url: '/api/v1/subscriptions', headers: apiHeaders }));
     await record(app.inject({ method: 'GET', url: '/api/v1/payments', headers: apiHeaders }));
-    const order = (await record(app.inject({ method: 'POST', url: '/api/v1/orders', headers: apiHeaders, payload: { method: 'MOBILE', amount: 1000, orderName: 'x', userId: 'leak-order' } }))).json();
+    const order = (
+      await record(
+        app.inject({
+          method: 'POST',
+          url: '/api/v1/orders',
+          headers: apiHeaders,
+          payload: { method: 'MOBILE', amount: 1000, orderName: 'x', userId: 'leak-order' },
+        }),
+      )
+    ).json();
     const orderWindow = await decideWindow(app, order.window, 'approve', { userPhoneNumber: PHONE });
     await record(follow(app, orderWindow.redirectUrl, { json: true }));
 
     // A browser opens the sandbox window with the terms in its query string. The page itself stands in for the
     // gateway's window (it shows the customer their own terms), so only its request log is checked here.
-    const page = await (app.inject({ method: 'GET', url: `/sandbox/window?${new URLSearchParams({ ...orderWindow.fields, paymentsMethod: 'CARD', merchantId: 'TEST_MERCHANT', orderName: 'x', amount: '1000', userId: 'u', successUrl: 'http://x.test/s', failUrl: 'http://x.test/f', userName: NAME, userPhoneNumber: PHONE })}` }));
+    const page = await app.inject({
+      method: 'GET',
+      url: `/sandbox/window?${new URLSearchParams({ ...orderWindow.fields, paymentsMethod: 'CARD', merchantId: 'TEST_MERCHANT', orderName: 'x', amount: '1000', userId: 'u', successUrl: 'http://x.test/s', failUrl: 'http://x.test/f', userName: NAME, userPhoneNumber: PHONE })}`,
+    });
     expect(page.statusCode).toBe(200);
     expect(logs.lines.some((line) => (line.req as { url?: string } | undefined)?.url === '/sandbox/window')).toBe(true);
 
@@ -66,7 +78,14 @@ describe('the whole flow', () => {
     await app.db.subscription.updateMany({ where: { userId: 'leak-card' }, data: { anchorAt: monthAgo, nextChargeAt: new Date(Date.now() - 1000) } });
     await record(app.inject({ method: 'POST', url: '/admin/scheduler/run', headers: adminHeaders }));
     const charged = await app.db.payment.findFirstOrThrow({ where: { kind: 'RECURRING', status: 'SUCCEEDED' } });
-    await record(app.inject({ method: 'POST', url: `/admin/payments/${charged.id}/cancel`, headers: { ...adminHeaders, 'idempotency-key': 'leak-1' }, payload: { reason: 'test' } }));
+    await record(
+      app.inject({
+        method: 'POST',
+        url: `/admin/payments/${charged.id}/cancel`,
+        headers: { ...adminHeaders, 'idempotency-key': 'leak-1' },
+        payload: { reason: 'test' },
+      }),
+    );
     await record(app.inject({ method: 'GET', url: '/admin/payments', headers: adminHeaders }));
     await record(app.inject({ method: 'GET', url: '/admin/subscriptions', headers: adminHeaders }));
     await record(app.inject({ method: 'GET', url: '/metrics' }));

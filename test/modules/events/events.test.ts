@@ -178,7 +178,12 @@ describe('every event type, emitted by the path that causes it', () => {
     await follow(running.app, late.redirectUrl, { json: true });
 
     const order = async (decision: 'approve' | 'decline') => {
-      const created = await running.app.inject({ method: 'POST', url: '/api/v1/orders', headers: apiHeaders, payload: { method: 'CARD', amount: 3000, orderName: 'Once' } });
+      const created = await running.app.inject({
+        method: 'POST',
+        url: '/api/v1/orders',
+        headers: apiHeaders,
+        payload: { method: 'CARD', amount: 3000, orderName: 'Once' },
+      });
       const w = await decideWindow(running.app, created.json().window, decision);
       await follow(running.app, w.redirectUrl, { json: true });
       return created.json().id as string;

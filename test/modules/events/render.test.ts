@@ -18,7 +18,10 @@ describe('INSTANT_FIELDS', () => {
     ['registration', 'Registration'],
     ['order', 'Order'],
   ] as const)('%s lists every DateTime column of %s', (objectType, model) => {
-    const fields = dmmf.datamodel.models.find((m) => m.name === model)!.fields.filter((f) => f.kind === 'scalar' && f.type === 'DateTime').map((f) => f.name);
+    const fields = dmmf.datamodel.models
+      .find((m) => m.name === model)!
+      .fields.filter((f) => f.kind === 'scalar' && f.type === 'DateTime')
+      .map((f) => f.name);
     expect([...INSTANT_FIELDS[objectType]].sort()).toEqual(fields.sort());
   });
 });

@@ -23,7 +23,12 @@ beforeEach(async () => {
 });
 
 async function createOrder(body: Record<string, unknown> = {}) {
-  const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: apiHeaders, payload: { method: 'CARD', amount: 30000, orderName: '단건 결제', ...body } });
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: apiHeaders,
+    payload: { method: 'CARD', amount: 30000, orderName: '단건 결제', ...body },
+  });
   expect(response.statusCode).toBe(201);
   return response.json();
 }
@@ -31,7 +36,12 @@ async function createOrder(body: Record<string, unknown> = {}) {
 describe('one-time orders', () => {
   it('creates an order with its window, and GET returns it', async () => {
     const order = await createOrder({ userId: 'buyer-1' });
-    expect(order).toMatchObject({ status: 'PENDING', amount: 30000, successUrl: `${baseUrl}/payments/success?state=${order.state}`, window: { paymentsMethod: 'CARD', amount: 30000, issueKeyOnly: false } });
+    expect(order).toMatchObject({
+      status: 'PENDING',
+      amount: 30000,
+      successUrl: `${baseUrl}/payments/success?state=${order.state}`,
+      window: { paymentsMethod: 'CARD', amount: 30000, issueKeyOnly: false },
+    });
     expect((await app.inject({ method: 'GET', url: `/api/v1/orders/${order.id}`, headers: apiHeaders })).json()).toEqual(order);
   });
 
@@ -45,8 +55,17 @@ describe('one-time orders', () => {
     expect(location.searchParams.get('orderId')).toBe(order.id);
     const paymentId = location.searchParams.get('paymentId')!;
     const payment = (await app.inject({ method: 'GET', url: `/api/v1/payments/${paymentId}`, headers: apiHeaders })).json();
-    expect(payment).toMatchObject({ kind: 'ONE_TIME', status: 'SUCCEEDED', amount: 30000, oneTimeOrderId: order.id, attempts: [{ operation: 'PAYMENT_CONFIRM', outcome: 'SUCCEEDED' }] });
-    expect((await app.inject({ method: 'GET', url: `/api/v1/orders/${order.id}`, headers: apiHeaders })).json()).toMatchObject({ status: 'COMPLETED', paymentId });
+    expect(payment).toMatchObject({
+      kind: 'ONE_TIME',
+      status: 'SUCCEEDED',
+      amount: 30000,
+      oneTimeOrderId: order.id,
+      attempts: [{ operation: 'PAYMENT_CONFIRM', outcome: 'SUCCEEDED' }],
+    });
+    expect((await app.inject({ method: 'GET', url: `/api/v1/orders/${order.id}`, headers: apiHeaders })).json()).toMatchObject({
+      status: 'COMPLETED',
+      paymentId,
+    });
     expect((await sandboxLedger(app)).map((e) => e.amount)).toEqual([30000]);
   });
 
@@ -86,7 +105,10 @@ describe('one-time orders', () => {
     const response = await follow(app, window.redirectUrl, { json: true });
     expect(response.statusCode).toBe(502);
     expect(response.json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN' });
-    expect((await app.inject({ method: 'GET', url: `/api/v1/orders/${order.id}`, headers: apiHeaders })).json()).toMatchObject({ status: 'NEEDS_ATTENTION', paymentId: expect.any(String) });
+    expect((await app.inject({ method: 'GET', url: `/api/v1/orders/${order.id}`, headers: apiHeaders })).json()).toMatchObject({
+      status: 'NEEDS_ATTENTION',
+      paymentId: expect.any(String),
+    });
     const replay = await follow(app, window.redirectUrl, { json: true });
     expect(replay.json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN' });
     expect(await app.db.paymentAttempt.count()).toBe(1);
@@ -99,13 +121,29 @@ describe('one-time orders', () => {
     // What a process killed mid-call leaves behind: the order's lease and an IN_FLIGHT attempt, both expired.
     const past = new Date(Date.now() - 60_000);
     await app.db.order.update({ where: { id: order.id }, data: { transactionId: window.transactionId, leaseOwner: 'dead', leaseExpiresAt: past } });
-    const payment = await app.db.payment.create({ data: { oneTimeOrderId: order.id, kind: 'ONE_TIME', method: 'CARD', amount: 30000, orderId: order.orderId, attemptCount: 1 } });
-    await app.db.paymentAttempt.create({ data: { paymentId: payment.id, attemptNumber: 1, operation: 'PAYMENT_CONFIRM', orderId: order.orderId, amount: 30000, leaseOwner: 'dead', leaseExpiresAt: past } });
+    const payment = await app.db.payment.create({
+      data: { oneTimeOrderId: order.id, kind: 'ONE_TIME', method: 'CARD', amount: 30000, orderId: order.orderId, attemptCount: 1 },
+    });
+    await app.db.paymentAttempt.create({
+      data: {
+        paymentId: payment.id,
+        attemptNumber: 1,
+        operation: 'PAYMENT_CONFIRM',
+        orderId: order.orderId,
+        amount: 30000,
+        leaseOwner: 'dead',
+        leaseExpiresAt: past,
+      },
+    });
 
     const response = await follow(app, window.redirectUrl, { json: true });
     expect(response.json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN' });
     expect(await app.db.paymentAttempt.findMany()).toMatchObject([{ status: 'UNKNOWN', attemptNumber: 1 }]);
-    expect(await app.db.payment.findUniqueOrThrow({ where: { id: payment.id } })).toMatchObject({ status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED', attemptCount: 1 });
+    expect(await app.db.payment.findUniqueOrThrow({ where: { id: payment.id } })).toMatchObject({
+      status: 'UNKNOWN',
+      attentionReason: 'LEASE_EXPIRED',
+      attemptCount: 1,
+    });
     expect((await app.db.order.findUniqueOrThrow({ where: { id: order.id } })).status).toBe('NEEDS_ATTENTION');
     expect(await sandboxLedger(app)).toEqual([]);
   });
@@ -120,7 +158,12 @@ describe('one-time orders', () => {
   });
 
   it('refuses bad terms with 400', async () => {
-    const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: apiHeaders, payload: { method: 'CARD', amount: 1, orderName: '가'.repeat(34) } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: apiHeaders,
+      payload: { method: 'CARD', amount: 1, orderName: '가'.repeat(34) },
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().message).toMatch(/102 bytes/);
   });

@@ -34,20 +34,33 @@ function subscription(overrides: Partial<ChargeableSubscription> = {}): Chargeab
   };
 }
 
-const ctx = (now: Date, consents: ConsentRecord[] = [], consentRequired = true) => ({ now, timezone: SEOUL, trigger: 'SCHEDULER' as const, consents, consentRequired });
+const ctx = (now: Date, consents: ConsentRecord[] = [], consentRequired = true) => ({
+  now,
+  timezone: SEOUL,
+  trigger: 'SCHEDULER' as const,
+  consents,
+  consentRequired,
+});
 
 describe('planCharge', () => {
   it('refuses before the due date and charges from it', () => {
     expect(planCharge(subscription(), undefined, ctx(kst('2027-02-28T09:59:59')))).toMatchObject({ action: 'REFUSE', code: 'NOT_DUE' });
     expect(planCharge(subscription(), undefined, ctx(kst('2027-02-28T10:00:00')))).toEqual({
-      action: 'CHARGE', cycle: 1, dueAt: kst('2027-02-28T10:00:00'), amount: 9900, skippedCycles: 0,
+      action: 'CHARGE',
+      cycle: 1,
+      dueAt: kst('2027-02-28T10:00:00'),
+      amount: 9900,
+      skippedCycles: 0,
     });
   });
 
   it('keeps a retry on its cycle and amount even after the amount changed', () => {
     const open = { cycle: 1, status: 'FAILED' as const, amount: 8800, dueAt: kst('2027-02-28T10:00:00'), declines: 1 };
-    expect(planCharge(subscription({ status: 'PAST_DUE', nextChargeAt: kst('2027-03-01T10:00:00') }), open, ctx(kst('2027-03-01T10:00:00'))))
-      .toMatchObject({ action: 'CHARGE', cycle: 1, amount: 8800 });
+    expect(planCharge(subscription({ status: 'PAST_DUE', nextChargeAt: kst('2027-03-01T10:00:00') }), open, ctx(kst('2027-03-01T10:00:00')))).toMatchObject({
+      action: 'CHARGE',
+      cycle: 1,
+      amount: 8800,
+    });
   });
 
   it.each([
@@ -63,13 +76,32 @@ describe('planCharge', () => {
 
   it('refuses an UNKNOWN cycle until an operator resolves it', () => {
     const open = { cycle: 1, status: 'UNKNOWN' as const, amount: 9900, dueAt: kst('2027-02-28T10:00:00'), declines: 0 };
-    expect(planCharge(subscription(), open, ctx(kst('2027-03-01T00:00:00')))).toMatchObject({ action: 'REFUSE', code: 'PAYMENT_OUTCOME_UNKNOWN', attention: true });
+    expect(planCharge(subscription(), open, ctx(kst('2027-03-01T00:00:00')))).toMatchObject({
+      action: 'REFUSE',
+      code: 'PAYMENT_OUTCOME_UNKNOWN',
+      attention: true,
+    });
   });
 
   it('MOBILE: inside ±5 calendar days of last success + 1 month, and not after', () => {
-    const mobile = subscription({ method: 'MOBILE', lastTransactionId: 'T1', lastAmount: 9900, lastTransactionAt: kst('2027-03-10T23:30:00'), nextChargeAt: kst('2027-04-10T23:30:00') });
-    expect(planCharge(mobile, undefined, ctx(kst('2027-04-15T23:59:59')))).toMatchObject({ action: 'CHARGE', lastTransactionId: 'T1', dueAt: kst('2027-04-10T23:30:00') });
-    expect(planCharge(mobile, undefined, ctx(kst('2027-04-16T00:00:00')))).toMatchObject({ action: 'REFUSE', code: 'MOBILE_WINDOW_CLOSED', pastDue: true, attention: true });
+    const mobile = subscription({
+      method: 'MOBILE',
+      lastTransactionId: 'T1',
+      lastAmount: 9900,
+      lastTransactionAt: kst('2027-03-10T23:30:00'),
+      nextChargeAt: kst('2027-04-10T23:30:00'),
+    });
+    expect(planCharge(mobile, undefined, ctx(kst('2027-04-15T23:59:59')))).toMatchObject({
+      action: 'CHARGE',
+      lastTransactionId: 'T1',
+      dueAt: kst('2027-04-10T23:30:00'),
+    });
+    expect(planCharge(mobile, undefined, ctx(kst('2027-04-16T00:00:00')))).toMatchObject({
+      action: 'REFUSE',
+      code: 'MOBILE_WINDOW_CLOSED',
+      pastDue: true,
+      attention: true,
+    });
   });
 
   it('cancels at the period end instead of charging', () => {
@@ -83,8 +115,14 @@ describe('planAfterDecline', () => {
 
   it('retries at due + 1, 3 and 5 days, then cancels', () => {
     expect(planAfterDecline({ ...base, declines: 1, now: due })).toEqual({ action: 'RETRY', retryAt: new Date(due.getTime() + DAY) });
-    expect(planAfterDecline({ ...base, declines: 2, now: new Date(due.getTime() + DAY) })).toEqual({ action: 'RETRY', retryAt: new Date(due.getTime() + 3 * DAY) });
-    expect(planAfterDecline({ ...base, declines: 3, now: new Date(due.getTime() + 3 * DAY) })).toEqual({ action: 'RETRY', retryAt: new Date(due.getTime() + 5 * DAY) });
+    expect(planAfterDecline({ ...base, declines: 2, now: new Date(due.getTime() + DAY) })).toEqual({
+      action: 'RETRY',
+      retryAt: new Date(due.getTime() + 3 * DAY),
+    });
+    expect(planAfterDecline({ ...base, declines: 3, now: new Date(due.getTime() + 3 * DAY) })).toEqual({
+      action: 'RETRY',
+      retryAt: new Date(due.getTime() + 5 * DAY),
+    });
     expect(planAfterDecline({ ...base, declines: 4, now: new Date(due.getTime() + 5 * DAY) })).toEqual({ action: 'CANCEL', reason: 'RETRIES_EXHAUSTED' });
   });
 
@@ -134,10 +172,18 @@ describe('rule 13: consent before more money', () => {
 
   it('a trial converts only with a TRIAL_CONVERSION consent obtained within the 30 × 24 hours before the charge', () => {
     expect(planCharge(trial, undefined, ctx(due))).toEqual({ action: 'CANCEL_CONSENT_MISSING' });
-    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'TRIAL_CONVERSION', obtainedAt: hoursBefore(30 * 24) }]))).toMatchObject({ action: 'CHARGE', amount: 9900, cycle: 0 });
-    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'TRIAL_CONVERSION', obtainedAt: hoursBefore(30 * 24 + 1) }]))).toEqual({ action: 'CANCEL_CONSENT_MISSING' });
+    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'TRIAL_CONVERSION', obtainedAt: hoursBefore(30 * 24) }]))).toMatchObject({
+      action: 'CHARGE',
+      amount: 9900,
+      cycle: 0,
+    });
+    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'TRIAL_CONVERSION', obtainedAt: hoursBefore(30 * 24 + 1) }]))).toEqual({
+      action: 'CANCEL_CONSENT_MISSING',
+    });
     // After the charge's time, or of the other kind: does not count.
-    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'TRIAL_CONVERSION', obtainedAt: new Date(due.getTime() + 1000) }]))).toEqual({ action: 'CANCEL_CONSENT_MISSING' });
+    expect(planCharge(trial, undefined, ctx(due, [{ kind: 'TRIAL_CONVERSION', obtainedAt: new Date(due.getTime() + 1000) }]))).toEqual({
+      action: 'CANCEL_CONSENT_MISSING',
+    });
     expect(planCharge(trial, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(1) }]))).toEqual({ action: 'CANCEL_CONSENT_MISSING' });
     // CONSENT_REQUIRED=false: converted without one.
     expect(planCharge(trial, undefined, ctx(due, [], false))).toMatchObject({ action: 'CHARGE' });
@@ -147,18 +193,29 @@ describe('rule 13: consent before more money', () => {
     const asked = hoursBefore(10 * 24);
     const pending = subscription({ lastAmount: 9900, pendingAmount: 12900, pendingAmountRequestedAt: asked });
     expect(planCharge(pending, undefined, ctx(due))).toMatchObject({ action: 'CHARGE', amount: 9900 });
-    expect(planCharge(pending, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(11 * 24) }]))).toMatchObject({ action: 'CHARGE', amount: 9900 });
-    expect(planCharge(pending, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(5 * 24) }]))).toMatchObject({ action: 'CHARGE', amount: 12900 });
+    expect(planCharge(pending, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(11 * 24) }]))).toMatchObject({
+      action: 'CHARGE',
+      amount: 9900,
+    });
+    expect(planCharge(pending, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(5 * 24) }]))).toMatchObject({
+      action: 'CHARGE',
+      amount: 12900,
+    });
     expect(planCharge(pending, undefined, ctx(due, [], false))).toMatchObject({ action: 'CHARGE', amount: 12900 });
   });
 
   it('whatever set it, an amount above the last charge is refused without a counting consent', () => {
     const raised = subscription({ amount: 15000, lastAmount: 9900 });
     expect(planCharge(raised, undefined, ctx(due))).toMatchObject({ action: 'REFUSE', code: 'CONSENT_REQUIRED', attention: true });
-    expect(planCharge(raised, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(24) }]))).toMatchObject({ action: 'CHARGE', amount: 15000 });
+    expect(planCharge(raised, undefined, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(24) }]))).toMatchObject({
+      action: 'CHARGE',
+      amount: 15000,
+    });
     // A retry of an increased amount whose consent has aged out is refused too.
     const open = { cycle: 1, status: 'FAILED' as const, amount: 15000, dueAt: due, declines: 1 };
-    expect(planCharge(subscription({ lastAmount: 9900, status: 'PAST_DUE' }), open, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(31 * 24) }]))).toMatchObject({ code: 'CONSENT_REQUIRED' });
+    expect(
+      planCharge(subscription({ lastAmount: 9900, status: 'PAST_DUE' }), open, ctx(due, [{ kind: 'PRICE_INCREASE', obtainedAt: hoursBefore(31 * 24) }])),
+    ).toMatchObject({ code: 'CONSENT_REQUIRED' });
     // A decrease never needs one.
     expect(planCharge(subscription({ amount: 5000, lastAmount: 9900 }), undefined, ctx(due))).toMatchObject({ action: 'CHARGE', amount: 5000 });
   });

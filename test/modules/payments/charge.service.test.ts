@@ -13,7 +13,11 @@ import { chargeOrderId } from '../../../src/modules/payments/charge.service.ts';
 const running = useRunningApp({ SCHEDULER_CONCURRENCY: '2', SCHEDULER_BATCH_SIZE: '10' });
 
 const seed = (count: number) =>
-  seedDueSubscriptions(running.app.db, createKeyring(running.app.config.encryptionKeys), { count, sandboxUrl: `${running.baseUrl}/sandbox`, dueAt: new Date(Date.now() - 60_000) });
+  seedDueSubscriptions(running.app.db, createKeyring(running.app.config.encryptionKeys), {
+    count,
+    sandboxUrl: `${running.baseUrl}/sandbox`,
+    dueAt: new Date(Date.now() - 60_000),
+  });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
@@ -27,7 +31,12 @@ describe('sweep of attempts left in flight', () => {
   it('turns an expired IN_FLIGHT charge into UNKNOWN, raises the subscription, and sends nothing', async () => {
     const [id] = await seed(1);
     const payment = await createPayment(running.app.db, { subscriptionId: id, cycle: 1, dueAt: new Date(), orderId: chargeOrderId(id!, 1, 1) });
-    await createAttempt(running.app.db, { paymentId: payment.id, orderId: chargeOrderId(id!, 1, 1), leaseOwner: 'dead-process', leaseExpiresAt: new Date(Date.now() - 1000) });
+    await createAttempt(running.app.db, {
+      paymentId: payment.id,
+      orderId: chargeOrderId(id!, 1, 1),
+      leaseOwner: 'dead-process',
+      leaseExpiresAt: new Date(Date.now() - 1000),
+    });
     expect(await runPass(running.app)).toEqual({ claimed: 0, succeeded: 0, declined: 0, unknown: 0, skipped: 0 });
     const after = await running.app.db.payment.findUniqueOrThrow({ where: { id: payment.id }, include: { attempts: true, subscription: true } });
     expect(after.status).toBe('UNKNOWN');
@@ -40,7 +49,12 @@ describe('sweep of attempts left in flight', () => {
     const [id] = await seed(1);
     await running.app.db.subscription.update({ where: { id }, data: { leaseOwner: 'live-process', leaseExpiresAt: new Date(Date.now() + 60_000) } });
     const payment = await createPayment(running.app.db, { subscriptionId: id, cycle: 1, dueAt: new Date(), orderId: chargeOrderId(id!, 1, 1) });
-    await createAttempt(running.app.db, { paymentId: payment.id, orderId: chargeOrderId(id!, 1, 1), leaseOwner: 'live-process', leaseExpiresAt: new Date(Date.now() + 60_000) });
+    await createAttempt(running.app.db, {
+      paymentId: payment.id,
+      orderId: chargeOrderId(id!, 1, 1),
+      leaseOwner: 'live-process',
+      leaseExpiresAt: new Date(Date.now() + 60_000),
+    });
     expect(await runPass(running.app)).toMatchObject({ claimed: 0 });
     expect((await running.app.db.paymentAttempt.findFirstOrThrow({ where: { paymentId: payment.id } })).status).toBe('IN_FLIGHT');
   });

@@ -78,8 +78,14 @@ describe('POST /api/v1/registrations', () => {
     expect(Buffer.byteLength(registration.orderId)).toBeLessThanOrEqual(50);
     expect(new Date(registration.expiresAt).getTime() - clock.now().getTime()).toBe(30 * 60_000);
     expect(registration.window).toMatchObject({
-      paymentsMethod: 'CARD', merchantId: 'TEST_MERCHANT', orderId: registration.orderId, amount: 9900, issueKeyOnly: false,
-      successUrl: registration.successUrl, failUrl: registration.failUrl, userPhoneNumber: '010-****-5678',
+      paymentsMethod: 'CARD',
+      merchantId: 'TEST_MERCHANT',
+      orderId: registration.orderId,
+      amount: 9900,
+      issueKeyOnly: false,
+      successUrl: registration.successUrl,
+      failUrl: registration.failUrl,
+      userPhoneNumber: '010-****-5678',
       url: expect.stringContaining(`${baseUrl}/sandbox/window?`),
     });
     expect(registration.window.url).not.toContain('5678');
@@ -141,14 +147,33 @@ describe('GET|POST /billing/success', () => {
 
     const subscription = (await app.inject({ method: 'GET', url: `/api/v1/subscriptions/${body.subscriptionId}`, headers: apiHeaders })).json();
     expect(subscription).toMatchObject({
-      status: 'ACTIVE', userId: 'user-1', method: 'CARD', amount: 9900, orderName: '프리미엄 플랜', interval: { unit: 'month', count: 1 },
-      currentPeriodStart: '2026-03-10T03:00:00.000Z', currentPeriodEnd: '2026-04-10T03:00:00.000Z', nextChargeAt: '2026-04-10T03:00:00.000Z',
+      status: 'ACTIVE',
+      userId: 'user-1',
+      method: 'CARD',
+      amount: 9900,
+      orderName: '프리미엄 플랜',
+      interval: { unit: 'month', count: 1 },
+      currentPeriodStart: '2026-03-10T03:00:00.000Z',
+      currentPeriodEnd: '2026-04-10T03:00:00.000Z',
+      nextChargeAt: '2026-04-10T03:00:00.000Z',
       billingKey: { method: 'CARD', status: 'ACTIVE', cardName: expect.any(String), cardNumber: expect.stringContaining('*') },
     });
     const payment = (await app.inject({ method: 'GET', url: `/api/v1/payments/${body.paymentId}`, headers: apiHeaders })).json();
-    expect(payment).toMatchObject({ kind: 'INITIAL', status: 'SUCCEEDED', amount: 9900, subscriptionId: body.subscriptionId, orderId: registration.orderId, cycle: 0 });
-    expect(payment.attempts).toMatchObject([{ operation: 'ISSUE_KEY', outcome: 'SUCCEEDED', orderId: registration.orderId, transactionId: payment.transactionId }]);
-    expect((await app.inject({ method: 'GET', url: `/api/v1/registrations/${registration.id}`, headers: apiHeaders })).json()).toMatchObject({ status: 'COMPLETED', subscriptionId: body.subscriptionId });
+    expect(payment).toMatchObject({
+      kind: 'INITIAL',
+      status: 'SUCCEEDED',
+      amount: 9900,
+      subscriptionId: body.subscriptionId,
+      orderId: registration.orderId,
+      cycle: 0,
+    });
+    expect(payment.attempts).toMatchObject([
+      { operation: 'ISSUE_KEY', outcome: 'SUCCEEDED', orderId: registration.orderId, transactionId: payment.transactionId },
+    ]);
+    expect((await app.inject({ method: 'GET', url: `/api/v1/registrations/${registration.id}`, headers: apiHeaders })).json()).toMatchObject({
+      status: 'COMPLETED',
+      subscriptionId: body.subscriptionId,
+    });
 
     // The stored key is ciphertext bound to its row, and it is the real key: the gateway accepts it.
     const row = await app.db.billingKey.findFirstOrThrow();
@@ -156,7 +181,14 @@ describe('GET|POST /billing/success', () => {
     const billingKey = readBillingKey(keyring, row);
     expect(Buffer.from(row.keyCiphertext).toString('utf8')).not.toContain(billingKey);
     expect(() => readBillingKey(keyring, { ...row, id: registration.id })).toThrow(/cannot be decrypted/);
-    const charge = await app.gateway.chargeBillingKey({ method: 'CARD', billingKey, userId: 'user-1', amount: 9900, orderName: 'check', orderId: 'check-stored-key' });
+    const charge = await app.gateway.chargeBillingKey({
+      method: 'CARD',
+      billingKey,
+      userId: 'user-1',
+      amount: 9900,
+      orderName: 'check',
+      orderId: 'check-stored-key',
+    });
     expect(charge.outcome).toBe('SUCCEEDED');
     expect((await sandboxLedger(app)).filter((e) => e.type === 'CHARGE').map((e) => e.amount)).toEqual([9900, 9900]);
   });
@@ -168,7 +200,10 @@ describe('GET|POST /billing/success', () => {
     const subscription = (await app.inject({ method: 'GET', url: `/api/v1/subscriptions/${subscriptionId}`, headers: apiHeaders })).json();
     expect(subscription.nextChargeAt).toBe(clock.now().toISOString());
     expect(await app.db.payment.count()).toBe(0);
-    expect((await sandboxLedger(app)).map((e) => [e.type, e.amount])).toEqual([['CHARGE', 100], ['CANCEL', 100]]);
+    expect((await sandboxLedger(app)).map((e) => [e.type, e.amount])).toEqual([
+      ['CHARGE', 100],
+      ['CANCEL', 100],
+    ]);
   });
 
   it('for MOBILE starts the chain with the registration’s transaction and masks the phone number', async () => {
@@ -270,7 +305,10 @@ describe('GET|POST /billing/fail', () => {
     expect(location.searchParams.get('status')).toBe('failed');
     expect(location.searchParams.get('code')).toBe('WINDOW_FAILED');
     expect(location.searchParams.get('gatewayCode')).toBe('USER_CANCEL');
-    expect((await app.inject({ method: 'GET', url: `/api/v1/registrations/${registration.id}`, headers: apiHeaders })).json()).toMatchObject({ status: 'FAILED', failureCode: 'WINDOW_FAILED' });
+    expect((await app.inject({ method: 'GET', url: `/api/v1/registrations/${registration.id}`, headers: apiHeaders })).json()).toMatchObject({
+      status: 'FAILED',
+      failureCode: 'WINDOW_FAILED',
+    });
 
     const approved = await decideWindow(app, registration.window);
     const late = await follow(app, approved.redirectUrl, { json: true });
@@ -316,15 +354,33 @@ describe('gateway outcomes during key issuance', () => {
     const registration = await createRegistration(app, CARD);
     const window = await decideWindow(app, registration.window);
     const past = new Date(clock.now().getTime() - 1);
-    await app.db.registration.update({ where: { id: registration.id }, data: { transactionId: window.transactionId, leaseOwner: 'dead', leaseExpiresAt: past } });
-    const payment = await app.db.payment.create({ data: { registrationId: registration.id, kind: 'INITIAL', method: 'CARD', amount: 9900, orderId: registration.orderId, cycle: 0, attemptCount: 1 } });
-    await app.db.paymentAttempt.create({ data: { paymentId: payment.id, attemptNumber: 1, operation: 'ISSUE_KEY', orderId: registration.orderId, amount: 9900, leaseOwner: 'dead', leaseExpiresAt: past } });
+    await app.db.registration.update({
+      where: { id: registration.id },
+      data: { transactionId: window.transactionId, leaseOwner: 'dead', leaseExpiresAt: past },
+    });
+    const payment = await app.db.payment.create({
+      data: { registrationId: registration.id, kind: 'INITIAL', method: 'CARD', amount: 9900, orderId: registration.orderId, cycle: 0, attemptCount: 1 },
+    });
+    await app.db.paymentAttempt.create({
+      data: {
+        paymentId: payment.id,
+        attemptNumber: 1,
+        operation: 'ISSUE_KEY',
+        orderId: registration.orderId,
+        amount: 9900,
+        leaseOwner: 'dead',
+        leaseExpiresAt: past,
+      },
+    });
 
     // The window transaction was never used (the dead call did not reach the gateway), so issue-key succeeds.
     const response = await follow(app, window.redirectUrl, { json: true });
     expect(response.json()).toMatchObject({ status: 'success', subscriptionId: expect.any(String) });
     const attempts = await app.db.paymentAttempt.findMany({ orderBy: { attemptNumber: 'asc' } });
-    expect(attempts.map((a) => [a.attemptNumber, a.status])).toEqual([[1, 'UNKNOWN'], [2, 'SUCCEEDED']]);
+    expect(attempts.map((a) => [a.attemptNumber, a.status])).toEqual([
+      [1, 'UNKNOWN'],
+      [2, 'SUCCEEDED'],
+    ]);
     expect((await sandboxLedger(app)).filter((e) => e.type === 'CHARGE')).toHaveLength(1);
   });
 

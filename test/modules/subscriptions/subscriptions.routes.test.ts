@@ -56,23 +56,55 @@ describe('GET /api/v1/subscriptions', () => {
   it('pages through rows created at the same instant by id, and shows every field as Prisma reads it', async () => {
     // The public reads are one SQL statement (subscriptions.read.ts); the shape must stay what the Prisma row gives.
     const at = new Date(Date.UTC(2026, 2, 1));
-    const mobile = await createSubscription(app.db, { method: 'MOBILE', userId: 'tie', createdAt: at, status: 'PAST_DUE', needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED', lastTransactionId: 'tx-1' });
-    await app.db.billingKey.update({ where: { id: mobile.billingKeyId }, data: { carrier: 'SKT', phoneNumber: '01012345678', cardName: null, cardNumber: null } });
-    const trial = await createSubscription(app.db, { userId: 'tie', createdAt: at, status: 'TRIALING', trialEnd: new Date(Date.UTC(2026, 2, 15)), itemCode: 'item-1' });
+    const mobile = await createSubscription(app.db, {
+      method: 'MOBILE',
+      userId: 'tie',
+      createdAt: at,
+      status: 'PAST_DUE',
+      needsAttention: true,
+      attentionReason: 'MOBILE_WINDOW_CLOSED',
+      lastTransactionId: 'tx-1',
+    });
+    await app.db.billingKey.update({
+      where: { id: mobile.billingKeyId },
+      data: { carrier: 'SKT', phoneNumber: '01012345678', cardName: null, cardNumber: null },
+    });
+    const trial = await createSubscription(app.db, {
+      userId: 'tie',
+      createdAt: at,
+      status: 'TRIALING',
+      trialEnd: new Date(Date.UTC(2026, 2, 15)),
+      itemCode: 'item-1',
+    });
     const priced = await createSubscription(app.db, { userId: 'tie', createdAt: at, pendingAmount: 12_900, pendingAmountRequestedAt: at });
     const obtainedAt = new Date(Date.UTC(2026, 1, 20));
-    await app.db.consent.createMany({ data: [
-      { subscriptionId: priced.id, kind: 'PRICE_INCREASE', obtainedAt, channel: 'web', reference: 'ref-2', id: 'ffffffff-0000-4000-8000-000000000000' },
-      { subscriptionId: priced.id, kind: 'TRIAL_CONVERSION', obtainedAt, id: '00000000-0000-4000-8000-000000000000' },
-    ] });
-    const canceled = await createSubscription(app.db, { userId: 'tie', createdAt: at, status: 'CANCELED', canceledAt: at, cancelReason: 'CANCELED_BY_MERCHANT', nextChargeAt: null });
-    const viaPrisma = async (id: string) => JSON.parse(JSON.stringify(serializeSubscription(await app.db.subscription.findUniqueOrThrow({ where: { id }, include: WITH_KEY }))));
+    await app.db.consent.createMany({
+      data: [
+        { subscriptionId: priced.id, kind: 'PRICE_INCREASE', obtainedAt, channel: 'web', reference: 'ref-2', id: 'ffffffff-0000-4000-8000-000000000000' },
+        { subscriptionId: priced.id, kind: 'TRIAL_CONVERSION', obtainedAt, id: '00000000-0000-4000-8000-000000000000' },
+      ],
+    });
+    const canceled = await createSubscription(app.db, {
+      userId: 'tie',
+      createdAt: at,
+      status: 'CANCELED',
+      canceledAt: at,
+      cancelReason: 'CANCELED_BY_MERCHANT',
+      nextChargeAt: null,
+    });
+    const viaPrisma = async (id: string) =>
+      JSON.parse(JSON.stringify(serializeSubscription(await app.db.subscription.findUniqueOrThrow({ where: { id }, include: WITH_KEY }))));
 
-    const ids = [mobile, trial, priced, canceled].map((s) => s.id).sort().reverse();
+    const ids = [mobile, trial, priced, canceled]
+      .map((s) => s.id)
+      .sort()
+      .reverse();
     const seen: unknown[] = [];
     let cursor: string | null = null;
     do {
-      const page: { items: unknown[]; nextCursor: string | null } = (await get(`/api/v1/subscriptions?userId=tie&limit=1${cursor ? `&cursor=${cursor}` : ''}`)).json();
+      const page: { items: unknown[]; nextCursor: string | null } = (
+        await get(`/api/v1/subscriptions?userId=tie&limit=1${cursor ? `&cursor=${cursor}` : ''}`)
+      ).json();
       seen.push(...page.items);
       cursor = page.nextCursor;
     } while (cursor);
@@ -83,8 +115,17 @@ describe('GET /api/v1/subscriptions', () => {
     }
     const shown = (await get(`/api/v1/subscriptions/${priced.id}`)).json();
     expect(shown.consents.map((c: { kind: string }) => c.kind)).toEqual(['TRIAL_CONVERSION', 'PRICE_INCREASE']);
-    expect((await get(`/api/v1/subscriptions/${mobile.id}`)).json().billingKey).toMatchObject({ carrier: 'SKT', phoneNumber: expect.not.stringContaining('12345678') });
-    const admin = (await app.inject({ method: 'GET', url: '/admin/subscriptions?method=MOBILE&createdFrom=2026-03-01T00:00:00Z&createdTo=2026-03-01T00:00:00.001Z', headers: adminHeaders })).json();
+    expect((await get(`/api/v1/subscriptions/${mobile.id}`)).json().billingKey).toMatchObject({
+      carrier: 'SKT',
+      phoneNumber: expect.not.stringContaining('12345678'),
+    });
+    const admin = (
+      await app.inject({
+        method: 'GET',
+        url: '/admin/subscriptions?method=MOBILE&createdFrom=2026-03-01T00:00:00Z&createdTo=2026-03-01T00:00:00.001Z',
+        headers: adminHeaders,
+      })
+    ).json();
     expect(admin.items.map((s: { id: string }) => s.id)).toEqual([mobile.id]);
   });
 
@@ -93,7 +134,11 @@ describe('GET /api/v1/subscriptions', () => {
     const payment = await createPayment(app.db, { subscriptionId: subscription.id, cycle: 1 });
     const read = async () => {
       // Enough requests to prepare the statements on every pooled connection.
-      const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => get([`/api/v1/subscriptions/${subscription.id}`, '/api/v1/subscriptions?limit=5', `/api/v1/payments/${payment.id}`][i % 3]!)));
+      const responses = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          get([`/api/v1/subscriptions/${subscription.id}`, '/api/v1/subscriptions?limit=5', `/api/v1/payments/${payment.id}`][i % 3]!),
+        ),
+      );
       return responses.map((r) => r.statusCode);
     };
     expect(await read()).toEqual(Array(12).fill(200));
@@ -116,7 +161,12 @@ describe('GET /api/v1/subscriptions', () => {
 describe('POST /api/v1/subscriptions/:id/cancel', () => {
   it('cancels at period end: charging continues until the boundary', async () => {
     const subscription = await createSubscription(app.db);
-    const response = await app.inject({ method: 'POST', url: `/api/v1/subscriptions/${subscription.id}/cancel`, headers: apiHeaders, payload: { atPeriodEnd: true } });
+    const response = await app.inject({
+      method: 'POST',
+      url: `/api/v1/subscriptions/${subscription.id}/cancel`,
+      headers: apiHeaders,
+      payload: { atPeriodEnd: true },
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toMatchObject({ status: 'ACTIVE', cancelAtPeriodEnd: true, nextChargeAt: subscription.nextChargeAt!.toISOString() });
   });
@@ -135,7 +185,12 @@ describe('POST /api/v1/subscriptions/:id/cancel', () => {
     const mass = await app.inject({ method: 'POST', url: `/api/v1/subscriptions/${subscription.id}/cancel`, headers: apiHeaders, payload: { amount: 1 } });
     expect(mass.statusCode).toBe(400);
     expect((await app.db.subscription.findUniqueOrThrow({ where: { id: subscription.id } })).amount).toBe(subscription.amount);
-    const missing = await app.inject({ method: 'POST', url: '/api/v1/subscriptions/00000000-0000-0000-0000-000000000000/cancel', headers: apiHeaders, payload: {} });
+    const missing = await app.inject({
+      method: 'POST',
+      url: '/api/v1/subscriptions/00000000-0000-0000-0000-000000000000/cancel',
+      headers: apiHeaders,
+      payload: {},
+    });
     expect(missing.statusCode).toBe(404);
   });
 });
@@ -156,10 +211,37 @@ describe('GET /api/v1/payments', () => {
   it('shows a payment and its attempts, in order, with every field as Prisma reads them', async () => {
     // GET /payments/:id is one SQL statement (readPayment); the shape must stay what the Prisma rows give.
     const subscription = await createSubscription(app.db);
-    const payment = await createPayment(app.db, { subscriptionId: subscription.id, cycle: 1, status: 'SUCCEEDED', transactionId: 'tx-2', approvedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)), attentionReason: 'SUBSCRIPTION_CANCELED', canceledAmount: 100 });
-    await createAttempt(app.db, { paymentId: payment.id, attemptNumber: 2, status: 'SUCCEEDED', transactionId: 'tx-2', approvedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)), sentAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 1)), completedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 6)) });
-    await createAttempt(app.db, { paymentId: payment.id, attemptNumber: 1, status: 'DECLINED', gatewayCode: 'CARD_DECLINED', gatewayMessage: 'declined', sentAt: new Date(Date.UTC(2026, 0, 1)) });
-    const viaPrisma = JSON.parse(JSON.stringify(serializePayment(await app.db.payment.findUniqueOrThrow({ where: { id: payment.id }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } }))));
+    const payment = await createPayment(app.db, {
+      subscriptionId: subscription.id,
+      cycle: 1,
+      status: 'SUCCEEDED',
+      transactionId: 'tx-2',
+      approvedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)),
+      attentionReason: 'SUBSCRIPTION_CANCELED',
+      canceledAmount: 100,
+    });
+    await createAttempt(app.db, {
+      paymentId: payment.id,
+      attemptNumber: 2,
+      status: 'SUCCEEDED',
+      transactionId: 'tx-2',
+      approvedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)),
+      sentAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 1)),
+      completedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 6)),
+    });
+    await createAttempt(app.db, {
+      paymentId: payment.id,
+      attemptNumber: 1,
+      status: 'DECLINED',
+      gatewayCode: 'CARD_DECLINED',
+      gatewayMessage: 'declined',
+      sentAt: new Date(Date.UTC(2026, 0, 1)),
+    });
+    const viaPrisma = JSON.parse(
+      JSON.stringify(
+        serializePayment(await app.db.payment.findUniqueOrThrow({ where: { id: payment.id }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } })),
+      ),
+    );
     const shown = (await get(`/api/v1/payments/${payment.id}`)).json();
     expect(shown).toEqual(viaPrisma);
     expect(shown.attempts.map((a: { attemptNumber: number }) => a.attemptNumber)).toEqual([1, 2]);
@@ -173,15 +255,36 @@ describe('checkouts by state (the first read of every redirect)', () => {
     const subscription = await createSubscription(app.db);
     const registration = await app.db.registration.update({
       where: { id: subscription.registrationId },
-      data: { userPhoneNumber: '010-1234-5678', trialDays: 14, leaseOwner: 'someone', leaseExpiresAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 123)), completedAt: new Date() },
+      data: {
+        userPhoneNumber: '010-1234-5678',
+        trialDays: 14,
+        leaseOwner: 'someone',
+        leaseExpiresAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 123)),
+        completedAt: new Date(),
+      },
     });
     const bare = await createRegistration(app.db, { method: 'MOBILE', itemCode: 'ITEM01' });
     for (const state of [registration.state, bare.state]) {
-      expect(await registrationByState(app.db, state)).toEqual(await app.db.registration.findUnique({ where: { state }, include: { subscription: { select: { id: true } } } }));
+      expect(await registrationByState(app.db, state)).toEqual(
+        await app.db.registration.findUnique({ where: { state }, include: { subscription: { select: { id: true } } } }),
+      );
     }
-    const order = await app.db.order.create({ data: { state: 'order-state-1', orderId: 'order-1', method: 'CARD', amount: 1000, orderName: 'One', expiresAt: new Date(), status: 'COMPLETED', transactionId: 'tx-order-1' } });
+    const order = await app.db.order.create({
+      data: {
+        state: 'order-state-1',
+        orderId: 'order-1',
+        method: 'CARD',
+        amount: 1000,
+        orderName: 'One',
+        expiresAt: new Date(),
+        status: 'COMPLETED',
+        transactionId: 'tx-order-1',
+      },
+    });
     await createPayment(app.db, { kind: 'ONE_TIME', oneTimeOrderId: order.id });
-    const open = await app.db.order.create({ data: { state: 'order-state-2', orderId: 'order-2', method: 'MOBILE', amount: 2000, orderName: 'Two', expiresAt: new Date(), userId: 'u' } });
+    const open = await app.db.order.create({
+      data: { state: 'order-state-2', orderId: 'order-2', method: 'MOBILE', amount: 2000, orderName: 'Two', expiresAt: new Date(), userId: 'u' },
+    });
     for (const state of [order.state, open.state]) {
       expect(await orderByState(app.db, state)).toEqual(await app.db.order.findUnique({ where: { state }, include: { payment: { select: { id: true } } } }));
     }

@@ -54,7 +54,12 @@ async function receiver(answer: (request: Received, index: number) => Answer = (
 }
 
 const api = (method: string, url: string, payload?: object, key?: string) =>
-  running.app.inject({ method: method as 'POST', url, headers: { ...apiHeaders, ...(key ? { 'idempotency-key': key } : {}) }, ...(payload ? { payload } : {}) });
+  running.app.inject({
+    method: method as 'POST',
+    url,
+    headers: { ...apiHeaders, ...(key ? { 'idempotency-key': key } : {}) },
+    ...(payload ? { payload } : {}),
+  });
 
 async function endpoint(url: string, body: object = {}) {
   const response = await api('POST', '/api/v1/webhook-endpoints', { url, ...body });
@@ -176,7 +181,13 @@ describe('deliveries', () => {
     expect((await api('GET', `/api/v1/webhook-endpoints/${id}`)).json()).toMatchObject({ status: 'DISABLED', disabledReason: 'FAILING' });
     // Four attempts (n delays, n + 1 attempts), the last more than WEBHOOK_DISABLE_AFTER after the first failure.
     const [event] = await eventsOf('subscription.created');
-    expect((await api('GET', `/api/v1/events/${event!.id}`)).json().deliveries[0]).toEqual({ endpointId: id, status: 'FAILED', attempts: 4, lastStatusCode: 503, lastError: 'HTTP 503' });
+    expect((await api('GET', `/api/v1/events/${event!.id}`)).json().deliveries[0]).toEqual({
+      endpointId: id,
+      status: 'FAILED',
+      attempts: 4,
+      lastStatusCode: 503,
+      lastError: 'HTTP 503',
+    });
     expect(target.requests).toHaveLength(4);
     const metrics = (await running.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/billing_webhook_endpoints_disabled_total\{reason="FAILING"\} [1-9]/);
@@ -228,7 +239,10 @@ describe('deliveries', () => {
   it('recover re-queues what a disabled endpoint missed; resend sends one event again', async () => {
     const target = await receiver();
     const { id, secret } = await endpoint(target.url);
-    expect((await api('PATCH', `/api/v1/webhook-endpoints/${id}`, { status: 'DISABLED' })).json()).toMatchObject({ status: 'DISABLED', disabledReason: 'DISABLED_BY_MERCHANT' });
+    expect((await api('PATCH', `/api/v1/webhook-endpoints/${id}`, { status: 'DISABLED' })).json()).toMatchObject({
+      status: 'DISABLED',
+      disabledReason: 'DISABLED_BY_MERCHANT',
+    });
     await setClock(running.app, '2030-01-10T01:00:00.000Z');
     const since = new Date(Date.now() - 1000).toISOString();
     await subscribe(running.app, { amount: 9900 });
