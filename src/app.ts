@@ -127,6 +127,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const orders = createOrdersService(deps);
   const charges = createChargeService(deps);
   const idempotency = createIdempotency(deps);
+  app.decorate('charges', charges);
   await app.register(schedulerPlugin, { charges });
   await app.register(webhooksPlugin, { keyring });
   if (!config.consentRequired)

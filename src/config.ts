@@ -6,6 +6,7 @@ import Fastify from 'fastify';
 import fastifyEnv from '@fastify/env';
 import { Type, type Static } from 'typebox';
 import { parseDuration, parseDurationList } from './lib/duration.ts';
+import type { EncryptionKey } from './lib/crypto.ts';
 
 const PositiveInt = Type.Integer({ minimum: 1 });
 const Text = Type.String({ minLength: 1 });
@@ -61,10 +62,7 @@ export const EnvSchema = Type.Object({
 });
 export type Env = Static<typeof EnvSchema>;
 
-export interface EncryptionKey {
-  id: string;
-  key: Buffer;
-}
+export type { EncryptionKey };
 
 /** The typed configuration: exactly what toConfig builds from the validated environment (no second declaration). */
 export type Config = ReturnType<typeof toConfig>;

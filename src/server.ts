@@ -3,7 +3,7 @@ import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrate } from './db/migrator.ts';
-import { applyDevelopmentDefaults } from './lib/dev-secrets.ts';
+import { applyDevelopmentDefaults } from './dev-secrets.ts';
 import { createLogger } from './lib/logger.ts';
 import { createRedactor } from './lib/redact.ts';
 import { drainTimeoutMs } from './plugins/scheduler.ts';

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { DATA_DIR, openDatabase } from '../db/database.ts';
 import { createPrismaClient } from '../db/prisma.ts';
 import { createKeyring } from '../lib/crypto.ts';
-import { applyDevelopmentDefaults } from '../lib/dev-secrets.ts';
+import { applyDevelopmentDefaults } from '../dev-secrets.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createRedactor } from '../lib/redact.ts';
 import { rotateBillingKeys } from '../modules/billing-keys/billing-keys.service.ts';

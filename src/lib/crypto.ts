@@ -3,10 +3,15 @@
 // decrypts), and associated data binding the ciphertext to its row: a ciphertext copied into another row fails
 // authentication instead of decrypting.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { EncryptionKey } from '../config.ts';
 import { defineError } from './errors.ts';
 
 export const BillingKeyUnreadableError = defineError('BILLING_KEY_UNREADABLE', 'The stored billing key cannot be decrypted (%s)', 500);
+
+/** One configured encryption key (BILLING_KEY_ENCRYPTION_KEYS: `keyId:base64(32 bytes)`). */
+export interface EncryptionKey {
+  id: string;
+  key: Buffer;
+}
 
 export interface Envelope {
   keyId: string;

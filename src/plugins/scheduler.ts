@@ -4,12 +4,11 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import cron, { type ScheduledTask } from 'node-cron';
-import type { ChargeService } from '../modules/payments/charge.service.ts';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    charges: ChargeService;
-  }
+/** What the tick drives: the charging engine (src/modules/payments/charge.service.ts), passed in by app.ts. */
+export interface ChargingEngine {
+  runPass(): Promise<unknown>;
+  stop(timeoutMs: number): Promise<boolean>;
 }
 
 /**
@@ -20,10 +19,9 @@ export function drainTimeoutMs(config: { gateway: { timeoutMs: number } }): numb
   return config.gateway.timeoutMs + 5_000;
 }
 
-async function schedulerPlugin(app: FastifyInstance, options: { charges: ChargeService }) {
+async function schedulerPlugin(app: FastifyInstance, options: { charges: ChargingEngine }) {
   const { config } = app;
   const { charges } = options;
-  app.decorate('charges', charges);
   let task: ScheduledTask | undefined;
 
   if (config.scheduler.enabled) {

@@ -1,7 +1,7 @@
 // npm run sandbox: the sandbox gateway alone, on SANDBOX_PORT, with its own settable clock.
 import Fastify from 'fastify';
 import { ConfigError, loadConfig } from '../config.ts';
-import { SANDBOX_MERCHANT_ID, SANDBOX_SECRET_KEY } from '../lib/dev-secrets.ts';
+import { SANDBOX_MERCHANT_ID, SANDBOX_SECRET_KEY } from '../dev-secrets.ts';
 import { createSimulatedClock } from '../lib/clock.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createRedactor } from '../lib/redact.ts';

@@ -257,3 +257,10 @@ export function createChargeService(deps: ChargeDeps) {
 }
 
 export type ChargeService = ReturnType<typeof createChargeService>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The charging engine of this app (app.ts), for tests and the bench. */
+    charges: ChargeService;
+  }
+}

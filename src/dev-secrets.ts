@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { parseEncryptionKeys, type Config } from '../config.ts';
+import { parseEncryptionKeys, type Config } from './config.ts';
 
 interface DevSecrets {
   apiKey: string;
