@@ -34,6 +34,7 @@ import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { createPaymentActions } from './modules/payments/payment-actions.service.ts';
 import { createSubscriptionActions } from './modules/subscriptions/subscription-actions.service.ts';
+import { createChargeNow } from './modules/payments/charge-now.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
 import webhooksPlugin from './plugins/webhooks.ts';
 import { createLifecycleService } from './modules/subscriptions/lifecycle.service.ts';
@@ -170,7 +171,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(
       adminRoutes({
         charges,
-        subscriptions: createSubscriptionActions({ ...deps, charges }),
+        chargeNow: createChargeNow({ db: app.db, charges }),
+        subscriptions: createSubscriptionActions(deps),
         payments: createPaymentActions(deps),
         idempotency,
       }),

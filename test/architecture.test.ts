@@ -38,10 +38,10 @@ describe('architecture', () => {
 
 /** The one module allowed to write each entity's status column. */
 const STATE_WRITERS: Record<string, string> = {
-  payment: 'src/modules/payments/payment.state.ts',
-  subscription: 'src/modules/subscriptions/subscription.state.ts',
-  registration: 'src/modules/checkout/checkout.state.ts',
-  order: 'src/modules/checkout/checkout.state.ts',
+  payment: 'src/modules/ledger/payment.state.ts',
+  subscription: 'src/modules/ledger/subscription.state.ts',
+  registration: 'src/modules/ledger/checkout.state.ts',
+  order: 'src/modules/ledger/checkout.state.ts',
 };
 const WRITES = new Set(['update', 'updateMany', 'upsert', 'create', 'createMany']);
 

@@ -1,7 +1,7 @@
 // Drives the customer's side of a checkout: the sandbox window's decision (through its JSON call), then the
 // redirect back to our success or fail route, exactly as the browser would follow it.
 import type { App } from '../../src/app.ts';
-import type { WindowParams } from '../../src/modules/checkout/terms.ts';
+import type { WindowParams } from '../../src/modules/shared/terms.ts';
 import { apiHeaders } from './app.ts';
 
 export async function decideWindow(app: App, window: WindowParams, decision: 'approve' | 'decline' = 'approve', extra: Record<string, unknown> = {}) {

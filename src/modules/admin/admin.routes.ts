@@ -6,7 +6,7 @@ import type { App } from '../../app-types.ts';
 import { isSimulated } from '../../lib/clock.ts';
 import { codesByStatus, defineError, IdempotencyKeyRequiredError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { actorOf } from '../../plugins/auth.ts';
-import { IdParams } from '../checkout/checkout.schemas.ts';
+import { IdParams } from '../shared/schemas.ts';
 import type { ChargeService } from '../payments/charge.service.ts';
 import { PaymentList, PaymentResponse } from '../payments/payments.schemas.ts';
 import { SubscriptionList, SubscriptionResponse } from '../subscriptions/subscriptions.schemas.ts';
@@ -27,16 +27,18 @@ import {
   SetClockBody,
 } from './admin.schemas.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
-import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from '../payments/payment.errors.ts';
+import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { writeAudit, type AuditInput } from '../audit/audit.ts';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { PaymentActions } from '../payments/payment-actions.service.ts';
 import type { SubscriptionActions } from '../subscriptions/subscription-actions.service.ts';
+import type { ChargeNow } from '../payments/charge-now.ts';
 
 export const ClockNotSimulatedError = defineError('CLOCK_NOT_SIMULATED', 'The clock can be set only with CLOCK=simulated', 409);
 
 export interface AdminDeps {
   charges: ChargeService;
+  chargeNow: ChargeNow;
   subscriptions: SubscriptionActions;
   payments: PaymentActions;
   idempotency: Idempotency;
@@ -52,7 +54,7 @@ const CHARGE_ERRORS = codesByStatus(IdempotencyKeyRequiredError, StateConflictEr
 const REFUND_ERRORS = codesByStatus(IdempotencyKeyRequiredError, StateConflictError, ...IDEMPOTENT, ...Object.values(RefundRefusedError), ...GATEWAY_OUTCOMES);
 
 export function adminRoutes(deps: AdminDeps) {
-  const { charges, subscriptions, payments, idempotency } = deps;
+  const { charges, chargeNow, subscriptions, payments, idempotency } = deps;
   return async (app: App) => {
     app.addHook('onRequest', app.requireAdminToken);
     const { clock } = app;
@@ -158,10 +160,10 @@ export function adminRoutes(deps: AdminDeps) {
         },
       },
       async (request, reply) => {
-        if (request.query.dryRun) return subscriptions.explain(request.params.id);
+        if (request.query.dryRun) return chargeNow.explain(request.params.id);
         return idempotency.run(request, reply, async () => ({
           statusCode: 201,
-          body: await subscriptions.charge(request.params.id, who(request, request.body.reason)),
+          body: await chargeNow.charge(request.params.id, who(request, request.body.reason)),
         }));
       },
     );

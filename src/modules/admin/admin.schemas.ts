@@ -1,6 +1,6 @@
 // Admin route shapes (DESIGN.md §5 "Admin routes").
 import { Type } from 'typebox';
-import { Amount, Cursor, Instant, Limit, Method, Uuid } from '../checkout/checkout.schemas.ts';
+import { Amount, Cursor, Instant, Limit, Method, Uuid } from '../shared/schemas.ts';
 import { SubscriptionStatus } from '../subscriptions/subscriptions.schemas.ts';
 import { PaymentStatus } from '../payments/payments.schemas.ts';
 

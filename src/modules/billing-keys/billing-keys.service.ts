@@ -5,7 +5,7 @@ import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayFields } from '../../gateway/types.ts';
 import { billingKeyAad, type Keyring } from '../../lib/crypto.ts';
-import type { Method } from '../checkout/terms.ts';
+import type { Method } from '../shared/terms.ts';
 
 type Tx = Prisma.TransactionClient;
 

@@ -16,9 +16,9 @@ import type { GatewayResult } from '../../gateway/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { isUniqueViolation } from '../../lib/errors.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { createGatewayOperations } from '../payments/gateway-operation.ts';
+import { createGatewayOperations } from '../ledger/gateway-operation.ts';
 import { failure, precheckRedirect, TRANSACTION_ELSEWHERE, transactionHeldElsewhere, waitForLease, type CheckoutResult } from './checkout.result.ts';
-import { moveCheckout, type CheckoutFence, type CheckoutKind } from './checkout.state.ts';
+import { moveCheckout, type CheckoutFence, type CheckoutKind } from '../ledger/checkout.state.ts';
 
 export interface RedirectInput {
   state?: string;

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import { errorBody } from '../../plugins/error-handler.ts';
 import { FAILURE_STATUS, type CheckoutFailureCode, type CheckoutResult } from './checkout.result.ts';
-import { CheckoutRedirect, CheckoutSuccess, RedirectFields } from './checkout.schemas.ts';
+import { CheckoutRedirect, CheckoutSuccess, RedirectFields } from '../shared/schemas.ts';
 import { renderResultPage } from './result.page.ts';
 
 export type RedirectHandler = (fields: Record<string, string | undefined>) => Promise<CheckoutResult>;

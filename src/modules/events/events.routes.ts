@@ -1,6 +1,6 @@
 // Merchant API: the event feed, one event with its deliveries, and resend (DESIGN.md §5).
 import type { App } from '../../app-types.ts';
-import { IdParams } from '../checkout/checkout.schemas.ts';
+import { IdParams } from '../shared/schemas.ts';
 import { IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { EventList, EventWithDeliveries, ListEventsQuery, Queued, ResendBody } from './events.schemas.ts';
 import type { EventsService } from './events.service.ts';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Limit, Uuid } from '../checkout/checkout.schemas.ts';
+import { Limit, Uuid } from '../shared/schemas.ts';
 import { EVENT_TYPES } from './event-types.ts';
 
 export const EventType = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)));

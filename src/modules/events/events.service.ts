@@ -2,7 +2,7 @@
 // event gets its sequence once no older transaction is in flight (assign_event_sequences, in the migration), so a
 // reader that continues from the last sequence it saw never misses one. Reads number what is ready first.
 import { Prisma as P } from '../../generated/prisma/client.ts';
-import type { ServiceDeps } from '../service-deps.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { EVENT_COLUMNS_SQL, renderEvent, type EventRow } from './events.render.ts';
 import { sqlParams, sqlQuery } from '../../db/prisma.ts';

@@ -1,6 +1,6 @@
 // Merchant API: one-time orders (DESIGN.md §5).
 import type { App } from '../../app-types.ts';
-import { IdParams } from '../checkout/checkout.schemas.ts';
+import { IdParams } from '../shared/schemas.ts';
 import { CreateOrderBody, OrderResponse } from './orders.schemas.ts';
 import type { createOrdersService } from './orders.service.ts';
 import { IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';

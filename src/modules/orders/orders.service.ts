@@ -5,14 +5,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
-import type { ServiceDeps } from '../service-deps.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { Config } from '../../config.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../checkout/terms.ts';
+import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../shared/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
-import { prepareAttempt, StaleLeaseError } from '../payments/attempts.ts';
-import { transitionPayment } from '../payments/payment.state.ts';
-import { moveCheckout, releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
+import { prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
+import { transitionPayment } from '../ledger/payment.state.ts';
+import { moveCheckout, releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../ledger/checkout.state.ts';
 import { checkoutByState, createCheckoutFlow } from '../checkout/checkout.flow.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;

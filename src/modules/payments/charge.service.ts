@@ -15,11 +15,11 @@
 // - a subscription is charged at most once per pass, for the period containing now (rule 10).
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { ServiceDeps } from '../service-deps.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import { sqlQuery } from '../../db/prisma.ts';
-import { sweepExpiredAttempts as sweep } from './attempts.ts';
-import { createGatewayOperations } from './gateway-operation.ts';
-import { explainCharge, LIVE } from './charge.rules.ts';
+import { sweepExpiredAttempts as sweep } from '../ledger/attempts.ts';
+import { createGatewayOperations } from '../ledger/gateway-operation.ts';
+import { explainCharge, LIVE } from '../ledger/charge.rules.ts';
 import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
 import {
   CLAIMED_COLUMNS,

@@ -7,9 +7,9 @@
 import { sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
-import type { ServiceDeps } from '../service-deps.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { attemptOutcomeValues, firstAttempt, prepareAttempt, StaleLeaseError } from './attempts.ts';
+import { attemptOutcomeValues, firstAttempt, prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
 import {
   consentsMatter,
   LIVE,
@@ -19,10 +19,10 @@ import {
   type ChargePlan,
   type PlanContext,
   type RefusalCode,
-} from './charge.rules.ts';
-import { applyChargeDecline, applyChargeSuccess, countDeclines } from './charge.outcomes.ts';
-import { PAYMENT_TRANSITIONS, transitionPayment } from './payment.state.ts';
-import { SUBSCRIPTION_TRANSITIONS, transitionSubscription } from '../subscriptions/subscription.state.ts';
+} from '../ledger/charge.rules.ts';
+import { applyChargeDecline, applyChargeSuccess, countDeclines } from '../ledger/charge.outcomes.ts';
+import { PAYMENT_TRANSITIONS, transitionPayment } from '../ledger/payment.state.ts';
+import { SUBSCRIPTION_TRANSITIONS, transitionSubscription } from '../ledger/subscription.state.ts';
 
 type Tx = Prisma.TransactionClient;
 export type Trigger = 'SCHEDULER' | 'ADMIN';

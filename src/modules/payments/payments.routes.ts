@@ -1,6 +1,6 @@
 // Merchant API: payments (DESIGN.md §5).
 import type { App } from '../../app-types.ts';
-import { IdParams } from '../checkout/checkout.schemas.ts';
+import { IdParams } from '../shared/schemas.ts';
 import { ListPaymentsQuery, PaymentList, PaymentResponse } from './payments.schemas.ts';
 import { serializePayment, type createPaymentsService } from './payments.service.ts';
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Cursor, Limit, Uuid } from '../checkout/checkout.schemas.ts';
+import { Cursor, Limit, Uuid } from '../shared/schemas.ts';
 
 export const PaymentStatus = Type.Union([
   Type.Literal('PENDING'),

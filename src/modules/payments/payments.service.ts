@@ -3,13 +3,13 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
 
 type PaymentRow = Prisma.PaymentGetPayload<object>;
 type AttemptRow = Prisma.PaymentAttemptGetPayload<object>;
 export type PaymentStatus = PaymentRow['status'];
 
 /** A payment's attentionReason while one of its refunds has an unknown outcome. */
-export const REFUND_OUTCOME_UNKNOWN = 'REFUND_OUTCOME_UNKNOWN';
 
 /**
  * A payment-method window approved (and charged) after its subscription was cancelled: the money moved for nothing,

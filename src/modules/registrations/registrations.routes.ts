@@ -1,9 +1,9 @@
 // Merchant API: registrations (DESIGN.md §5). Thin: schema, auth, one service call.
 import type { App } from '../../app-types.ts';
-import { IdParams } from '../checkout/checkout.schemas.ts';
+import { IdParams } from '../shared/schemas.ts';
 import { CreateRegistrationBody, PaymentMethodBody, RegistrationResponse } from './registrations.schemas.ts';
 import { codesByStatus, NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
-import { RULE_ERRORS } from '../payments/payment.errors.ts';
+import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import type { createRegistrationsService } from './registrations.service.ts';
 import { IDEMPOTENT_ERRORS, IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Amount, CheckoutStatus, HttpUrl, Method, WindowParams } from '../checkout/checkout.schemas.ts';
+import { Amount, CheckoutStatus, HttpUrl, Method, WindowParams } from '../shared/schemas.ts';
 
 export const CreateRegistrationBody = Type.Object(
   {

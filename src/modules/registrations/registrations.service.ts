@@ -14,20 +14,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
-import type { ServiceDeps } from '../service-deps.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { Config } from '../../config.ts';
 import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { calendarDaysBetween, GATEWAY_ZONE, MOBILE_WINDOW_DAYS, type IntervalUnit } from '../../lib/calendar.ts';
-import { RULE_ERRORS } from '../payments/payment.errors.ts';
+import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { applyChargeSuccess } from '../payments/charge.outcomes.ts';
+import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
 import { CHARGED_AFTER_CANCEL } from '../payments/payments.service.ts';
 import { releaseSubscription } from '../payments/charge.steps.ts';
-import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../checkout/terms.ts';
+import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../shared/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
-import { prepareAttempt, StaleLeaseError } from '../payments/attempts.ts';
-import { transitionPayment } from '../payments/payment.state.ts';
-import { releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../checkout/checkout.state.ts';
+import { prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
+import { transitionPayment } from '../ledger/payment.state.ts';
+import { releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../ledger/checkout.state.ts';
 import { checkoutByState, createCheckoutFlow } from '../checkout/checkout.flow.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
 

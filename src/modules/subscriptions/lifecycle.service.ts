@@ -2,11 +2,11 @@
 // consents and price changes. Every rule is checked here, before anything is written, and the planner
 // (charge.rules.ts) checks rule 13 again at every charge, whatever path set the amount.
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { ServiceDeps } from '../service-deps.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
-import { validateTerms } from '../checkout/terms.ts';
+import { validateTerms } from '../shared/terms.ts';
 import { writeAudit } from '../audit/audit.ts';
-import { RULE_ERRORS } from '../payments/payment.errors.ts';
+import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { serializeConsent, serializeSubscription, WITH_KEY } from './subscriptions.service.ts';
 
 type Tx = Prisma.TransactionClient;

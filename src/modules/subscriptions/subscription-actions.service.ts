@@ -1,25 +1,22 @@
-// Operators' actions on subscriptions (DESIGN.md §5 admin routes): list, charge now (through the charging engine,
-// every rule of §3), pause, resume, cancel and change terms. Each change and its audit event share a transaction.
+// Operators' actions on subscriptions (DESIGN.md §5 admin routes): list, pause, resume, cancel and change terms
+// (charge now is the charging engine's: payments/charge-now.ts). Each change and its audit event share a transaction.
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { NotFoundError, StateConflictError, withDetails } from '../../lib/errors.ts';
-import { validateTerms } from '../checkout/terms.ts';
-import type { ChargeService } from '../payments/charge.service.ts';
-import { scheduleAfterResume } from '../payments/charge.rules.ts';
-import { serializePayment } from '../payments/payments.service.ts';
+import { NotFoundError, StateConflictError } from '../../lib/errors.ts';
+import { validateTerms } from '../shared/terms.ts';
+import { scheduleAfterResume } from '../ledger/charge.rules.ts';
 import { applyCancel, serializeSubscription, WITH_KEY } from './subscriptions.service.ts';
 import { pageSubscriptions, readSubscription, type SubscriptionFilter } from './subscriptions.read.ts';
 import { applyPriceChange } from './lifecycle.service.ts';
-import { transitionSubscription } from './subscription.state.ts';
-import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RULE_ERRORS } from '../payments/payment.errors.ts';
+import { transitionSubscription } from '../ledger/subscription.state.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 
 type Tx = Prisma.TransactionClient;
 
-export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: Config; charges: ChargeService }) {
-  const { db, clock, config, charges } = deps;
+export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: Config }) {
+  const { db, clock, config } = deps;
   const zone = config.timezone;
 
   async function load(tx: Tx | Db, id: string) {
@@ -81,58 +78,6 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
       }
     });
 
-  /** Charge now through the engine; answers the payment, or the refusal / gateway outcome as a coded error. */
-  async function charge(id: string, who: Actor) {
-    await load(db, id);
-    const report = await charges.chargeSubscription(id, {
-      onPrepared: async (tx, info) => {
-        await writeAudit(tx, { ...who, action: 'subscription.charge', entityType: 'subscription', entityId: id, after: info });
-      },
-    });
-    const details = { paymentId: report.paymentId, subscriptionId: id };
-    switch (report.outcome) {
-      case 'SUCCEEDED': {
-        const payment = await db.payment.findUniqueOrThrow({ where: { id: report.paymentId! }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } });
-        return serializePayment(payment);
-      }
-      case 'DECLINED':
-        throw withDetails(new GatewayDeclinedError(report.gatewayCode ?? 'declined'), { ...details, gatewayCode: report.gatewayCode });
-      case 'UNKNOWN': {
-        // Also when the answer could not be recorded: the operator learns the payment's state, never a bare 500.
-        const payment = report.paymentId ? await db.payment.findUnique({ where: { id: report.paymentId }, select: { status: true } }) : null;
-        throw withDetails(new PaymentOutcomeUnknownError(report.message ?? report.code ?? 'no answer'), {
-          ...details,
-          paymentStatus: payment?.status,
-          reason: report.code,
-        });
-      }
-      case 'SKIPPED':
-        if (report.code === 'NOT_SENT') throw withDetails(new GatewayUnavailableError(report.message ?? 'not sent'), details);
-        if (report.code === 'LEASE_LOST') throw new RULE_ERRORS.CHARGE_IN_PROGRESS('The subscription is being charged right now');
-        if (report.code === 'CANCELED_AT_PERIOD_END')
-          throw new RULE_ERRORS.CANCEL_AT_PERIOD_END('The period ended and the subscription was cancelled as asked');
-        if (report.code && report.code in RULE_ERRORS)
-          throw withDetails(new RULE_ERRORS[report.code as keyof typeof RULE_ERRORS](report.message ?? report.code), details);
-        throw new StateConflictError(report.message ?? 'The charge could not be made');
-    }
-  }
-
-  async function explain(id: string) {
-    const result = await charges.explainSubscriptionCharge(id);
-    if (!result) throw new NotFoundError('Subscription');
-    const { plan, rules } = result;
-    return {
-      dryRun: true as const,
-      allowed: plan.action === 'CHARGE',
-      ...(plan.action === 'CHARGE' ? { cycle: plan.cycle, amount: plan.amount, dueAt: plan.dueAt.toISOString() } : {}),
-      ...(plan.action === 'REFUSE' ? { refusal: { code: plan.code, message: plan.message } } : {}),
-      ...(plan.action === 'CANCEL_AT_PERIOD_END'
-        ? { refusal: { code: 'CANCEL_AT_PERIOD_END', message: 'The period ended and the subscription is cancelled at its end' } }
-        : {}),
-      rules,
-    };
-  }
-
   return {
     listSubscriptions,
     getSubscription: async (id: string) => serializeSubscription(await readSubscription(db, id)),
@@ -140,8 +85,6 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
     resume,
     cancel,
     update,
-    charge,
-    explain,
   };
 }
 

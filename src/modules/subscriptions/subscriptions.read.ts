@@ -6,7 +6,7 @@ import { columnsOf, sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { afterCursorSql, decodeCursor, PAGE_ORDER_SQL, toPage } from '../../lib/pagination.ts';
-import type { SubscriptionStatus } from './subscription.state.ts';
+import type { SubscriptionStatus } from '../ledger/subscription.state.ts';
 
 /** The billing key's columns a subscription's public shape shows (never the key itself). */
 export interface BillingKeySummary {

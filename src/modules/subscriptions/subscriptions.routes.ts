@@ -2,7 +2,7 @@
 import type { App } from '../../app-types.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
-import { IdParams } from '../checkout/checkout.schemas.ts';
+import { IdParams } from '../shared/schemas.ts';
 import {
   CancelSubscriptionBody,
   ConsentBody,
@@ -15,7 +15,7 @@ import {
 import type { LifecycleService } from './lifecycle.service.ts';
 import { actorOf } from '../../plugins/auth.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
-import { RULE_ERRORS } from '../payments/payment.errors.ts';
+import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { serializeSubscription, type createSubscriptionsService } from './subscriptions.service.ts';
 
 export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptionsService>, lifecycle: LifecycleService, idempotency: Idempotency) {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Amount, Cursor, Instant, Limit } from '../checkout/checkout.schemas.ts';
+import { Amount, Cursor, Instant, Limit } from '../shared/schemas.ts';
 
 export const SubscriptionStatus = Type.Union([
   Type.Literal('ACTIVE'),

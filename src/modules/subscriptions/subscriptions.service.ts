@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { addInterval, type IntervalUnit } from '../../lib/calendar.ts';
 import { maskPhoneNumber } from '../../lib/redact.ts';
 import { pageSubscriptions, readSubscription, type SubscriptionView } from './subscriptions.read.ts';
-import { createSubscription, transitionSubscription, type SubscriptionStatus } from './subscription.state.ts';
+import { createSubscription, transitionSubscription, type SubscriptionStatus } from '../ledger/subscription.state.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 
 type Tx = Prisma.TransactionClient;

@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Prisma as P } from '../../generated/prisma/client.ts';
-import type { ServiceDeps } from '../service-deps.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import { EVENT_COLUMNS, renderEvent, type EventRow } from '../events/events.render.ts';
 import { assignEventSequences } from '../events/events.service.ts';
 import { request } from 'undici';

@@ -2,7 +2,7 @@
 // an idempotent replay of those answers it again from the encrypted copy (the idempotency table never holds it).
 import type { App } from '../../app-types.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
-import { IdParams } from '../checkout/checkout.schemas.ts';
+import { IdParams } from '../shared/schemas.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { Queued } from '../events/events.schemas.ts';
 import {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Cursor, Instant, Limit } from '../checkout/checkout.schemas.ts';
+import { Cursor, Instant, Limit } from '../shared/schemas.ts';
 
 const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
   minItems: 1,

@@ -1,7 +1,7 @@
 // Webhook endpoints through the merchant API (DESIGN.md §5): create (the secret is shown once), read, change,
 // delete, rotate the secret (both sign during the overlap), and recover (re-queue what an endpoint missed).
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { ServiceDeps } from '../service-deps.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { isEventType } from '../events/event-types.ts';

@@ -6,7 +6,7 @@ import type { Db } from '../../db/prisma.ts';
 import { isLive, periodAfterSuccess, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { transitionPayment } from './payment.state.ts';
-import { transitionSubscription } from '../subscriptions/subscription.state.ts';
+import { transitionSubscription } from './subscription.state.ts';
 
 type Tx = Prisma.TransactionClient;
 

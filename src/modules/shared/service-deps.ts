@@ -1,11 +1,11 @@
 // What src/app.ts hands every service (DESIGN.md §7: dependencies passed in, never imported). Services take the
 // parts they use with Pick<ServiceDeps, ...>.
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
-import type { Db } from '../db/prisma.ts';
-import type { GatewayClient } from '../gateway/types.ts';
-import type { Clock } from '../lib/clock.ts';
-import type { Keyring } from '../lib/crypto.ts';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/prisma.ts';
+import type { GatewayClient } from '../../gateway/types.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Keyring } from '../../lib/crypto.ts';
 
 export interface ServiceDeps {
   db: Db;

@@ -1,7 +1,7 @@
 // What every state writer shares (payment.state.ts, subscription.state.ts): a move is a conditional update on the
 // states it may leave; when it changed nothing, the entity was in another state (or is gone), and that is a
 // STATE_CONFLICT naming the state it is in, so two writers can never both apply one move.
-import { StateConflictError } from '../lib/errors.ts';
+import { StateConflictError } from '../../lib/errors.ts';
 
 export interface Move<S extends string> {
   from: readonly S[];

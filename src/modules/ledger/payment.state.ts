@@ -3,7 +3,10 @@
 // STATE_CONFLICT on a stale state, so two writers can never both apply one. Merchant events (issue #13) are written
 // here, in the same transaction as the move.
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { applyMove } from '../state-moves.ts';
+import { applyMove } from './state-moves.ts';
+
+/** A payment's attention reason while a refund of it has an unknown outcome (the payment itself stays SUCCEEDED). */
+export const REFUND_OUTCOME_UNKNOWN = 'REFUND_OUTCOME_UNKNOWN';
 
 export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN' | 'CANCELED';
 

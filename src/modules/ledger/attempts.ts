@@ -5,9 +5,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
-import { REFUND_OUTCOME_UNKNOWN } from './payments.service.ts';
-import { transitionPayment } from './payment.state.ts';
-import { moveCheckout } from '../checkout/checkout.state.ts';
+import { REFUND_OUTCOME_UNKNOWN, transitionPayment } from './payment.state.ts';
+import { moveCheckout } from './checkout.state.ts';
 
 type Tx = Prisma.TransactionClient;
 

@@ -2,7 +2,7 @@
 // subscriptions.status (test/architecture.test.ts checks it); a move fails with STATE_CONFLICT on a stale state
 // (state-moves.ts). Merchant events (issue #13) are written here, in the same transaction as the move.
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { applyMove } from '../state-moves.ts';
+import { applyMove } from './state-moves.ts';
 
 export type SubscriptionStatus = 'ACTIVE' | 'TRIALING' | 'PAST_DUE' | 'PAUSED' | 'CANCELED';
 
