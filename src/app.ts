@@ -1,6 +1,6 @@
 // buildApp(config): the whole service as a Fastify instance (DESIGN.md §7). src/server.ts adds the process
 // around it; tests call it directly.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
@@ -88,6 +88,18 @@ function guardInput(scope: FastifyInstance, options: { jsonOnly: boolean }): voi
   if (options.jsonOnly) scope.removeContentTypeParser('text/plain');
 }
 
+/**
+ * The request limit of a scope whose routes take a token (the merchant API, the admin routes), counted before the
+ * token is checked, so a request refused 401 is counted too (against its address, see `rateLimitKey`). The limiter is
+ * the scope's own onRequest hook, and a scope's hooks run before those of the route plugins registered in it, where
+ * the token guards are. (@fastify/rate-limit's default hook is added to each route, and route-level hooks run after
+ * every instance-level one: after the guard, which ends a 401 before it is counted.)
+ */
+async function limitRequests(scope: FastifyInstance, max: number, keyGenerator: (request: FastifyRequest) => string): Promise<void> {
+  await scope.register(rateLimit, { global: false, max, timeWindow: 60_000, keyGenerator });
+  scope.addHook('onRequest', scope.rateLimit());
+}
+
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   if (!config.databaseUrl) throw new Error('buildApp needs config.databaseUrl (src/server.ts starts the embedded database)');
   const redactor = options.redactor ?? createRedactor([config.gateway.secretKey]);
@@ -155,7 +167,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(
     async (api) => {
       guardInput(api, { jsonOnly: true });
-      await api.register(rateLimit, { max: config.rateLimit.api, timeWindow: 60_000, keyGenerator: app.rateLimitKey('api') });
+      await limitRequests(api, config.rateLimit.api, app.rateLimitKey('api'));
       await api.register(ordersRoutes(orders, idempotency));
       await api.register(registrationsRoutes(registrations, idempotency));
       await api.register(subscriptionsRoutes(subscriptions, createLifecycleService(deps), idempotency));
@@ -167,7 +179,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   await app.register(async (admin) => {
     guardInput(admin, { jsonOnly: true });
-    await admin.register(rateLimit, { max: config.rateLimit.admin, timeWindow: 60_000, keyGenerator: app.rateLimitKey('admin') });
+    await limitRequests(admin, config.rateLimit.admin, app.rateLimitKey('admin'));
     await admin.register(
       adminRoutes({
         charges,

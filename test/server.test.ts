@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './setup/global-setup.ts';
 import { run, waitUntilReady } from './helpers/process.ts';
+import { waitFor } from './helpers/service.ts';
 import { createPrismaClient, createTestDatabase } from './helpers/database.ts';
 import { createRegistration } from './factories/index.ts';
 import { createEndpointsService } from '../src/modules/webhooks/endpoints.service.ts';
@@ -145,12 +146,12 @@ describe('server process', () => {
     const port = await freePort();
     const sandbox = run('src/sandbox/server.ts', { SANDBOX_PORT: String(port), HOST: '127.0.0.1' });
     cleanup.push(() => void sandbox.child.kill('SIGKILL'));
-    const deadline = Date.now() + 30_000;
     let clock: Response | undefined;
-    while (Date.now() < deadline && !clock) {
+    const answered = async () => {
       clock = await fetch(`http://127.0.0.1:${port}/_control/clock`).catch(() => undefined);
-      if (!clock) await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+      return clock !== undefined;
+    };
+    await waitFor('npm run sandbox to listen on SANDBOX_PORT', answered, 25_000);
     expect(clock?.status).toBe(200);
     const unauthorized = await fetch(`http://127.0.0.1:${port}/billing/confirm`, {
       method: 'POST',

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GatewayClient, GatewayResult } from '../gateway/types.ts';
 import type { WebhookObserver } from '../modules/webhooks/dispatcher.ts';
-import { LIVE } from '../modules/ledger/charge.rules.ts';
+import { LIVE } from '../modules/ledger/schedule.rules.ts';
 
 export interface Metrics {
   registry: Registry;

@@ -4,17 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { useRunningApp } from '../helpers/database.ts';
 import { sandboxFault } from '../helpers/checkout.ts';
 import { adminHeaders, getSubscription, runPass, setClock, subscribe } from '../helpers/billing.ts';
+import { waitFor } from '../helpers/service.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 const running = useRunningApp({ CLOCK: 'simulated' });
 
-async function waitForInFlight() {
-  for (let i = 0; i < 200; i += 1) {
-    if ((await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('no attempt in flight');
-}
+const waitForInFlight = () =>
+  waitFor('the charge in flight', async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) > 0, 10_000);
 
 describe('pause and resume while a charge is in flight', () => {
   it('a decline that lands after the resume leaves the resumed schedule alone', async () => {

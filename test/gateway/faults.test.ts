@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/gateway/types.ts';
 import { freePort } from '../setup/global-setup.ts';
 import { clientFor, startSandbox, type RunningSandbox } from '../helpers/sandbox.ts';
+import { waitFor } from '../helpers/service.ts';
 
 let sandbox: RunningSandbox;
 let client: GatewayClient;
@@ -56,7 +57,8 @@ describe('fault injection', () => {
     const orderId = 'latency-late';
     const result = await charge(orderId);
     expect(result).toMatchObject({ outcome: 'UNKNOWN', reason: 'TIMEOUT' });
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // The sandbox books the charge when its latency is over, after the client gave up.
+    await waitFor('the late charge booked', async () => (await charges(orderId)).length > 0, 10_000);
     expect(await charges(orderId)).toHaveLength(1);
   });
 

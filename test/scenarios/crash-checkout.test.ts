@@ -2,13 +2,17 @@
 // forever (only billing charges were swept). The one sweeper turns every expired attempt UNKNOWN and raises what it
 // belongs to: the registration and the order wait for an operator, the refund shows as unknown. Nothing is re-sent.
 import { describe, expect, it } from 'vitest';
-import { SERVICE_ADMIN_TOKEN, SERVICE_API_KEY, useServiceAgainstSandbox, waitFor } from '../helpers/service.ts';
+import { leasesExpired, SERVICE_ADMIN_TOKEN, SERVICE_API_KEY, useServiceAgainstSandbox, waitFor } from '../helpers/service.ts';
 
 const LEASE_MS = 2000;
 const service = useServiceAgainstSandbox();
 const startServer = () => service.start({ SCHEDULER_LEASE_MS: String(LEASE_MS) });
 const API_KEY = SERVICE_API_KEY;
 const ADMIN_TOKEN = SERVICE_ADMIN_TOKEN;
+
+/** How many uses of the queued faults no call has taken yet. */
+const faultUsesLeft = async () =>
+  ((await (await fetch(`${service.sandbox.url}/_control/faults`)).json()) as { faults: Array<{ count: number }> }).faults.reduce((n, f) => n + f.count, 0);
 
 const api = (base: string, path: string, body?: unknown, token = API_KEY, key?: string) =>
   fetch(`${base}${path}`, {
@@ -43,6 +47,7 @@ describe('a process killed during key issuance, an order confirmation and a refu
 
     const registration = await checkout(first.base, '/api/v1/registrations', { userId: 'crash-reg', method: 'CARD', amount: 9900, orderName: 'Plan' });
     const order = await checkout(first.base, '/api/v1/orders', { method: 'CARD', amount: 7000, orderName: 'Once' });
+    const bookedBefore = (await service.sandbox.ledger()).length;
     // Every call is held by the gateway until after the process is gone.
     await service.sandbox.fault({ operation: 'ANY', kind: 'latency', latencyMs: 3000, count: 3 });
     const calls = [
@@ -50,7 +55,12 @@ describe('a process killed during key issuance, an order confirmation and a refu
       fetch(order.redirectUrl, { headers: { accept: 'application/json' } }).catch(() => undefined),
       api(first.base, `/admin/payments/${paidPayment.id}/cancel`, { reason: 'refund' }, ADMIN_TOKEN, 'crash-refund').catch(() => undefined),
     ];
-    await waitFor('three calls in flight', async () => (await service.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 3);
+    // In flight in our database and received by the gateway (each call took one use of the fault), so that all three
+    // are booked once their latency is over.
+    await waitFor(
+      'three calls in flight',
+      async () => (await service.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 3 && (await faultUsesLeft()) === 0,
+    );
     first.running.child.kill('SIGKILL');
     await first.running.exit;
     await Promise.all(calls);
@@ -60,7 +70,10 @@ describe('a process killed during key issuance, an order confirmation and a refu
       'PAYMENT_CONFIRM',
     ]);
 
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 3500));
+    // The gateway books the three held calls once their latency is over, after the process is gone; then the leases
+    // of the attempts, the registration and the order run out.
+    await waitFor('the three held calls booked', async () => (await service.sandbox.ledger()).length >= bookedBefore + 3);
+    await waitFor('every lease expired', () => leasesExpired(service.db));
     const ledgerBefore = await service.sandbox.ledger();
     const second = await startServer();
     expect((await (await api(second.base, '/admin/scheduler/run', {}, ADMIN_TOKEN)).json()) as object).toMatchObject({ claimed: 0 });

@@ -3,7 +3,7 @@
 // Callers run these inside the transaction that fences the write (lease, or the payment still being UNKNOWN).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../../db/prisma.ts';
-import { isLive, periodAfterSuccess, planAfterDecline, type DeclinePlan } from './charge.rules.ts';
+import { isLive, periodAfterSuccess, planAfterDecline, type DeclinePlan } from './schedule.rules.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { transitionPayment } from './payment.state.ts';
 import { transitionSubscription } from './subscription.state.ts';

@@ -19,13 +19,13 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { sqlQuery } from '../../db/prisma.ts';
 import { sweepExpiredAttempts as sweep } from '../ledger/attempts.ts';
 import { createGatewayOperations } from '../ledger/gateway-operation.ts';
-import { explainCharge, LIVE } from '../ledger/charge.rules.ts';
+import { explainCharge } from '../ledger/charge.rules.ts';
+import { LIVE } from '../ledger/schedule.rules.ts';
 import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
 import {
   CLAIMED_COLUMNS,
   createChargeSteps,
   loadChargeInputs,
-  releaseSubscription,
   type ChargeReport,
   type ClaimedRow,
   type OnPrepared,
@@ -33,6 +33,7 @@ import {
   type Ready,
   type Trigger,
 } from './charge.steps.ts';
+import { releaseSubscription } from '../ledger/subscription.queries.ts';
 
 export { chargeOrderId, type ChargeReport, type PassReport } from './charge.steps.ts';
 export type ChargeDeps = ServiceDeps;

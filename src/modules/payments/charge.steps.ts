@@ -10,17 +10,10 @@ import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { attemptOutcomeValues, firstAttempt, prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
-import {
-  consentsMatter,
-  LIVE,
-  periodAfterSuccess,
-  planCharge,
-  type ChargeableSubscription,
-  type ChargePlan,
-  type PlanContext,
-  type RefusalCode,
-} from '../ledger/charge.rules.ts';
+import { consentsMatter, planCharge, type ChargePlan, type PlanContext, type RefusalCode } from '../ledger/charge.rules.ts';
+import { LIVE, periodAfterSuccess, type ChargeableSubscription } from '../ledger/schedule.rules.ts';
 import { applyChargeDecline, applyChargeSuccess, countDeclines } from '../ledger/charge.outcomes.ts';
+import { releaseSubscription } from '../ledger/subscription.queries.ts';
 import { PAYMENT_TRANSITIONS, transitionPayment } from '../ledger/payment.state.ts';
 import { SUBSCRIPTION_TRANSITIONS, transitionSubscription } from '../ledger/subscription.state.ts';
 
@@ -87,18 +80,6 @@ export type Prepared = Ready | { kind: 'DONE'; report: ChargeReport };
 
 /** Called in the transaction that commits a charge's payment and attempt, just before the call. */
 export type OnPrepared = (tx: Tx, info: { paymentId: string; orderId: string; cycle: number; amount: number }) => Promise<void>;
-
-/**
- * Releases our lease on a subscription, raising it for an operator when `attention` names why; false when the lease
- * was no longer ours. Status moves go through subscription.state.ts before it.
- */
-export async function releaseSubscription(tx: Tx | Db, id: string, owner: string, attention?: string) {
-  const released = await tx.subscription.updateMany({
-    where: { id, leaseOwner: owner },
-    data: { leaseOwner: null, leaseExpiresAt: null, needsAttention: attention ? true : undefined, attentionReason: attention },
-  });
-  return released.count === 1;
-}
 
 /** The steps of one charge, over the service's dependencies. */
 /**

@@ -22,7 +22,7 @@ import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
 import { CHARGED_AFTER_CANCEL } from '../payments/payments.service.ts';
-import { releaseSubscription } from '../payments/charge.steps.ts';
+import { releaseSubscription } from '../ledger/subscription.queries.ts';
 import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../shared/terms.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';

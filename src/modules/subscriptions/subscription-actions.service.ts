@@ -6,7 +6,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { NotFoundError, StateConflictError } from '../../lib/errors.ts';
 import { validateTerms } from '../shared/terms.ts';
-import { scheduleAfterResume } from '../ledger/charge.rules.ts';
+import { scheduleAfterResume } from '../ledger/schedule.rules.ts';
 import { applyCancel, serializeSubscription, WITH_KEY } from './subscriptions.service.ts';
 import { pageSubscriptions, readSubscription, type SubscriptionFilter } from './subscriptions.read.ts';
 import { applyPriceChange } from './lifecycle.service.ts';

@@ -6,6 +6,7 @@ import { apiHeaders } from '../../helpers/app.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
+import { waitFor } from '../../helpers/service.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 
@@ -152,7 +153,12 @@ describe('Idempotency-Key', () => {
     await setClock(running.app, kst('2027-04-10T09:00:00'));
     await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300 });
     const first = admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The first request holds the key (its record is IN_PROGRESS) while its charge is held by the gateway.
+    await waitFor(
+      'the first request to hold the key',
+      async () => (await running.app.db.idempotencyRecord.count({ where: { key: 'slow', status: 'IN_PROGRESS' } })) === 1,
+      10_000,
+    );
     const second = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow');
     expect(second.statusCode).toBe(409);
     expect(second.json().code).toBe('IDEMPOTENCY_IN_PROGRESS');

@@ -6,6 +6,7 @@ import { apiHeaders, buildTestApp, startTestApp } from '../../helpers/app.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 import { adminHeaders } from '../../helpers/billing.ts';
 import { seedDueSubscriptions } from '../../helpers/bulk.ts';
+import { waitFor } from '../../helpers/service.ts';
 
 let database: TestDatabase;
 let simulated: App;
@@ -46,6 +47,8 @@ describe('the clock', () => {
     const set = await simulated.inject({ method: 'PUT', url: '/admin/clock', headers: adminHeaders, payload: { now: '2030-02-28T15:00:00.000Z' } });
     expect(set.statusCode).toBe(200);
     expect(set.json()).toEqual({ now: '2030-02-28T15:00:00.000Z', kind: 'simulated', frozen: true });
+    // Not synchronisation: real time has to pass for a clock that still followed the system to show it. There is no
+    // condition to wait on instead, and a loaded machine only lets more time pass, which makes the check stronger.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect((await simulated.inject({ method: 'GET', url: '/admin/clock', headers: adminHeaders })).json().now).toBe('2030-02-28T15:00:00.000Z');
     // The mounted sandbox shares it.
@@ -80,11 +83,11 @@ describe('the scheduler', () => {
         sandboxUrl: `${baseUrl}/sandbox`,
         dueAt: new Date(Date.now() - 1000),
       });
-      const deadline = Date.now() + 15_000;
-      while ((await app.db.payment.count({ where: { status: 'SUCCEEDED' } })) < 3) {
-        if (Date.now() > deadline) throw new Error('the tick did not charge');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitFor(
+        'the cron tick to charge the three due subscriptions',
+        async () => (await app.db.payment.count({ where: { status: 'SUCCEEDED' } })) >= 3,
+        15_000,
+      );
       expect(await app.db.subscription.count({ where: { cycle: 2 } })).toBe(3);
     } finally {
       await app.close();

@@ -7,6 +7,7 @@ import { startTestApp } from '../../helpers/app.ts';
 import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { runPass } from '../../helpers/billing.ts';
 import { seedDueSubscriptions } from '../../helpers/bulk.ts';
+import { waitFor } from '../../helpers/service.ts';
 import { createAttempt, createPayment } from '../../factories/index.ts';
 import { chargeOrderId } from '../../../src/modules/payments/charge.service.ts';
 
@@ -18,14 +19,6 @@ const seed = (count: number) =>
     sandboxUrl: `${running.baseUrl}/sandbox`,
     dueAt: new Date(Date.now() - 60_000),
   });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('sweep of attempts left in flight', () => {
   it('turns an expired IN_FLIGHT charge into UNKNOWN, raises the subscription, and sends nothing', async () => {
@@ -65,7 +58,7 @@ describe('fencing', () => {
     const [id] = await seed(1);
     await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 400 });
     const pass = runPass(running.app);
-    await waitFor(async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 1);
+    await waitFor('the charge in flight', async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 1, 10_000);
     // Another replica's claim, as if our lease had expired.
     await running.app.db.subscription.update({ where: { id }, data: { leaseOwner: 'other-replica' } });
     expect(await pass).toEqual({ claimed: 1, succeeded: 0, declined: 0, unknown: 1, skipped: 0 });
@@ -86,7 +79,11 @@ describe('between the claim and the charge', () => {
     const pass = runPass(running.app);
     // Two slots busy at the gateway; the third subscription is claimed (leased, read) and waits for a slot: the one
     // whose cycle has no payment yet.
-    await waitFor(async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT', payment: { subscriptionId: { in: ids } } } })) === 2);
+    await waitFor(
+      'two charges in flight',
+      async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT', payment: { subscriptionId: { in: ids } } } })) === 2,
+      10_000,
+    );
     const subscriptions = await running.app.db.subscription.findMany({ where: { id: { in: ids } }, include: { payments: true } });
     const waiting = subscriptions.find((sub) => !sub.payments.some((p) => p.cycle === sub.cycle))!;
     expect(waiting.leaseOwner).not.toBeNull();
@@ -110,7 +107,7 @@ describe('graceful stop', () => {
     });
     await sandboxFault(stopping, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 500, count: 6 });
     const pass = stopping.charges.runPass();
-    await waitFor(async () => (await stopping.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 2);
+    await waitFor('two charges in flight', async () => (await stopping.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 2, 10_000);
     // Close drains the pass (preClose) before the database closes; the rows are read through a fresh client after.
     await stopping.close();
     const counts = await pass;
