@@ -81,3 +81,18 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * True once no subscription, payment attempt, registration or order holds a lease that is still live by the wall
+ * clock, which is the clock of the src/server.ts processes started here: a replica started now may take them all over.
+ */
+export async function leasesExpired(db: Db): Promise<boolean> {
+  const live = { leaseExpiresAt: { gte: new Date() } };
+  const counts = await Promise.all([
+    db.subscription.count({ where: live }),
+    db.paymentAttempt.count({ where: live }),
+    db.registration.count({ where: live }),
+    db.order.count({ where: live }),
+  ]);
+  return counts.every((count) => count === 0);
+}

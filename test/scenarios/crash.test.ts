@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createKeyring } from '../../src/lib/crypto.ts';
 import { parseEncryptionKeys } from '../../src/config.ts';
 import { seedDueSubscriptions } from '../helpers/bulk.ts';
-import { SERVICE_ADMIN_TOKEN, SERVICE_ENCRYPTION_KEYS, useServiceAgainstSandbox, waitFor } from '../helpers/service.ts';
+import { leasesExpired, SERVICE_ADMIN_TOKEN, SERVICE_ENCRYPTION_KEYS, useServiceAgainstSandbox, waitFor } from '../helpers/service.ts';
 
 const SUBSCRIPTIONS = 60;
 const CONCURRENCY = 8;
@@ -50,7 +50,7 @@ describe('a replica killed mid-call', () => {
     await waitFor('held calls booked', async () => (await service.sandbox.ledger()).length >= inFlightAtKill);
     await fetch(`${service.sandbox.url}/_control/faults`, { method: 'DELETE' });
     // Leases (and the attempts' leases) expire; a restarted replica takes over.
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200));
+    await waitFor('every lease expired', () => leasesExpired(service.db));
 
     const second = await startReplica();
     const report = (await (await runPass(second.port)).json()) as { claimed: number; succeeded: number; unknown: number; declined: number; skipped: number };
