@@ -1,9 +1,9 @@
-// Issue #12 defect 14: a merchant backend retrying POST /api/v1/registrations after a network error could not make it
-// idempotent. Every merchant API POST honours Idempotency-Key through the admin routes' mechanism.
+// Every merchant API POST honours Idempotency-Key through the admin routes' mechanism, so a merchant backend can
+// retry POST /api/v1/registrations after a network error. (Regression test for issue #12 defect 14.)
 import { describe, expect, it } from 'vitest';
-import { apiHeaders } from '../helpers/app.ts';
-import { useRunningApp } from '../helpers/database.ts';
-import { subscribe } from '../helpers/billing.ts';
+import { apiHeaders } from '../../helpers/app.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { subscribe } from '../../helpers/billing.ts';
 
 const running = useRunningApp();
 const post = (url: string, payload: Record<string, unknown>, key?: string) =>

@@ -1,5 +1,6 @@
-// Issue #12 defect 11: malformed input answered 500. A 36-character id that is not a UUID, a tampered cursor, a
-// year-0000 date filter and NUL characters in strings are all 400 VALIDATION_ERROR in the error shape.
+// Malformed input is a 400, never a 500: a 36-character id that is not a UUID, a tampered cursor, a year-0000 date
+// filter and NUL characters in strings are all 400 VALIDATION_ERROR in the error shape. (Regression test for issue
+// #12 defect 11.)
 import { describe, expect, it } from 'vitest';
 import { apiHeaders } from '../helpers/app.ts';
 import { useRunningApp } from '../helpers/database.ts';

@@ -1,10 +1,10 @@
-// Issue #12 defect 13: an operator got a bare 500 when a gateway answer could not be stored. The answer is the
-// payment's state and the code; the attempt is kept (in flight, then UNKNOWN by the sweep) and nothing is charged
-// twice meanwhile. A NUL character in a gateway message, which PostgreSQL cannot store, is simply dropped.
+// A gateway answer that cannot be stored: the operator gets the payment's state and the code, never a bare 500; the
+// attempt is kept (in flight, then UNKNOWN by the sweep) and nothing is charged twice meanwhile. A NUL character in a
+// gateway message, which PostgreSQL cannot store, is simply dropped. (Regression test for issue #12 defect 13.)
 import { describe, expect, it } from 'vitest';
-import { useRunningApp } from '../helpers/database.ts';
-import { sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
-import { adminHeaders, getSubscription, runPass, setClock, subscribe } from '../helpers/billing.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { adminHeaders, getSubscription, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 const LEASE_MS = 1500;

@@ -1,10 +1,10 @@
-// Issue #12 defect 4: a PAST_DUE subscription after a month of downtime was charged twice in two consecutive ticks
-// (its old retry, then the next period). Rule 10 holds for past-due subscriptions too: one charge, and the next one
-// at the boundary after now.
+// Rule 10 holds for past-due subscriptions too: after a month of downtime a PAST_DUE subscription is charged once,
+// and the next charge is at the boundary after now (not its old retry, then the next period in the following tick).
+// (Regression test for issue #12 defect 4.)
 import { describe, expect, it } from 'vitest';
-import { useRunningApp } from '../helpers/database.ts';
-import { sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
-import { getSubscription, runPass, setClock, subscribe } from '../helpers/billing.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { getSubscription, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 const running = useRunningApp({ CLOCK: 'simulated' });

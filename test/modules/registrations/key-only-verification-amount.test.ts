@@ -1,9 +1,9 @@
-// Issue #12 defect 8: an issueKeyOnly CARD registration never completed when the gateway echoed the 100-unit
-// verification amount instead of the registration's amount. That echo is no mismatch.
+// An issueKeyOnly CARD registration completes when issue-key answers the 100-unit verification amount instead of the
+// registration's amount: that echo is no mismatch. (Regression test for issue #12 defect 8.)
 import { describe, expect, it } from 'vitest';
-import { useRunningApp } from '../helpers/database.ts';
-import { createRegistration, decideWindow, follow, sandboxLedger } from '../helpers/checkout.ts';
-import { getSubscription } from '../helpers/billing.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { createRegistration, decideWindow, follow, sandboxLedger } from '../../helpers/checkout.ts';
+import { getSubscription } from '../../helpers/billing.ts';
 
 const running = useRunningApp();
 

@@ -1,9 +1,10 @@
-// Issue #12 defect 1: the Idempotency-Key scope was the raw URL, so the same key on /admin/payments/<ID>/cancel with
-// the id in upper case refunded twice. The scope is the route and the canonical (lower-case) resource id.
+// The Idempotency-Key scope is the route and the canonical (lower-case) resource id: the same key on
+// /admin/payments/<ID>/cancel with the id in upper case replays the first refund and refunds nothing more.
+// (Regression test for issue #12 defect 1, when the scope was the raw URL.)
 import { describe, expect, it } from 'vitest';
-import { useRunningApp } from '../helpers/database.ts';
-import { sandboxLedger } from '../helpers/checkout.ts';
-import { adminHeaders, paymentsOf, subscribe } from '../helpers/billing.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { sandboxLedger } from '../../helpers/checkout.ts';
+import { adminHeaders, paymentsOf, subscribe } from '../../helpers/billing.ts';
 
 const running = useRunningApp();
 

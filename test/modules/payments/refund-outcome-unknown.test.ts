@@ -1,10 +1,11 @@
-// Issue #12 defect 7: a refund whose outcome was unknown had no way out. GET /admin/payments?needsAttention=true lists
-// it, POST /admin/payments/:id/cancel/resolve settles it (audited, idempotent), and then refunds work again. A refund
+// A refund whose outcome is unknown has a way out: GET /admin/payments?needsAttention=true lists it,
+// POST /admin/payments/:id/cancel/resolve settles it (audited, idempotent), and then refunds work again. A refund
 // left in flight by a dead process becomes unknown once its lease has expired, and is settled the same way.
+// (Regression test for issue #12 defect 7.)
 import { describe, expect, it } from 'vitest';
-import { useRunningApp } from '../helpers/database.ts';
-import { sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
-import { adminHeaders, paymentsOf, subscribe } from '../helpers/billing.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { adminHeaders, paymentsOf, subscribe } from '../../helpers/billing.ts';
 
 const running = useRunningApp({ PAYMENT_TIMEOUT_MS: '1000' });
 const admin = (method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>, key?: string) =>

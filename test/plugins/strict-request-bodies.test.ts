@@ -1,5 +1,5 @@
-// Issue #12 defect 5: bodies were coerced, so `amount: true` became 1 KRW and "9900", [9900] or "1e3" were accepted.
-// Bodies are validated as sent (400 VALIDATION_ERROR); query strings are still read as their types.
+// Request bodies are validated as sent, without coercion: `amount: true`, "9900", [9900] or "1e3" are 400
+// VALIDATION_ERROR; query strings are still read as their types. (Regression test for issue #12 defect 5.)
 import { describe, expect, it } from 'vitest';
 import { apiHeaders } from '../helpers/app.ts';
 import { useRunningApp } from '../helpers/database.ts';

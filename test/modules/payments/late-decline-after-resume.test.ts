@@ -1,10 +1,11 @@
-// Issue #12 defect 12: pause then resume while a charge that will be declined is in flight left the subscription due
-// forever (claimed and skipped on every pass). The resumed schedule stands; the late decline schedules nothing.
+// Pause then resume while a charge that will be declined is in flight: the resumed schedule stands and the late
+// decline schedules nothing (it once left the subscription due forever, claimed and skipped on every pass).
+// (Regression test for issue #12 defect 12.)
 import { describe, expect, it } from 'vitest';
-import { useRunningApp } from '../helpers/database.ts';
-import { sandboxFault } from '../helpers/checkout.ts';
-import { adminHeaders, getSubscription, runPass, setClock, subscribe } from '../helpers/billing.ts';
-import { waitFor } from '../helpers/service.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { sandboxFault } from '../../helpers/checkout.ts';
+import { adminHeaders, getSubscription, runPass, setClock, subscribe } from '../../helpers/billing.ts';
+import { waitFor } from '../../helpers/service.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 const running = useRunningApp({ CLOCK: 'simulated' });

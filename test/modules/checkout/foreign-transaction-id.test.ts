@@ -1,11 +1,11 @@
-// Issue #12 defects 2 and 3: another customer's transactionId sent to my success URL. The thief's redirect must not
-// complete the thief's order or registration with the victim's money, and the victim's real charge must never be
-// recorded as failed: both wait for an operator, and nothing is sent for the victim's own redirect.
+// Another customer's transactionId sent to my success URL: the thief's redirect does not complete the thief's order or
+// registration with the victim's money, and the victim's real charge is never recorded as failed: both wait for an
+// operator, and nothing is sent for the victim's own redirect. (Regression test for issue #12, defects 2 and 3.)
 import { describe, expect, it } from 'vitest';
-import { apiHeaders } from '../helpers/app.ts';
-import { useRunningApp } from '../helpers/database.ts';
-import { createRegistration, decideWindow, follow, sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
-import { adminHeaders } from '../helpers/billing.ts';
+import { apiHeaders } from '../../helpers/app.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { createRegistration, decideWindow, follow, sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { adminHeaders } from '../../helpers/billing.ts';
 
 const running = useRunningApp();
 

@@ -1,5 +1,6 @@
-// Issue #12 defect 9: a decline message echoing the billing key was stored in gatewayMessage and returned by the
-// APIs. Billing keys, phone numbers and the secret key are scrubbed from everything stored from the gateway.
+// Billing keys, phone numbers and the secret key are scrubbed from everything stored from the gateway, and so from
+// what the APIs return, even from a decline message that echoes the billing key the call sent. (Regression test for
+// issue #12 defect 9.)
 import { describe, expect, it } from 'vitest';
 import { apiHeaders } from '../helpers/app.ts';
 import { useRunningApp } from '../helpers/database.ts';
