@@ -3,10 +3,10 @@
 // Callers run these inside the transaction that fences the write (lease, or the payment still being UNKNOWN).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../../db/prisma.ts';
-import { isLive, periodAfterSuccess, planAfterDecline, type DeclinePlan } from './schedule.rules.ts';
+import { isLive, periodAfterSuccess, planAfterDecline, type ChargeableSubscription, type DeclinePlan } from './schedule.rules.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { transitionPayment } from './payment.state.ts';
-import { transitionSubscription } from './subscription.state.ts';
+import { SUBSCRIPTION_TRANSITIONS, transitionSubscription } from './subscription.state.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -24,42 +24,72 @@ export interface SuccessInput {
   current?: Prisma.SubscriptionGetPayload<object>;
 }
 
+/** The statuses a success moves to ACTIVE (a converted trial, a recovered subscription): subscription.state.ts's `recover`. */
+export const RECOVERING: readonly string[] = SUBSCRIPTION_TRANSITIONS.recover.from.filter((status) => status !== SUBSCRIPTION_TRANSITIONS.recover.to);
+
+/**
+ * What a charge's success writes, built once from the rules (rule 6, 9, 10): the payment's values, and the
+ * subscription's next cycle, period and MOBILE chain head. Two renderings apply it: applyChargeSuccess below (Prisma,
+ * on the row it read) and the one-statement record of a new cycle (payments/charge.record.ts, SQL, where the status
+ * decides in a CASE what `subscriptionAfterSuccess` decides here); test/modules/payments/charge-paths.test.ts runs
+ * the same charges down both and compares the rows and the events.
+ */
+export function chargeSuccessWrite(
+  sub: Pick<ChargeableSubscription, 'method' | 'anchorAt' | 'intervalUnit' | 'intervalCount'>,
+  paid: Pick<SuccessInput, 'cycle' | 'dueAt' | 'amount' | 'transactionId' | 'approvedAt' | 'timezone'>,
+) {
+  const { nextCycle, period } = periodAfterSuccess(sub, paid);
+  return {
+    payment: {
+      transactionId: paid.transactionId,
+      approvedAt: paid.approvedAt,
+      failureCode: null,
+      failureMessage: null,
+      attentionReason: null,
+      nextRetryAt: null,
+    },
+    /** The cycle is at least this one (a later cycle already reached stays). */
+    nextCycle,
+    period,
+    chainHead: { lastTransactionId: paid.transactionId, lastAmount: paid.amount, lastTransactionAt: paid.approvedAt },
+  };
+}
+
+export type ChargeSuccessWrite = ReturnType<typeof chargeSuccessWrite>;
+
+/**
+ * The subscription's columns after a success, by the row the success finds: scheduled at the period's end while it
+ * is live, its schedule kept while paused, nothing once cancelled (paused or cancelled while the call was out: the
+ * success is recorded, nothing is scheduled); a pending increase that was charged (its consent counted) becomes the
+ * amount; a recovering status becomes ACTIVE (RECOVERING).
+ */
+export function subscriptionAfterSuccess(sub: Pick<ChargeableSubscription, 'status' | 'cycle' | 'nextChargeAt' | 'pendingAmount'>, write: ChargeSuccessWrite) {
+  const pendingCharged = sub.pendingAmount !== null && sub.pendingAmount === write.chainHead.lastAmount;
+  return {
+    recover: RECOVERING.includes(sub.status),
+    data: {
+      cycle: Math.max(sub.cycle, write.nextCycle),
+      currentPeriodStart: write.period.start,
+      currentPeriodEnd: write.period.end,
+      nextChargeAt: isLive(sub.status) ? write.period.end : sub.status === 'PAUSED' ? sub.nextChargeAt : null,
+      ...write.chainHead,
+      ...(pendingCharged ? { amount: write.chainHead.lastAmount, pendingAmount: null, pendingAmountRequestedAt: null } : {}),
+    },
+  };
+}
+
 /**
  * The payment SUCCEEDED; the subscription moves to the next cycle: CARD on its anchor (past the period that contains
  * the payment), MOBILE one month after this success, whose transactionId becomes the chain head in this same
- * transaction (rule 6).
+ * transaction (rule 6). One update of each row, as the one-statement record makes.
  */
 export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<void> {
-  await transitionPayment(tx, input.paymentId, 'succeed', {
-    transactionId: input.transactionId,
-    approvedAt: input.approvedAt,
-    failureCode: null,
-    failureMessage: null,
-    attentionReason: null,
-    nextRetryAt: null,
-  });
   const sub = input.current ?? (await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } }));
-  const { nextCycle, period } = periodAfterSuccess(sub, input);
-  const pendingCharged = sub.pendingAmount !== null && sub.pendingAmount === input.amount;
-  await tx.subscription.update({
-    where: { id: sub.id },
-    data: {
-      cycle: Math.max(sub.cycle, nextCycle),
-      currentPeriodStart: period.start,
-      currentPeriodEnd: period.end,
-      // Paused or cancelled while the call was out: the success is recorded, nothing is scheduled.
-      nextChargeAt: isLive(sub.status) ? period.end : sub.status === 'PAUSED' ? sub.nextChargeAt : null,
-      lastTransactionId: input.transactionId,
-      lastAmount: input.amount,
-      lastTransactionAt: input.approvedAt,
-      // A pending increase charged (its consent counted, planCharge) is now the amount.
-      amount: pendingCharged ? input.amount : undefined,
-      pendingAmount: pendingCharged ? null : undefined,
-      pendingAmountRequestedAt: pendingCharged ? null : undefined,
-    },
-  });
-  // A converted trial and a recovered subscription are ACTIVE again.
-  if (sub.status === 'PAST_DUE' || sub.status === 'TRIALING') await transitionSubscription(tx, sub.id, 'recover');
+  const write = chargeSuccessWrite(sub, input);
+  await transitionPayment(tx, input.paymentId, 'succeed', write.payment);
+  const { recover, data } = subscriptionAfterSuccess(sub, write);
+  if (recover) await transitionSubscription(tx, sub.id, 'recover', data);
+  else await tx.subscription.update({ where: { id: sub.id }, data });
 }
 
 /** The declines that count for a payment's retries: those since a new payment method reset them (retriesFrom). */

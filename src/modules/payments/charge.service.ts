@@ -1,6 +1,7 @@
 // The charging engine (DESIGN.md §3, all rules): claims due subscriptions, charges them through the gateway and
 // records every outcome. The scheduler's tick, POST /admin/scheduler/run and the admin charge all come here. Three
-// parts: the planner decides (charge.rules.ts, pure), the steps prepare and record one charge (charge.steps.ts),
+// parts: the planner decides (charge.rules.ts, pure), the steps prepare and record one charge (charge.prepare.ts,
+// charge.record.ts),
 // and this engine claims, runs passes with bounded concurrency and drains on shutdown.
 //
 // Invariants kept here:
@@ -16,29 +17,29 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import { sqlQuery } from '../../db/prisma.ts';
 import { sweepExpiredAttempts as sweep } from '../ledger/attempts.ts';
 import { createGatewayOperations } from '../ledger/gateway-operation.ts';
 import { explainCharge } from '../ledger/charge.rules.ts';
-import { LIVE } from '../ledger/schedule.rules.ts';
 import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
-import {
-  CLAIMED_COLUMNS,
-  createChargeSteps,
-  loadChargeInputs,
-  type ChargeReport,
-  type ClaimedRow,
-  type OnPrepared,
-  type PassReport,
-  type Ready,
-  type Trigger,
-} from './charge.steps.ts';
-import { releaseSubscription } from '../ledger/subscription.queries.ts';
+import { claimDue, loadChargeInputs, stillDue, type ClaimedRow } from './charge.claim.ts';
+import { createChargePrepare } from './charge.prepare.ts';
+import { createChargeRecord } from './charge.record.ts';
+import type { ChargeReport, OnPrepared, PassReport, Ready, Trigger } from './charge.types.ts';
+import { leaseFreeWhere, releaseSubscription } from '../ledger/subscription.queries.ts';
 
-export { chargeOrderId, type ChargeReport, type PassReport } from './charge.steps.ts';
+export { chargeOrderId, type ChargeReport, type PassReport } from './charge.types.ts';
 export type ChargeDeps = ServiceDeps;
 
-export function createChargeService(deps: ChargeDeps) {
+export interface ChargeOptions {
+  /**
+   * Prepare and record a new cycle's common case in one statement each (default). Off, every charge takes the
+   * transactional steps: the same writes through Prisma (test/modules/payments/charge-paths.test.ts compares them).
+   */
+  oneStatement?: boolean;
+}
+
+export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {}) {
+  const oneStatement = options.oneStatement ?? true;
   const { db, gateway, clock, config, log } = deps;
   const { leaseMs, batchSize, concurrency } = config.scheduler;
   const zone = config.timezone;
@@ -48,39 +49,17 @@ export function createChargeService(deps: ChargeDeps) {
   const passes = new Set<Promise<PassReport>>();
 
   const release = releaseSubscription;
-  const { prepare, record, recordAtOnce } = createChargeSteps(deps);
+  const { prepare } = createChargePrepare(deps);
+  const { record, recordAtOnce } = createChargeRecord(deps);
 
-  /**
-   * Claims up to a batch of subscriptions due by `dueBy` whose lease is free at `now`, and reads what
-   * prepareNewCycle decides from (CLAIMED_COLUMNS) in the same statement.
-   */
-  async function claimBatch(owner: string, dueBy: Date, now: Date, exclude: string[]): Promise<ClaimedRow[]> {
-    const leaseExpiresAt = new Date(now.getTime() + leaseMs);
-    return sqlQuery<ClaimedRow>(
-      db,
-      `
-      UPDATE "subscriptions" s SET "leaseOwner" = $1, "leaseExpiresAt" = $2
-        FROM "billing_keys" k
-      WHERE k."id" = s."billingKeyId" AND s."id" IN (
-        SELECT "id" FROM "subscriptions"
-        -- LIVE, spelled out so that the partial index subscriptions_due_claim_idx serves this query.
-        WHERE "status" IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND "needsAttention" = false
-          AND "nextChargeAt" <= $3
-          AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < $4)
-          AND NOT ("id" = ANY($5::uuid[]))
-        ORDER BY "nextChargeAt"
-        LIMIT $6::int
-        FOR UPDATE SKIP LOCKED
-      )
-      RETURNING ${CLAIMED_COLUMNS}`,
-      [owner, leaseExpiresAt, dueBy, now, exclude, batchSize],
-    );
-  }
+  /** Claims up to a batch of subscriptions due by `dueBy` whose lease is free at `now` (charge.claim.ts). */
+  const claimBatch = (owner: string, dueBy: Date, now: Date, exclude: string[]): Promise<ClaimedRow[]> =>
+    claimDue(db, { owner, leaseExpiresAt: new Date(now.getTime() + leaseMs), dueBy, now, exclude, limit: batchSize });
 
   /** Takes the lease on one subscription for an operator's charge; false when someone else holds it. */
   async function claimOne(id: string, owner: string, now: Date): Promise<boolean> {
     const claimed = await db.subscription.updateMany({
-      where: { id, OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] },
+      where: { id, ...leaseFreeWhere(now) },
       data: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) },
     });
     return claimed.count === 1;
@@ -97,7 +76,7 @@ export function createChargeService(deps: ChargeDeps) {
   function chargeClaimed(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared, claimed?: ClaimedRow): Promise<ChargeReport> {
     return runOperation<Ready, ChargeReport>({
       prepare: async () => {
-        const prepared = await prepare(id, owner, trigger, onPrepared, claimed);
+        const prepared = await prepare(id, owner, trigger, onPrepared, oneStatement ? claimed : undefined);
         return prepared.kind === 'DONE' ? { done: prepared.report } : { ready: prepared };
       },
       call: (ready) =>
@@ -111,7 +90,7 @@ export function createChargeService(deps: ChargeDeps) {
           ...(ready.method === 'MOBILE' ? { lastTransactionId: ready.plan.lastTransactionId, itemCode: ready.itemCode ?? undefined } : {}),
         }),
       record,
-      recordAtOnce,
+      ...(oneStatement ? { recordAtOnce } : {}),
       unrecorded: (ready, _result, reason) => ({
         subscriptionId: id,
         paymentId: ready.paymentId,
@@ -171,15 +150,7 @@ export function createChargeService(deps: ChargeDeps) {
         }
         const checking = [...unchecked];
         if (checking.length > 0) {
-          // One text whatever the count (= ANY of an array, not IN): one named statement (db/prisma.ts).
-          const stillDue = await sqlQuery<{ id: string }>(
-            db,
-            `
-            SELECT "id" FROM "subscriptions"
-             WHERE "id" = ANY($1::uuid[]) AND "nextChargeAt" <= $2 AND "status"::text = ANY($3::text[]) AND "needsAttention" = false`,
-            [checking, dueBy, [...LIVE]],
-          );
-          leftDue.push(...stillDue.map((row) => row.id));
+          leftDue.push(...(await stillDue(db, checking, dueBy)));
           for (const id of checking) {
             unchecked.delete(id);
             claimedNotChecked.delete(id);

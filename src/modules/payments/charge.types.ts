@@ -1,0 +1,66 @@
+// What the charging engine's steps hand each other and answer (charge.prepare.ts, charge.record.ts, charge.service.ts).
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { ChargePlan, RefusalCode } from '../ledger/charge.rules.ts';
+import type { ChargeableSubscription } from '../ledger/schedule.rules.ts';
+
+type Tx = Prisma.TransactionClient;
+export type Trigger = 'SCHEDULER' | 'ADMIN';
+
+/** How one claimed subscription ended. SKIPPED: a rule refused, the call was not sent, or the claim was lost. */
+export type ChargeOutcome = 'SUCCEEDED' | 'DECLINED' | 'UNKNOWN' | 'SKIPPED';
+
+export interface ChargeReport {
+  subscriptionId: string;
+  outcome: ChargeOutcome;
+  paymentId?: string;
+  /** Why nothing was sent: a rule's code, NOT_SENT, LEASE_LOST or CANCELED_AT_PERIOD_END. */
+  code?:
+    | RefusalCode
+    | 'NOT_SENT'
+    | 'LEASE_LOST'
+    | 'CANCELED_AT_PERIOD_END'
+    | 'CONSENT_MISSING'
+    | 'BILLING_KEY_UNREADABLE'
+    | 'ERROR'
+    | 'RECORD_FAILED'
+    | 'CHARGE_IN_PROGRESS';
+  message?: string;
+  gatewayCode?: string;
+}
+
+export interface PassReport {
+  claimed: number;
+  succeeded: number;
+  declined: number;
+  unknown: number;
+  skipped: number;
+}
+
+/** Deterministic charge orderId (rule 2): subscription, cycle and attempt, at most 50 bytes. */
+export function chargeOrderId(subscriptionId: string, cycle: number, attempt: number): string {
+  const orderId = `S${subscriptionId.replace(/-/g, '')}-${cycle}-${attempt}`;
+  if (Buffer.byteLength(orderId, 'utf8') > 50) throw new Error(`orderId for cycle ${cycle} attempt ${attempt} exceeds 50 bytes`);
+  return orderId;
+}
+
+export interface Ready {
+  kind: 'READY';
+  leaseOwner: string;
+  subscriptionId: string;
+  method: 'CARD' | 'MOBILE';
+  plan: Extract<ChargePlan, { action: 'CHARGE' }>;
+  paymentId: string;
+  attemptId: string;
+  orderId: string;
+  billingKey: string;
+  userId: string;
+  orderName: string;
+  itemCode: string | null;
+  /** Prepared by prepareNewCycle: what its success needs, so that it is recorded in one statement (recordAtOnce). */
+  newCycle?: Pick<ChargeableSubscription, 'method' | 'anchorAt' | 'intervalUnit' | 'intervalCount'>;
+}
+
+export type Prepared = Ready | { kind: 'DONE'; report: ChargeReport };
+
+/** Called in the transaction that commits a charge's payment and attempt, just before the call. */
+export type OnPrepared = (tx: Tx, info: { paymentId: string; orderId: string; cycle: number; amount: number }) => Promise<void>;

@@ -1,0 +1,164 @@
+// The charge's write, rendered twice: a new cycle's common case in one SQL statement each for prepare and record
+// (charge.prepare.ts prepareNewCycle, charge.record.ts recordAtOnce), everything else through Prisma in short
+// transactions. Both render the ledger's one write (chargeSuccessWrite, subscriptionAfterSuccess). This twin test
+// runs the same charge down each path, against the sandbox over HTTP, and compares every row it wrote and every event
+// the database's triggers recorded, with the values that differ by nature (ids, the gateway's transactionId and
+// approval time, write times) replaced by names.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createKeyring } from '../../../src/lib/crypto.ts';
+import { createChargeService } from '../../../src/modules/payments/charge.service.ts';
+import { adminHeaders } from '../../helpers/billing.ts';
+import { seedDueSubscriptions } from '../../helpers/bulk.ts';
+import { sandboxFault } from '../../helpers/checkout.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { waitFor } from '../../helpers/service.ts';
+
+// Consents are not required here so that a trial's conversion takes the one-statement path too.
+const running = useRunningApp({ SCHEDULER_CONCURRENCY: '2', CONSENT_REQUIRED: 'false' });
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+type Path = 'oneStatement' | 'transactional';
+
+function engine(path: Path) {
+  const { app } = running;
+  const deps = { db: app.db, gateway: app.gateway, clock: app.clock, config: app.config, keyring: createKeyring(app.config.encryptionKeys), log: app.log };
+  return createChargeService(deps, { oneStatement: path === 'oneStatement' });
+}
+
+/** Columns written at the time of writing (the database's or the process's clock), never equal between two runs. */
+const WRITE_TIMES = new Set(['createdAt', 'updatedAt', 'sentAt', 'completedAt', 'trialWillEndAt', 'pausedAt', 'rawResponse', 'pos', 'xid', 'sequence']);
+
+/** Replaces every occurrence of a run's own values by their names, and drops the write times. */
+function normalize(value: unknown, names: Map<string, string>): unknown {
+  if (value instanceof Date) return names.get(value.toISOString()) ?? value.toISOString();
+  // The events' snapshots hold instants as PostgreSQL prints them (+00:00): compared as instants.
+  if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(value)) return normalize(new Date(value), names);
+  if (typeof value === 'string') {
+    let out = names.get(value) ?? value;
+    for (const [raw, name] of names) if (raw.length >= 8) out = out.split(raw).join(name);
+    return out;
+  }
+  if (typeof value === 'bigint') return Number(value);
+  if (Array.isArray(value)) return value.map((v) => normalize(v, names));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => !WRITE_TIMES.has(key))
+        .map(([key, v]) => [key, normalize(v, names)]),
+    );
+  }
+  return value;
+}
+
+/** Everything one charge of subscription `id` left in the database, normalized. */
+async function written(id: string) {
+  const { db } = running.app;
+  const subscription = await db.subscription.findUniqueOrThrow({ where: { id } });
+  const payments = await db.payment.findMany({ where: { subscriptionId: id }, include: { attempts: true } });
+  const payment = payments[0]!;
+  const attempt = payment.attempts[0]!;
+  const names = new Map<string, string>([
+    [id, '<subscription>'],
+    [id.replace(/-/g, ''), '<subscription>'],
+    [payment.id, '<payment>'],
+    [attempt.id, '<attempt>'],
+    [subscription.billingKeyId, '<billingKey>'],
+    [subscription.registrationId, '<registration>'],
+    [subscription.userId, '<user>'],
+  ]);
+  if (payment.transactionId) names.set(payment.transactionId, '<transactionId>');
+  if (payment.approvedAt) names.set(payment.approvedAt.toISOString(), '<approvedAt>');
+  const events = await db.event.findMany({ where: { objectId: { in: [id, payment.id] } }, orderBy: { pos: 'asc' } });
+  for (const [index, event] of events.entries()) names.set(event.id, `<event ${index}>`);
+  return normalize({ subscription, payments, events }, names);
+}
+
+/**
+ * Charges one due subscription through `path`'s engine and reports whether the charge itself opened a transaction
+ * (the one-statement path opens none; the sweep and trial notice before it are counted apart by an empty pass).
+ */
+async function chargeDown(path: Path) {
+  const charges = engine(path);
+  const spy = vi.spyOn(running.app.db, '$transaction');
+  const report = await charges.runPass();
+  const transactions = spy.mock.calls.length;
+  spy.mockClear();
+  await charges.runPass();
+  const baseline = spy.mock.calls.length;
+  spy.mockRestore();
+  return { report, chargeTransactions: transactions - baseline };
+}
+
+async function seedOne(dueAt: Date, change?: (id: string) => Promise<void>) {
+  const { app } = running;
+  const [id] = await seedDueSubscriptions(app.db, createKeyring(app.config.encryptionKeys), { count: 1, sandboxUrl: `${running.baseUrl}/sandbox`, dueAt });
+  await change?.(id!);
+  return id!;
+}
+
+/** Seeds the same subscription twice, one after the other, and charges each down one path. */
+async function twin(change?: (id: string) => Promise<void>, during?: (id: string) => Promise<void>) {
+  const dueAt = new Date(Date.now() - 60_000);
+  const results: Record<Path, { rows: unknown; chargeTransactions: number; succeeded: number }> = {} as never;
+  for (const path of ['oneStatement', 'transactional'] as const) {
+    const id = await seedOne(dueAt, change);
+    const charging = chargeDown(path);
+    try {
+      await during?.(id);
+    } finally {
+      await charging.catch(() => undefined);
+    }
+    const { report, chargeTransactions } = await charging;
+    results[path] = { rows: await written(id), chargeTransactions, succeeded: report.succeeded };
+  }
+  return results;
+}
+
+describe('one write, two renderings: the one-statement charge writes what the transactional charge writes', () => {
+  it('an ACTIVE subscription’s new cycle: the same payment, attempt, subscription and events', async () => {
+    const { oneStatement, transactional } = await twin();
+    expect(oneStatement.succeeded).toBe(1);
+    expect(transactional.succeeded).toBe(1);
+    // Each went down its own path: the one-statement charge opened no transaction.
+    expect(oneStatement.chargeTransactions).toBe(0);
+    expect(transactional.chargeTransactions).toBeGreaterThan(0);
+    expect(oneStatement.rows).toEqual(transactional.rows);
+    expect(oneStatement.rows).toMatchObject({ subscription: { status: 'ACTIVE', cycle: 2, lastTransactionId: '<transactionId>' } });
+  });
+
+  it('a trial’s first paid charge: both make it ACTIVE through the recover move, with the same events', async () => {
+    const trialEnd = new Date(Date.now() - 60_000);
+    const trialing = (id: string) => running.app.db.subscription.update({ where: { id }, data: { status: 'TRIALING', trialEnd } }).then(() => undefined);
+    const { oneStatement, transactional } = await twin(trialing);
+    expect(oneStatement.chargeTransactions).toBe(0);
+    expect(transactional.chargeTransactions).toBeGreaterThan(0);
+    expect(oneStatement.rows).toEqual(transactional.rows);
+    expect(oneStatement.rows).toMatchObject({ subscription: { status: 'ACTIVE' } });
+  });
+
+  it('paused while the call was out: the success is recorded and nothing is scheduled, on both paths', async () => {
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300, count: 2 });
+    const pauseInFlight = async (id: string) => {
+      const { db } = running.app;
+      await waitFor(
+        'the charge in flight',
+        async () => (await db.paymentAttempt.count({ where: { payment: { subscriptionId: id }, status: 'IN_FLIGHT' } })) === 1,
+      );
+      const answer = await running.app.inject({
+        method: 'POST',
+        url: `/admin/subscriptions/${id}/pause`,
+        headers: { ...adminHeaders, 'idempotency-key': `pause-${id}` },
+        payload: { reason: 'twin test' },
+      });
+      expect(answer.statusCode).toBe(200);
+    };
+    const { oneStatement, transactional } = await twin(undefined, pauseInFlight);
+    // The operator's pause opened a transaction of its own on both runs.
+    expect(oneStatement.chargeTransactions).toBeLessThan(transactional.chargeTransactions);
+    expect(oneStatement.rows).toEqual(transactional.rows);
+    expect(oneStatement.rows).toMatchObject({ subscription: { status: 'PAUSED', nextChargeAt: null }, payments: [{ status: 'SUCCEEDED' }] });
+  });
+});
