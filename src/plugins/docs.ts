@@ -7,6 +7,7 @@
 //   415 UNSUPPORTED_MEDIA_TYPE on JSON bodies of the API, 429 RATE_LIMITED where rate limits apply;
 // - a body that the route's schema marks optional (TypeBox Optional) is not a required requestBody.
 // The development sandbox is not part of the service's contract and is left out.
+// The UI's pages (/docs and its assets) carry a Content-Security-Policy of their own, DOCS_CSP below.
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -25,6 +26,26 @@ declare module 'fastify' {
 type Errors = Record<number, Set<string>>;
 
 const OPTIONAL_BODY = 'x-optional-body';
+
+/**
+ * The CSP of /docs and everything under it: @fastify/swagger-ui's own static policy (`staticCSP: true`), except that
+ * styles may be inline. Swagger UI's script inserts inline styles as it renders, which `style-src 'self'` blocks (the
+ * browser logs a CSP error). A nonce cannot reach what the bundle creates and hashes would pin one version's styles,
+ * so `'unsafe-inline'` is allowed for styles, on these pages only (helmet's policy of the browser routes is another).
+ * Scripts stay strict: only the service's own files, no inline script, no handler attributes, no eval.
+ */
+const DOCS_CSP = [
+  "default-src 'self'",
+  "base-uri 'self'",
+  "font-src 'self' https: data:",
+  "frame-ancestors 'self'",
+  "img-src 'self' data: validator.swagger.io",
+  "object-src 'none'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  "style-src 'self' https: 'unsafe-inline'",
+  'upgrade-insecure-requests',
+].join('; ');
 
 function securityFor(url: string) {
   if (url.startsWith('/api/')) return [{ apiKey: [] }];
@@ -107,7 +128,7 @@ async function docsPlugin(app: FastifyInstance) {
     },
   });
   // In production the document and its UI take a bearer token of the service (src/plugins/auth.ts).
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiHooks: { onRequest: app.requireDocsReader } });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP, uiHooks: { onRequest: app.requireDocsReader } });
 }
 
 export default fp(docsPlugin, { name: 'docs', fastify: '5.x', dependencies: ['auth'] });

@@ -1,9 +1,13 @@
 // GET /docs/json is a valid OpenAPI 3 document that lists every route of the service (the development sandbox
 // aside), each with its auth scheme, and that a client generator can use: Redocly's recommended rules pass, every
 // operation is named and summarised, errors share one schema, and headers and bodies are required exactly where
-// the contract requires them.
+// the contract requires them. The UI at /docs renders under a Content-Security-Policy that lets Swagger UI's inline
+// styles through and keeps scripts strict: checked on the header, and in headless Chromium (Debian's `chromium`,
+// as test/e2e/browser.test.ts: skipped without it unless REQUIRE_BROWSER_TESTS=1) by the absence of CSP errors.
+import { existsSync } from 'node:fs';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { buildTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
@@ -183,5 +187,73 @@ describe('GET /docs/json', () => {
     const response = await app.inject({ method: 'GET', url: '/docs/' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/text\/html/);
+  });
+});
+
+/** A CSP header's directives: name → its sources. */
+function directives(header: string | string[] | number | undefined): Record<string, string[]> {
+  expect(typeof header, 'content-security-policy header').toBe('string');
+  const parsed: Record<string, string[]> = {};
+  for (const part of (header as string).split(';')) {
+    const [name, ...sources] = part.trim().split(/\s+/);
+    if (name) parsed[name.toLowerCase()] = sources;
+  }
+  return parsed;
+}
+
+describe('GET /docs content security policy', () => {
+  it('lets the UI’s inline styles through (no nonce or hash that would void unsafe-inline) and keeps scripts to the service’s own files', async () => {
+    for (const url of ['/docs/', '/docs/static/index.html', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css']) {
+      const response = await app.inject({ method: 'GET', url });
+      expect(response.statusCode, url).toBeLessThan(400);
+      const csp = directives(response.headers['content-security-policy']);
+      expect(csp['style-src'], url).toContain("'unsafe-inline'");
+      expect(
+        csp['style-src']!.filter((s) => /^'(nonce|sha\d+)-/.test(s)),
+        url,
+      ).toEqual([]);
+      expect(csp['style-src-elem'], url).toBeUndefined();
+      expect(csp['style-src-attr'], url).toBeUndefined();
+      expect(csp['script-src'], url).toEqual(["'self'"]);
+      expect(csp['script-src-attr'], url).toEqual(["'none'"]);
+      expect(csp['default-src'], url).toEqual(["'self'"]);
+      expect(csp['object-src'], url).toEqual(["'none'"]);
+    }
+  });
+
+  it('is the docs’ own: other routes do not carry it', async () => {
+    const health = await app.inject({ method: 'GET', url: '/health' });
+    expect(health.headers['content-security-policy']).toBeUndefined();
+    // The browser routes keep helmet's policy, which allows no inline script either.
+    const result = await app.inject({ method: 'GET', url: '/result?status=success' });
+    const csp = directives(result.headers['content-security-policy']);
+    expect(csp['script-src']).toEqual(["'self'"]);
+    expect(csp['script-src-attr']).toEqual(["'none'"]);
+  });
+
+  const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  const NO_BROWSER = process.env.REQUIRE_BROWSER_TESTS !== '1' && !existsSync(CHROMIUM);
+  it.skipIf(NO_BROWSER)('renders in Chromium with no CSP error in the console (skipped without Chromium unless REQUIRE_BROWSER_TESTS=1)', async () => {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) problems.push(`${message.type()}: ${message.text()}`);
+      });
+      page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+      await page.goto(`http://127.0.0.1:${port}/docs`);
+      // The operations rendered from /docs/json; open one so that its parameters and responses render too.
+      await page.locator('.opblock').first().waitFor({ timeout: 20_000 });
+      expect(await page.locator('.opblock').count()).toBeGreaterThan(30);
+      await page.locator('.opblock-summary').first().click();
+      await page.locator('.opblock-body').first().waitFor({ timeout: 10_000 });
+      await page.waitForLoadState('networkidle');
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   });
 });
