@@ -234,14 +234,16 @@ export function explainCharge(sub: ChargeableSubscription, open: OpenPayment | u
     ),
   ];
   if (ctx.consentRequired && sub.status === 'TRIALING') {
-    rules.push(check('a TRIAL_CONVERSION consent counts (rule 13)', hasCountingConsent(ctx.consents, 'TRIAL_CONVERSION', ctx.now), 'CONSENT_REQUIRED'));
+    rules.push(
+      check('a TRIAL_CONVERSION consent counts (the consent rule)', hasCountingConsent(ctx.consents, 'TRIAL_CONVERSION', ctx.now), 'CONSENT_REQUIRED'),
+    );
   }
   if (ctx.consentRequired && plan.action !== 'CANCEL_CONSENT_MISSING') {
     const amount = open?.amount ?? amountToCharge(sub, ctx);
     const increase = sub.lastAmount !== null && amount > sub.lastAmount;
     rules.push(
       check(
-        'no increase over the last charge without a counting PRICE_INCREASE consent (rule 13)',
+        'no increase over the last charge without a counting PRICE_INCREASE consent (the consent rule)',
         !increase || hasCountingConsent(ctx.consents, 'PRICE_INCREASE', ctx.now),
         'CONSENT_REQUIRED',
         `${amount} vs ${sub.lastAmount}`,

@@ -137,7 +137,7 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
         await transitionSubscription(tx, id, 'cancel', { canceledAt: now, nextChargeAt: null, cancelReason: 'CONSENT_MISSING' });
         await release(tx, id, owner);
         await revokeBillingKey(tx, sub.billingKeyId, now);
-        log.info({ subscriptionId: id }, 'trial ended without the customer’s consent to convert (rule 13): cancelled, not charged');
+        log.info({ subscriptionId: id }, 'trial ended without the customer’s consent to convert (the consent rule): cancelled, not charged');
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CONSENT_MISSING' } };
       }
       if (plan.action === 'REFUSE') {

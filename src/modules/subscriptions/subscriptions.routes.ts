@@ -81,7 +81,7 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
       {
         schema: {
           operationId: 'recordConsent',
-          summary: 'Record the customer’s consent to a trial’s conversion or a price increase (rule 13)',
+          summary: 'Record the customer’s consent to a trial’s conversion or a price increase (the consent rule)',
           tags: ['subscriptions'],
           params: IdParams,
           headers: idempotencyHeaders(false),
