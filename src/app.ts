@@ -45,6 +45,7 @@ import { endpointsRoutes } from './modules/webhooks/endpoints.routes.ts';
 import docsPlugin from './plugins/docs.ts';
 import metricsPlugin from './plugins/metrics.ts';
 
+import { dueWhere } from './modules/ledger/subscription.queries.ts';
 export type { App } from './app-types.ts';
 
 export interface BuildOptions {
@@ -128,7 +129,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     connectionString: config.databaseUrl,
     poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4,
   });
-  await app.register(metricsPlugin);
+  await app.register(metricsPlugin, { countDue: () => app.db.subscription.count({ where: dueWhere(clock.now()) }) });
   await app.register(gatewayPlugin);
   await app.register(healthRoutes);
 

@@ -8,7 +8,6 @@ import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GatewayClient, GatewayResult } from '../gateway/types.ts';
 import type { WebhookObserver } from '../modules/webhooks/dispatcher.ts';
-import { LIVE } from '../modules/ledger/schedule.rules.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -41,7 +40,13 @@ export function instrumentGateway(client: GatewayClient, metrics: Metrics): Gate
   };
 }
 
-async function metricsPlugin(app: FastifyInstance) {
+/** What the metrics read from the domain, passed in by app.ts (plugins import no module). */
+export interface MetricsOptions {
+  /** Subscriptions due now (the ledger's due predicate, ledger/subscription.queries.ts). */
+  countDue(): Promise<number>;
+}
+
+async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -76,7 +81,7 @@ async function metricsPlugin(app: FastifyInstance) {
     help: 'Subscriptions due now and not yet charged (the backlog a pass would claim)',
     registers: [registry],
     async collect() {
-      this.set(await app.db.subscription.count({ where: { status: { in: [...LIVE] }, needsAttention: false, nextChargeAt: { lte: app.clock.now() } } }));
+      this.set(await options.countDue());
     },
   });
   new Gauge({
