@@ -145,7 +145,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(schedulerPlugin, { charges });
   await app.register(webhooksPlugin, { keyring });
   if (!config.consentRequired)
-    app.log.warn('CONSENT_REQUIRED=false: trials convert and price increases apply without the customer’s recorded consent (DESIGN.md §3 rule 13 is off)');
+    app.log.warn('CONSENT_REQUIRED=false: trials convert and price increases apply without the customer’s recorded consent (the consent rule is off)');
 
   // Browser routes and pages: rate limited per client address, with security headers (CSP allows the pages'
   // inline styles only).
