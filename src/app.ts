@@ -32,6 +32,8 @@ import { ordersRoutes } from './modules/orders/orders.routes.ts';
 import { createChargeService } from './modules/payments/charge.service.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { createIdempotency } from './modules/idempotency/idempotency.ts';
+import { subscriptionsAdminRoutes } from './modules/subscriptions/subscriptions.admin-routes.ts';
+import { paymentsAdminRoutes } from './modules/payments/payments.admin-routes.ts';
 import { createPaymentActions } from './modules/payments/payment-actions.service.ts';
 import { createSubscriptionActions } from './modules/subscriptions/subscription-actions.service.ts';
 import { createChargeNow } from './modules/payments/charge-now.ts';
@@ -181,16 +183,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(async (admin) => {
     guardInput(admin, { jsonOnly: true });
     await limitRequests(admin, config.rateLimit.admin, app.rateLimitKey('admin'));
-    await admin.register(
-      adminRoutes({
-        charges,
-        chargeNow: createChargeNow({ db: app.db, charges }),
-        subscriptions: createSubscriptionActions(deps),
-        payments: createPaymentActions(deps),
-        idempotency,
-      }),
-      { prefix: '/admin' },
-    );
+    // After the limiter (a refused token is counted), before every admin route.
+    admin.addHook('onRequest', app.requireAdminToken);
+    const chargeNow = createChargeNow({ db: app.db, charges });
+    await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
+    await admin.register(subscriptionsAdminRoutes(createSubscriptionActions(deps), idempotency), { prefix: '/admin' });
+    await admin.register(paymentsAdminRoutes({ chargeNow, payments: createPaymentActions(deps), idempotency }), { prefix: '/admin' });
   });
 
   return app;

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Cursor, Limit, Uuid } from '../shared/schemas.ts';
+import { Amount, Cursor, Instant, Limit, Method, Reason, Uuid } from '../shared/schemas.ts';
 
 export const PaymentStatus = Type.Union([
   Type.Literal('PENDING'),
@@ -57,3 +57,46 @@ export const ListPaymentsQuery = Type.Object(
   { subscriptionId: Type.Optional(Uuid), status: Type.Optional(PaymentStatus), limit: Limit, cursor: Type.Optional(Cursor) },
   { additionalProperties: false },
 );
+
+// Admin routes (payments.admin-routes.ts).
+export const AdminPaymentsQuery = Type.Object(
+  {
+    status: Type.Optional(PaymentStatus),
+    needsAttention: Type.Optional(Type.Boolean()),
+    kind: Type.Optional(Type.Union([Type.Literal('INITIAL'), Type.Literal('RECURRING'), Type.Literal('MANUAL'), Type.Literal('ONE_TIME')])),
+    method: Type.Optional(Method),
+    subscriptionId: Type.Optional(Uuid),
+    userId: Type.Optional(Type.String({ maxLength: 200 })),
+    createdFrom: Type.Optional(Instant),
+    createdTo: Type.Optional(Instant),
+    limit: Limit,
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false },
+);
+
+export const ResolveBody = Type.Object(
+  {
+    outcome: Type.Union([Type.Literal('SUCCEEDED'), Type.Literal('FAILED')]),
+    transactionId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    approvedAt: Type.Optional(Instant),
+    reason: Reason,
+  },
+  { additionalProperties: false },
+);
+export const RefundBody = Type.Object({ amount: Type.Optional(Amount), reason: Reason }, { additionalProperties: false });
+export const RefundResolveBody = Type.Object(
+  { outcome: Type.Union([Type.Literal('SUCCEEDED'), Type.Literal('FAILED')]), reason: Reason },
+  { additionalProperties: false },
+);
+export const ChargeQuery = Type.Object({ dryRun: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+
+export const ChargeDryRun = Type.Object({
+  dryRun: Type.Literal(true),
+  allowed: Type.Boolean(),
+  cycle: Type.Optional(Type.Integer()),
+  amount: Type.Optional(Type.Integer()),
+  dueAt: Type.Optional(Type.String()),
+  refusal: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+  rules: Type.Array(Type.Object({ rule: Type.String(), passed: Type.Boolean(), code: Type.Optional(Type.String()), detail: Type.Optional(Type.String()) })),
+});

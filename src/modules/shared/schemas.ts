@@ -73,3 +73,8 @@ export const CheckoutRedirect = Type.Null({
   description: 'See Other: to the returnUrl (or RETURN_URL, or the built-in result page) with status=success and the ids, ' + 'or status=failed and the code',
   headers: { location: { type: 'string', description: 'where the browser goes next' } },
 });
+
+/** Every admin action says why; the reason goes to the audit trail (and to the gateway for a refund). */
+export const Reason = Type.String({ minLength: 1, maxLength: 500 });
+
+export const ReasonBody = Type.Object({ reason: Reason }, { additionalProperties: false });

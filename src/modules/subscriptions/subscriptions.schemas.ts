@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Amount, Cursor, Instant, Limit } from '../shared/schemas.ts';
+import { Amount, Cursor, Instant, Limit, Method, Reason } from '../shared/schemas.ts';
 
 export const SubscriptionStatus = Type.Union([
   Type.Literal('ACTIVE'),
@@ -72,3 +72,24 @@ export const ConsentBody = Type.Object(
 export const PriceChangeBody = Type.Object({ amount: Amount }, { additionalProperties: false });
 
 export const CancelSubscriptionBody = Type.Object({ atPeriodEnd: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+
+// Admin routes (subscriptions.admin-routes.ts).
+export const AdminSubscriptionsQuery = Type.Object(
+  {
+    status: Type.Optional(SubscriptionStatus),
+    needsAttention: Type.Optional(Type.Boolean()),
+    userId: Type.Optional(Type.String({ maxLength: 200 })),
+    method: Type.Optional(Method),
+    createdFrom: Type.Optional(Instant),
+    createdTo: Type.Optional(Instant),
+    limit: Limit,
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false },
+);
+
+export const AdminCancelBody = Type.Object({ reason: Reason, atPeriodEnd: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+export const PatchSubscriptionBody = Type.Object(
+  { reason: Reason, amount: Type.Optional(Amount), orderName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  { additionalProperties: false },
+);

@@ -1,0 +1,107 @@
+// The admin routes of payments (DESIGN.md §5 "Admin routes"): list, read, charge a subscription now (and its dry
+// run), resolve an UNKNOWN payment, refund, and settle a refund of unknown outcome; each with a reason for the audit
+// trail. Charge and refund move money, so their Idempotency-Key is required.
+import type { App } from '../../app-types.ts';
+import { codesByStatus, IdempotencyKeyRequiredError, StateConflictError } from '../../lib/errors.ts';
+import type { Idempotency } from '../idempotency/idempotency.ts';
+import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from '../ledger/payment.errors.ts';
+import { ACTION_ERRORS, adminActions, IDEMPOTENT, RequiredIdempotencyHeader, who } from '../shared/admin-actions.ts';
+import { IdParams, ReasonBody } from '../shared/schemas.ts';
+import type { ChargeNow } from './charge-now.ts';
+import type { PaymentActions } from './payment-actions.service.ts';
+import { AdminPaymentsQuery, ChargeDryRun, ChargeQuery, PaymentList, PaymentResponse, RefundBody, RefundResolveBody, ResolveBody } from './payments.schemas.ts';
+
+const GATEWAY_OUTCOMES = [GatewayDeclinedError, PaymentOutcomeUnknownError, GatewayUnavailableError];
+const CHARGE_ERRORS = codesByStatus(IdempotencyKeyRequiredError, StateConflictError, ...IDEMPOTENT, ...Object.values(RULE_ERRORS), ...GATEWAY_OUTCOMES);
+const REFUND_ERRORS = codesByStatus(IdempotencyKeyRequiredError, StateConflictError, ...IDEMPOTENT, ...Object.values(RefundRefusedError), ...GATEWAY_OUTCOMES);
+
+export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: PaymentActions; idempotency: Idempotency }) {
+  const { chargeNow, payments, idempotency } = deps;
+  return async (app: App) => {
+    const tags = ['admin'];
+    const action = adminActions(app, idempotency, tags);
+
+    app.post(
+      '/subscriptions/:id/charge',
+      {
+        schema: {
+          operationId: 'chargeSubscription',
+          summary: 'Charge a due or past-due subscription now (dryRun: say which rules pass, charge nothing)',
+          tags,
+          params: IdParams,
+          querystring: ChargeQuery,
+          headers: RequiredIdempotencyHeader,
+          body: ReasonBody,
+          response: { 200: ChargeDryRun, 201: PaymentResponse },
+          errors: CHARGE_ERRORS,
+        },
+      },
+      async (request, reply) => {
+        if (request.query.dryRun) return chargeNow.explain(request.params.id);
+        return idempotency.run(request, reply, async () => ({
+          statusCode: 201,
+          body: await chargeNow.charge(request.params.id, who(request, request.body.reason)),
+        }));
+      },
+    );
+
+    app.get(
+      '/payments',
+      {
+        schema: {
+          operationId: 'adminListPayments',
+          summary: 'List payments (filters include status)',
+          tags,
+          querystring: AdminPaymentsQuery,
+          response: { 200: PaymentList },
+        },
+      },
+      async (request) => payments.listPayments(request.query),
+    );
+    app.get(
+      '/payments/:id',
+      { schema: { operationId: 'adminGetPayment', summary: 'Get a payment with its attempts', tags, params: IdParams, response: { 200: PaymentResponse } } },
+      async (request) => payments.getPayment(request.params.id),
+    );
+
+    action(
+      'POST',
+      '/payments/:id/resolve',
+      {
+        operationId: 'resolvePayment',
+        summary: 'Settle an UNKNOWN payment as SUCCEEDED (with the gateway’s transactionId) or FAILED',
+        body: ResolveBody,
+        response: PaymentResponse,
+        errors: ACTION_ERRORS,
+      },
+      (id, { reason, ...input }, request) => payments.resolve(id, input, who(request, reason)),
+    );
+
+    action(
+      'POST',
+      '/payments/:id/cancel',
+      {
+        operationId: 'refundPayment',
+        summary: 'Refund a payment in full or in part through the gateway’s cancellation',
+        body: RefundBody,
+        response: PaymentResponse,
+        errors: REFUND_ERRORS,
+        moneyMoves: true,
+      },
+      (id, body, request) => payments.refund(id, { amount: body.amount }, who(request, body.reason)),
+    );
+
+    action(
+      'POST',
+      '/payments/:id/cancel/resolve',
+      {
+        operationId: 'resolveRefund',
+        summary: 'Settle a refund whose outcome is unknown as SUCCEEDED or FAILED, after asking the gateway',
+        body: RefundResolveBody,
+        response: PaymentResponse,
+        errors: ACTION_ERRORS,
+      },
+      (id, body, request) => payments.resolveRefund(id, { outcome: body.outcome }, who(request, body.reason)),
+    );
+  };
+}

@@ -1,0 +1,55 @@
+// What every admin route of an operator's action shares (DESIGN.md §5 "Admin routes"): who acted (the token's
+// operator name), and the action route itself: the id in the path, a body with the reason for the audit trail, an
+// Idempotency-Key (required where money moves) and the answer 200. Each domain module registers its own admin
+// routes with it (subscriptions.admin-routes.ts, payments.admin-routes.ts); app.ts mounts them under /admin behind the
+// admin token.
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../app-types.ts';
+import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
+import { actorOf } from '../../plugins/auth.ts';
+import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
+import { IdParams } from './schemas.ts';
+import type { Static, TSchema } from 'typebox';
+
+export const IDEMPOTENT = [IdempotencyKeyReusedError, IdempotencyInProgressError];
+/** What a state-changing action may answer besides 200: a stale state, or an idempotency conflict. */
+export const ACTION_ERRORS = codesByStatus(StateConflictError, ...IDEMPOTENT);
+export const IdempotencyHeader = idempotencyHeaders(false);
+export const RequiredIdempotencyHeader = idempotencyHeaders(true);
+
+/** Who acted and why, for the audit trail. */
+export const who = (request: FastifyRequest, reason: string) => ({ actor: actorOf(request), reason, requestId: request.id });
+
+export function adminActions(app: App, idempotency: Idempotency, tags: string[]) {
+  /**
+   * An operator's action on one subscription or payment: the id in the path, a body with the reason for the audit
+   * trail, an Idempotency-Key (required where money moves), answered 200 with `response`.
+   */
+  const action = <B extends TSchema>(
+    method: 'POST' | 'PATCH',
+    url: string,
+    doc: { operationId: string; summary: string; body: B; response: TSchema; errors: Record<number, readonly string[]>; moneyMoves?: boolean },
+    act: (id: string, body: Static<B>, request: FastifyRequest) => Promise<unknown>,
+  ) =>
+    app.route({
+      method,
+      url,
+      schema: {
+        operationId: doc.operationId,
+        summary: doc.summary,
+        tags,
+        params: IdParams,
+        headers: doc.moneyMoves ? RequiredIdempotencyHeader : IdempotencyHeader,
+        body: doc.body,
+        response: { 200: doc.response },
+        errors: doc.errors,
+      },
+      handler: async (request, reply) =>
+        idempotency.run(request, reply, async () => ({
+          statusCode: 200,
+          body: await act((request.params as { id: string }).id, request.body as Static<B>, request),
+        })),
+    });
+
+  return action;
+}

@@ -1,0 +1,75 @@
+// The admin routes of subscriptions (DESIGN.md §5 "Admin routes"): list, read, pause, resume, cancel and change terms,
+// each with a reason for the audit trail (subscription-actions.service.ts holds the rules).
+import type { App } from '../../app-types.ts';
+import type { Idempotency } from '../idempotency/idempotency.ts';
+import { ACTION_ERRORS, adminActions, who } from '../shared/admin-actions.ts';
+import { IdParams, ReasonBody } from '../shared/schemas.ts';
+import type { SubscriptionActions } from './subscription-actions.service.ts';
+import { AdminCancelBody, AdminSubscriptionsQuery, PatchSubscriptionBody, SubscriptionList, SubscriptionResponse } from './subscriptions.schemas.ts';
+
+export function subscriptionsAdminRoutes(subscriptions: SubscriptionActions, idempotency: Idempotency) {
+  return async (app: App) => {
+    const tags = ['admin'];
+    const action = adminActions(app, idempotency, tags);
+
+    app.get(
+      '/subscriptions',
+      {
+        schema: {
+          operationId: 'adminListSubscriptions',
+          summary: 'List subscriptions (filters include needsAttention)',
+          tags,
+          querystring: AdminSubscriptionsQuery,
+          response: { 200: SubscriptionList },
+        },
+      },
+      async (request) => subscriptions.listSubscriptions(request.query),
+    );
+    app.get(
+      '/subscriptions/:id',
+      { schema: { operationId: 'adminGetSubscription', summary: 'Get a subscription', tags, params: IdParams, response: { 200: SubscriptionResponse } } },
+      async (request) => subscriptions.getSubscription(request.params.id),
+    );
+
+    for (const verb of ['pause', 'resume'] as const) {
+      action(
+        'POST',
+        `/subscriptions/:id/${verb}`,
+        {
+          operationId: `${verb}Subscription`,
+          summary: verb === 'pause' ? 'Pause a subscription: nothing is charged until it is resumed' : 'Resume a paused subscription',
+          body: ReasonBody,
+          response: SubscriptionResponse,
+          errors: ACTION_ERRORS,
+        },
+        (id, body, request) => subscriptions[verb](id, who(request, body.reason)),
+      );
+    }
+
+    action(
+      'POST',
+      '/subscriptions/:id/cancel',
+      {
+        operationId: 'adminCancelSubscription',
+        summary: 'Cancel a subscription now or at the end of its period',
+        body: AdminCancelBody,
+        response: SubscriptionResponse,
+        errors: ACTION_ERRORS,
+      },
+      (id, body, request) => subscriptions.cancel(id, { atPeriodEnd: body.atPeriodEnd ?? false }, who(request, body.reason)),
+    );
+
+    action(
+      'PATCH',
+      '/subscriptions/:id',
+      {
+        operationId: 'updateSubscription',
+        summary: 'Change a subscription’s amount or order name',
+        body: PatchSubscriptionBody,
+        response: SubscriptionResponse,
+        errors: ACTION_ERRORS,
+      },
+      (id, { reason, amount, orderName }, request) => subscriptions.update(id, { amount, orderName }, who(request, reason)),
+    );
+  };
+}
