@@ -1,6 +1,7 @@
 // Subscription states and the moves between them (DESIGN.md §4), as data. This is the only code that writes
 // subscriptions.status (test/architecture.test.ts checks it); a move fails with STATE_CONFLICT on a stale state
-// (state-moves.ts). Merchant events (issue #13) are written here, in the same transaction as the move.
+// (state-moves.ts). The merchant events of a move are written by the database's triggers
+// (prisma/migrations/20261123180000_merchant_events), in the transaction of the update itself, whoever writes it.
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { applyMove } from './state-moves.ts';
 

@@ -46,8 +46,8 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
       return undefined;
     }
     const orderId = chargeOrderId(id, plan.cycle, 1);
-    // Through the pg pool, named (db/prisma.ts): Prisma's $queryRaw cost about 0.45 ms more CPU per statement than
-    // node-postgres on a measured read (issue 15). Parameters whose type the statement does not fix are cast.
+    // Through the pg pool, named (db/prisma.ts), where Prisma's runtime was the cost (BENCHMARKS.md §4). Parameters
+    // whose type the statement does not fix are cast.
     const [written] = await sqlQuery<{ paymentId: string; attemptId: string }>(
       db,
       `

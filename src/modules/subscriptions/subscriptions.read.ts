@@ -1,6 +1,6 @@
 // The public reads of subscriptions (merchant and admin GET and lists), one statement each: the row, its billing
-// key's public columns and its consents come back together, straight from the pg pool. Through Prisma a page was
-// three statements and about 2.5 ms of the service's CPU; this is one statement and a quarter of that (issue 15).
+// key's public columns and its consents come back together, straight from the pg pool: through Prisma a page was three
+// statements and most of the route's CPU (BENCHMARKS.md §4).
 // The public shape itself stays in serializeSubscription.
 import { columnsOf, sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
