@@ -3,8 +3,9 @@
 // row still being IN_FLIGHT under the same lease so a stale writer changes nothing.
 import type { Logger } from 'pino';
 import type { Db } from '../../db/prisma.ts';
-import type { Prisma } from '../../generated/prisma/client.ts';
+import type { PaymentAttempt, Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
+import { NotFoundError, StateConflictError, withDetails } from '../../lib/errors.ts';
 import { REFUND_OUTCOME_UNKNOWN, transitionPayment } from './payment.state.ts';
 import { moveCheckout } from './checkout.state.ts';
 
@@ -139,16 +140,68 @@ export interface PreparedAttempt {
   expiredInFlight: boolean;
 }
 
+export interface NewAttempt {
+  operation: 'ISSUE_KEY' | 'BILLING_CONFIRM' | 'PAYMENT_CONFIRM' | 'CANCEL';
+  /** The attempt's orderId, or a function of its attempt number (billing charges, refunds: rule 2). */
+  orderId: string | ((attemptNumber: number) => string);
+  amount: number;
+  leaseOwner: string;
+  leaseExpiresAt: Date;
+}
+
+/** A payment's attempts as read under a lock of its row, and the one way to number its next attempt. */
+export interface LockedAttempts {
+  /** The attempt with the highest number, or null. */
+  latest: PaymentAttempt | null;
+  /**
+   * Writes the next attempt IN_FLIGHT, numbered after the last. Refused with 409 STATE_CONFLICT while the last is
+   * still IN_FLIGHT: a call of this payment is under way (or died, and must become UNKNOWN first: rule 4), and two
+   * calls of one payment are never in flight at once.
+   */
+  append(input: NewAttempt): Promise<{ id: string; attemptNumber: number; orderId: string }>;
+}
+
 /**
- * The IN_FLIGHT attempt a call is about to make for `paymentId` (rule 1). An attempt left IN_FLIGHT past its
- * lease becomes UNKNOWN first (rule 4). When any attempt is UNKNOWN, no new call is prepared unless
- * `allowAfterUnknown` (only a key-issuance replay, which the gateway's single-use window transaction makes
- * safe). A NOT_SENT attempt is sent again as the same row with the same orderId; otherwise a new attempt is
- * numbered after the last.
+ * Locks the payment's row until the transaction ends (SELECT … FOR UPDATE), then reads its last attempt. Every new
+ * attempt of an existing payment is numbered through here, and whatever decides it (a call in flight, an outcome
+ * unknown, a refund's remainder) is read after it: concurrent callers queue on the row, and each one's later
+ * statements see what the one before it committed (READ COMMITTED takes a snapshot per statement, which is why the
+ * read is a statement of its own after the lock), so no two take the same number (the unique index on
+ * (paymentId, attemptNumber)) and no rule is passed by two at once. NotFoundError when the payment does not exist.
  */
+export async function lockAttempts(tx: Tx, paymentId: string): Promise<LockedAttempts> {
+  const locked = await tx.$queryRaw<unknown[]>`SELECT 1 FROM "payments" WHERE "id" = ${paymentId}::uuid FOR UPDATE`;
+  if (locked.length === 0) throw new NotFoundError('Payment');
+  const attempts: LockedAttempts = {
+    latest: await tx.paymentAttempt.findFirst({ where: { paymentId }, orderBy: { attemptNumber: 'desc' } }),
+    async append(input) {
+      const { latest } = attempts;
+      if (latest?.status === 'IN_FLIGHT') {
+        throw withDetails(new StateConflictError('A gateway call of this payment is in progress'), { paymentId });
+      }
+      const attemptNumber = (latest?.attemptNumber ?? 0) + 1;
+      const orderId = typeof input.orderId === 'function' ? input.orderId(attemptNumber) : input.orderId;
+      attempts.latest = await tx.paymentAttempt.create({
+        data: {
+          paymentId,
+          attemptNumber,
+          operation: input.operation,
+          orderId,
+          amount: input.amount,
+          leaseOwner: input.leaseOwner,
+          leaseExpiresAt: input.leaseExpiresAt,
+        },
+      });
+      return { id: attempts.latest.id, attemptNumber, orderId };
+    },
+  };
+  return attempts;
+}
+
 /**
  * The first attempt of a payment created in this same transaction (its attemptCount already 1 and its orderId this
- * one): nothing to look up, since a new payment has no attempts. One statement where prepareAttempt takes five.
+ * one): nothing to look up or lock, since no other transaction sees the payment before this one commits. One
+ * statement, where prepareAttempt locks and reads first.
  */
 export async function firstAttempt(
   tx: Tx,
@@ -158,49 +211,34 @@ export async function firstAttempt(
   return { attemptId: attempt.id, orderId: input.orderId, hadUnknown: false, expiredInFlight: false };
 }
 
-export async function prepareAttempt(
-  tx: Tx,
-  input: {
-    paymentId: string;
-    operation: 'ISSUE_KEY' | 'BILLING_CONFIRM' | 'PAYMENT_CONFIRM' | 'CANCEL';
-    /** The attempt's orderId, or a function of its attempt number (billing charges: rule 2). */
-    orderId: string | ((attemptNumber: number) => string);
-    amount: number;
-    leaseOwner: string;
-    leaseExpiresAt: Date;
-    now: Date;
-    allowAfterUnknown: boolean;
-  },
-): Promise<PreparedAttempt> {
-  let latest = await tx.paymentAttempt.findFirst({ where: { paymentId: input.paymentId }, orderBy: { attemptNumber: 'desc' } });
+/**
+ * The IN_FLIGHT attempt a call is about to make for `paymentId` (rule 1), decided under the payment's row lock
+ * (lockAttempts). An attempt left IN_FLIGHT past its lease becomes UNKNOWN first (rule 4); one still under its lease
+ * is another call in progress: 409 STATE_CONFLICT. When any attempt is UNKNOWN, no new call is prepared unless
+ * `allowAfterUnknown` (only a key-issuance replay, which the gateway's single-use window transaction makes safe). A
+ * NOT_SENT attempt is sent again as the same row with the same orderId; otherwise a new attempt is numbered after
+ * the last.
+ */
+export async function prepareAttempt(tx: Tx, input: NewAttempt & { paymentId: string; now: Date; allowAfterUnknown: boolean }): Promise<PreparedAttempt> {
+  const attempts = await lockAttempts(tx, input.paymentId);
+  const { latest } = attempts;
   let expiredInFlight = false;
   if (latest?.status === 'IN_FLIGHT' && (await expireAttempt(tx, latest.id, input.now))) {
     expiredInFlight = true;
     await transitionPayment(tx, input.paymentId, 'lose', { attentionReason: 'LEASE_EXPIRED' });
-    latest = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: latest.id } });
+    attempts.latest = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: latest.id } });
   }
   const hadUnknown = (await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'UNKNOWN' } })) > 0;
   if (hadUnknown && !input.allowAfterUnknown) return { attemptId: undefined, orderId: undefined, hadUnknown, expiredInFlight };
-  if (latest?.status === 'NOT_SENT') {
+  if (attempts.latest?.status === 'NOT_SENT') {
+    const notSent = attempts.latest;
     await tx.paymentAttempt.update({
-      where: { id: latest.id },
+      where: { id: notSent.id },
       data: { status: 'IN_FLIGHT', leaseOwner: input.leaseOwner, leaseExpiresAt: input.leaseExpiresAt },
     });
-    return { attemptId: latest.id, orderId: latest.orderId, hadUnknown, expiredInFlight };
+    return { attemptId: notSent.id, orderId: notSent.orderId, hadUnknown, expiredInFlight };
   }
-  const attemptNumber = (latest?.attemptNumber ?? 0) + 1;
-  const orderId = typeof input.orderId === 'function' ? input.orderId(attemptNumber) : input.orderId;
-  const attempt = await tx.paymentAttempt.create({
-    data: {
-      paymentId: input.paymentId,
-      attemptNumber,
-      operation: input.operation,
-      orderId,
-      amount: input.amount,
-      leaseOwner: input.leaseOwner,
-      leaseExpiresAt: input.leaseExpiresAt,
-    },
-  });
-  await tx.payment.update({ where: { id: input.paymentId }, data: { attemptCount: { increment: 1 }, orderId } });
-  return { attemptId: attempt.id, orderId, hadUnknown, expiredInFlight };
+  const attempt = await attempts.append(input);
+  await tx.payment.update({ where: { id: input.paymentId }, data: { attemptCount: { increment: 1 }, orderId: attempt.orderId } });
+  return { attemptId: attempt.id, orderId: attempt.orderId, hadUnknown, expiredInFlight };
 }

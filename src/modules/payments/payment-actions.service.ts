@@ -9,7 +9,7 @@ import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { afterCursor, createdWithin, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
-import { sweepExpiredAttempts } from '../ledger/attempts.ts';
+import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
 import { createGatewayOperations } from '../ledger/gateway-operation.ts';
 import { applyChargeDecline, applyChargeSuccess } from '../ledger/charge.outcomes.ts';
 import { NEEDS_ATTENTION_WHERE, readPayment, serializePayment, type PaymentStatus } from './payments.service.ts';
@@ -227,16 +227,25 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     }
   }
 
-  /** The refund's checks and its CANCEL attempt, committed with the audit event before the call (rule 1). */
+  /**
+   * The refund's checks and its CANCEL attempt, committed with the audit event before the call (rule 1). All of it
+   * under the payment's row lock (lockAttempts): a concurrent refund waits, then finds this one in flight (409).
+   */
   function prepareRefund(id: string, input: { amount?: number }, who: Actor, leaseOwner: string, now: Date) {
     return db.$transaction(async (tx) => {
+      const attempts = await lockAttempts(tx, id);
       const payment = await load(tx, id);
       if (payment.status !== 'SUCCEEDED' || !payment.transactionId) {
         throw new RefundRefusedError.PAYMENT_NOT_REFUNDABLE(`Only a SUCCEEDED payment can be refunded; this one is ${payment.status}`);
       }
       const pendingRefund = payment.attempts.find((a) => a.operation === 'CANCEL' && (a.status === 'UNKNOWN' || a.status === 'IN_FLIGHT'));
-      if (pendingRefund)
-        throw withDetails(new StateConflictError('An earlier refund of this payment has an unknown outcome; resolve it first'), { paymentId: id });
+      if (pendingRefund) {
+        const why =
+          pendingRefund.status === 'IN_FLIGHT'
+            ? 'A refund of this payment is in progress'
+            : 'An earlier refund of this payment has an unknown outcome; resolve it first';
+        throw withDetails(new StateConflictError(why), { paymentId: id });
+      }
       const remaining = payment.amount - payment.canceledAmount;
       const amount = input.amount ?? remaining;
       if (payment.method === 'MOBILE') {
@@ -247,17 +256,12 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         }
       }
       if (amount > remaining) throw new RefundRefusedError.AMOUNT_EXCEEDS_REMAINING(`At most ${remaining} can be refunded`);
-      const attemptNumber = (payment.attempts.at(-1)?.attemptNumber ?? 0) + 1;
-      const attempt = await tx.paymentAttempt.create({
-        data: {
-          paymentId: id,
-          attemptNumber,
-          operation: 'CANCEL',
-          orderId: `X${id.replace(/-/g, '')}-${attemptNumber}`,
-          amount,
-          leaseOwner,
-          leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs),
-        },
+      const attempt = await attempts.append({
+        operation: 'CANCEL',
+        orderId: (attemptNumber) => `X${id.replace(/-/g, '')}-${attemptNumber}`,
+        amount,
+        leaseOwner,
+        leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs),
       });
       await writeAudit(tx, {
         ...who,
