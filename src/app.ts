@@ -20,15 +20,16 @@ import { healthRoutes } from './modules/health/health.routes.ts';
 import { createKeyring } from './lib/crypto.ts';
 import { ValidationError } from './lib/errors.ts';
 import { containsNul } from './lib/input.ts';
-import { checkoutRoutes } from './modules/checkout/checkout.routes.ts';
-import { createRegistrationsService } from './modules/registrations/registrations.service.ts';
+import { resultPageRoutes } from './modules/checkout/checkout.routes.ts';
 import { registrationsRoutes } from './modules/registrations/registrations.routes.ts';
+import { billingRedirectRoutes } from './modules/registrations/billing-redirect.routes.ts';
 import { createSubscriptionsService } from './modules/subscriptions/subscriptions.service.ts';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.ts';
 import { createPaymentsService } from './modules/payments/payments.service.ts';
 import { paymentsRoutes } from './modules/payments/payments.routes.ts';
 import { createOrdersService } from './modules/orders/orders.service.ts';
 import { ordersRoutes } from './modules/orders/orders.routes.ts';
+import { paymentRedirectRoutes } from './modules/orders/payment-redirect.routes.ts';
 import { createChargeService } from './modules/payments/charge.service.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { createIdempotency } from './modules/idempotency/idempotency.ts';
@@ -137,7 +138,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const keyring = createKeyring(config.encryptionKeys);
   const deps = { db: app.db, gateway: app.gateway, clock, config, keyring, log: app.log };
-  const registrations = createRegistrationsService(deps);
   const subscriptions = createSubscriptionsService(deps);
   const payments = createPaymentsService(deps);
   const orders = createOrdersService(deps);
@@ -157,14 +157,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await pages.register(formbody);
     await pages.register(helmet, { contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"] } } });
     await pages.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
-    await pages.register(
-      checkoutRoutes({
-        '/billing/success': registrations.handleSuccess,
-        '/billing/fail': registrations.handleFail,
-        '/payments/success': orders.handleSuccess,
-        '/payments/fail': orders.handleFail,
-      }),
-    );
+    await pages.register(billingRedirectRoutes(deps));
+    await pages.register(paymentRedirectRoutes(orders));
+    await pages.register(resultPageRoutes);
   });
   // The merchant API and the admin routes: rate limited per valid token (a caller without one by address).
   await app.register(
@@ -172,7 +167,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       guardInput(api, { jsonOnly: true });
       await limitRequests(api, config.rateLimit.api, app.rateLimitKey('api'));
       await api.register(ordersRoutes(orders, idempotency));
-      await api.register(registrationsRoutes(registrations, idempotency));
+      await api.register(registrationsRoutes(deps, idempotency));
       await api.register(subscriptionsRoutes(subscriptions, createLifecycleService(deps), idempotency));
       await api.register(paymentsRoutes(payments));
       await api.register(eventsRoutes(createEventsService(deps), idempotency));

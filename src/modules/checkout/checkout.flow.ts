@@ -11,7 +11,7 @@
 // Registrations and orders keep only their own rules: what they claim, call and record, and how they answer.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
+import type { Db } from '../../db/prisma.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { isUniqueViolation } from '../../lib/errors.ts';
@@ -60,16 +60,6 @@ export interface CheckoutKindSpec<Row extends CheckoutRow, Claim> {
   record(tx: Prisma.TransactionClient, row: Row, claim: Claim, result: GatewayResult, leaseOwner: string, now: Date): Promise<CheckoutResult>;
   /** The paymentId an unrecorded answer names. */
   paymentOf?(claim: Claim): string | undefined;
-}
-
-/**
- * The reader of one kind of checkout by its `state`, with the id of what it made (`made`: a subquery on the checkout
- * aliased `c`), in one named statement: the first read of every redirect, which browsers replay (issue 15: through
- * Prisma it was most of a replay's cost).
- */
-export function checkoutByState<Row>(table: 'registrations' | 'orders', fields: Record<string, string>, made: { as: string; sql: string }) {
-  const text = `SELECT ${columnsOf(fields, 'c')}, ${made.sql} AS "${made.as}" FROM "${table}" c WHERE c."state" = $1`;
-  return async (db: Db, state: string): Promise<Row | null> => (await sqlQuery<Row & object>(db, text, [state]))[0] ?? null;
 }
 
 export function createCheckoutFlow<Row extends CheckoutRow, Claim>(

@@ -98,3 +98,8 @@ export const TRANSACTION_ELSEWHERE = {
   code: 'TRANSACTION_ELSEWHERE',
   message: 'This transaction was already sent for another checkout; an operator will resolve it',
 } as const;
+
+/** A failure message as a registration stores it: at most 500 characters, cut with an ellipsis. */
+export function truncate(text: string, max = 500): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

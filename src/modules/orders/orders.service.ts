@@ -13,7 +13,8 @@ import { failure, success, type CheckoutResult } from '../checkout/checkout.resu
 import { prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
 import { moveCheckout, releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../ledger/checkout.state.ts';
-import { checkoutByState, createCheckoutFlow } from '../checkout/checkout.flow.ts';
+import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
+import { checkoutByState } from '../checkout/checkout-by-state.ts';
 
 type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
 type OrderView = Omit<OrderRow, 'payment'> & { payment?: { id: string } | null };

@@ -1,13 +1,17 @@
-// Merchant API: registrations (DESIGN.md §5). Thin: schema, auth, one service call.
+// Merchant API: registrations (DESIGN.md §5). Thin: schema, auth, one call of the operation's file. The browser
+// routes of a registration's window are in billing-redirect.routes.ts.
 import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { CreateRegistrationBody, PaymentMethodBody, RegistrationResponse } from './registrations.schemas.ts';
 import { codesByStatus, NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { RULE_ERRORS } from '../ledger/payment.errors.ts';
-import type { createRegistrationsService } from './registrations.service.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
+import { createRegistration } from './create-registration.ts';
+import { createPaymentMethodRegistration } from './replace-payment-method.ts';
+import { getRegistration } from './registrations.read.ts';
 import { IDEMPOTENT_ERRORS, IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 
-export function registrationsRoutes(service: ReturnType<typeof createRegistrationsService>, idempotency: Idempotency) {
+export function registrationsRoutes(deps: ServiceDeps, idempotency: Idempotency) {
   return async (app: App) => {
     app.addHook('onRequest', app.requireApiKey);
 
@@ -24,7 +28,7 @@ export function registrationsRoutes(service: ReturnType<typeof createRegistratio
           errors: IDEMPOTENT_ERRORS,
         },
       },
-      async (request, reply) => idempotency.run(request, reply, async () => ({ statusCode: 201, body: await service.createRegistration(request.body) })),
+      async (request, reply) => idempotency.run(request, reply, async () => ({ statusCode: 201, body: await createRegistration(deps, request.body) })),
     );
 
     app.post(
@@ -52,7 +56,7 @@ export function registrationsRoutes(service: ReturnType<typeof createRegistratio
       async (request, reply) =>
         idempotency.run(request, reply, async () => ({
           statusCode: 201,
-          body: await service.createPaymentMethodRegistration(request.params.id, request.body ?? {}),
+          body: await createPaymentMethodRegistration(deps, request.params.id, request.body ?? {}),
         })),
     );
 
@@ -67,7 +71,7 @@ export function registrationsRoutes(service: ReturnType<typeof createRegistratio
           response: { 200: RegistrationResponse },
         },
       },
-      async (request) => service.getRegistration(request.params.id),
+      async (request) => getRegistration(deps, request.params.id),
     );
   };
 }

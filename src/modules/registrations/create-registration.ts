@@ -1,0 +1,87 @@
+// POST /api/v1/registrations (DESIGN.md §1.1, §5): the terms of a new subscription, checked before the window
+// exists, and the registration that carries them. Its single-use `state` (256 random bits) is the only thing that
+// binds a browser redirect to it; its orderId is derived from its id (rule 2).
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { ServiceDeps } from '../shared/service-deps.ts';
+import { ValidationError } from '../../lib/errors.ts';
+import type { IntervalUnit } from '../../lib/calendar.ts';
+import { validateTerms, type Method } from '../shared/terms.ts';
+import { serializeRegistration, WITH_SUBSCRIPTION_ID } from './registrations.read.ts';
+
+export interface CreateRegistrationInput {
+  userId: string;
+  method: Method;
+  amount: number;
+  orderName: string;
+  interval?: { unit: 'day' | 'week' | 'month' | 'year'; count: number };
+  itemCode?: string;
+  issueKeyOnly?: boolean;
+  trialDays?: number;
+  userName?: string;
+  userPhoneNumber?: string;
+  returnUrl?: string;
+}
+
+/** Terms whose rules were checked: a new subscription's (below) or a new payment method's (replace-payment-method.ts). */
+export type CheckedTerms = CreateRegistrationInput & {
+  interval: { unit: IntervalUnit; count: number };
+  issueKeyOnly: boolean;
+  targetSubscriptionId?: string;
+};
+
+type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'config'>;
+
+/** Our registration orderId: derived from the row id, 33 bytes, unique (rule 2). */
+export function registrationOrderId(id: string): string {
+  return `R${id.replace(/-/g, '')}`;
+}
+
+export async function createRegistration(deps: Deps, input: CreateRegistrationInput) {
+  const interval = input.interval ?? { unit: 'month' as const, count: 1 };
+  // A trial is a key-only registration whose first charge is at the trial's end (DESIGN.md §5).
+  if (input.trialDays !== undefined) {
+    if (input.method !== 'CARD') throw new ValidationError('trialDays is for CARD only: a MOBILE registration charges at once');
+    if (input.issueKeyOnly === false) throw new ValidationError('trialDays implies issueKeyOnly: nothing is charged until the trial ends');
+  }
+  const issueKeyOnly = input.issueKeyOnly ?? input.trialDays !== undefined;
+  validateTerms(input, deps.config, { recurring: true });
+  if (input.method === 'MOBILE') {
+    if (interval.unit !== 'month' || interval.count !== 1) {
+      throw new ValidationError('MOBILE subscriptions are billed monthly: interval must be {unit: "month", count: 1}');
+    }
+    if (issueKeyOnly) {
+      throw new ValidationError('issueKeyOnly is not available for MOBILE: the registration’s payment starts the chain');
+    }
+  }
+  return insertRegistration(deps, { ...input, interval, issueKeyOnly });
+}
+
+/** The registration row and its window; the rules of its terms are checked by the caller. */
+export async function insertRegistration(deps: Deps, input: CheckedTerms) {
+  const { db, clock, config } = deps;
+  const id = randomUUID();
+  const row = await db.registration.create({
+    data: {
+      id,
+      state: randomBytes(32).toString('base64url'),
+      orderId: registrationOrderId(id),
+      userId: input.userId,
+      method: input.method,
+      amount: input.amount,
+      orderName: input.orderName,
+      intervalUnit: input.interval.unit,
+      intervalCount: input.interval.count,
+      itemCode: input.itemCode,
+      issueKeyOnly: input.issueKeyOnly,
+      trialDays: input.trialDays,
+      purpose: input.targetSubscriptionId ? 'PAYMENT_METHOD' : 'SUBSCRIPTION',
+      targetSubscriptionId: input.targetSubscriptionId,
+      userName: input.userName,
+      userPhoneNumber: input.userPhoneNumber,
+      returnUrl: input.returnUrl,
+      expiresAt: new Date(clock.now().getTime() + config.registrationTtlMs),
+    },
+    include: WITH_SUBSCRIPTION_ID,
+  });
+  return serializeRegistration(row, config);
+}

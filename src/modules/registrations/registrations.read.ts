@@ -1,0 +1,66 @@
+// How a registration is read and shown (DESIGN.md §5): the public shape the merchant API answers, the shape events
+// carry (without the single-use `state`), and the read by `state` that starts every browser redirect.
+import { Prisma } from '../../generated/prisma/client.ts';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/prisma.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { checkoutUrls, windowParams, withoutCheckoutSecrets } from '../shared/terms.ts';
+import { checkoutByState } from '../checkout/checkout-by-state.ts';
+
+/** A registration with the subscription it created. */
+export type RegistrationRow = Prisma.RegistrationGetPayload<{ include: { subscription: { select: { id: true } } } }>;
+type RegistrationView = Omit<RegistrationRow, 'subscription'> & { subscription?: { id: string } | null };
+
+export const WITH_SUBSCRIPTION_ID = { subscription: { select: { id: true } } } as const;
+
+/** A registration by its state, with the subscription it created (checkoutByState). */
+export const registrationByState = checkoutByState<RegistrationRow>('registrations', Prisma.RegistrationScalarFieldEnum, {
+  as: 'subscription',
+  sql: `(SELECT jsonb_build_object('id', s."id") FROM "subscriptions" s WHERE s."registrationId" = c."id")`,
+});
+
+/** The public shape (DESIGN.md §5). */
+export function serializeRegistration(row: RegistrationView, config: Config) {
+  const urls = checkoutUrls(config, 'billing', row.state);
+  return {
+    id: row.id,
+    state: row.state,
+    status: row.status,
+    orderId: row.orderId,
+    ...urls,
+    expiresAt: row.expiresAt.toISOString(),
+    window: windowParams(config, {
+      method: row.method,
+      amount: row.amount,
+      orderName: row.orderName,
+      userId: row.userId,
+      itemCode: row.itemCode ?? undefined,
+      userName: row.userName ?? undefined,
+      userPhoneNumber: row.userPhoneNumber ?? undefined,
+      orderId: row.orderId,
+      issueKeyOnly: row.issueKeyOnly,
+      ...urls,
+    }),
+    purpose: row.purpose,
+    subscriptionId: row.subscription?.id ?? row.targetSubscriptionId ?? undefined,
+    trialDays: row.trialDays ?? undefined,
+    failureCode: row.failureCode ?? undefined,
+    failureMessage: row.failureMessage ?? undefined,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/**
+ * A registration as events show it: the public shape without the single-use `state`, the URLs that carry it and
+ * the window (which holds them and the customer's phone number). The event snapshot never stores either.
+ */
+export function registrationEventObject(row: RegistrationView, config: Config) {
+  return withoutCheckoutSecrets(serializeRegistration(row, config));
+}
+
+/** GET /api/v1/registrations/:id */
+export async function getRegistration(deps: { db: Db; config: Config }, id: string) {
+  const row = await deps.db.registration.findUnique({ where: { id }, include: WITH_SUBSCRIPTION_ID });
+  if (!row) throw new NotFoundError('Registration');
+  return serializeRegistration(row, deps.config);
+}

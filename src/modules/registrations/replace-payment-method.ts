@@ -1,0 +1,244 @@
+// A new payment method for an existing subscription (DESIGN.md §5 "Payment method"): POST
+// /api/v1/subscriptions/:id/payment-method opens a registration (purpose PAYMENT_METHOD) with the same window as a
+// new one, and its success redirect (/billing/success, complete-registration.ts) swaps the billing key here.
+// CARD only verifies the card. MOBILE charges at once, so it is taken only while a cycle is owed (PAST_DUE, or the
+// next charge within the ±5-day window): that payment pays the owed cycle and starts the new chain.
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { GatewayResult } from '../../gateway/types.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
+import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
+import { calendarDaysBetween, GATEWAY_ZONE, MOBILE_WINDOW_DAYS } from '../../lib/calendar.ts';
+import { RULE_ERRORS } from '../ledger/payment.errors.ts';
+import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
+import { CHARGED_AFTER_CANCEL } from '../payments/payments.service.ts';
+import { releaseSubscription } from '../ledger/subscription.queries.ts';
+import { validateTerms, type Method } from '../shared/terms.ts';
+import { failure, success, truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
+import { transitionPayment } from '../ledger/payment.state.ts';
+import type { CheckoutMoveData, CheckoutTransition } from '../ledger/checkout.state.ts';
+import { insertRegistration } from './create-registration.ts';
+import type { RegistrationRow } from './registrations.read.ts';
+
+type Tx = Prisma.TransactionClient;
+
+export interface PaymentMethodInput {
+  method?: Method;
+  amount?: number;
+  itemCode?: string;
+  userName?: string;
+  userPhoneNumber?: string;
+  returnUrl?: string;
+}
+
+/** What a registration's claim wrote before the call (complete-registration.ts, and the payment method's below). */
+export interface IssuanceClaim {
+  paymentId?: string;
+  attemptId?: string;
+  hadUnknown: boolean;
+  /** A MOBILE payment-method window: the owed cycle its charge pays. */
+  cycle?: number;
+  dueAt?: Date;
+}
+
+/** Attention reasons that a new billing key settles. */
+const KEY_ATTENTION = ['MOBILE_WINDOW_CLOSED', 'MOBILE_CHAIN_MISSING', 'MOBILE_AMOUNT_MISMATCH', 'BILLING_KEY_REVOKED', 'BILLING_KEY_UNREADABLE'];
+
+/** Every rule is checked here, before the window exists. */
+export async function createPaymentMethodRegistration(deps: Pick<ServiceDeps, 'db' | 'clock' | 'config'>, subscriptionId: string, input: PaymentMethodInput) {
+  const { db, clock, config } = deps;
+  const sub = await db.subscription.findUnique({ where: { id: subscriptionId } });
+  if (!sub) throw new NotFoundError('Subscription');
+  if (sub.status === 'CANCELED') throw new StateConflictError('A CANCELED subscription takes no new payment method');
+  const method = input.method ?? sub.method;
+  const interval = { unit: sub.intervalUnit, count: sub.intervalCount };
+  if (method === 'CARD') {
+    if (input.amount !== undefined) throw new ValidationError('A CARD window only verifies the card: amount is not taken (change it with price-change)');
+  } else {
+    if (interval.unit !== 'month' || interval.count !== 1)
+      throw new ValidationError('MOBILE subscriptions are billed monthly: this subscription’s interval cannot move to MOBILE');
+    const now = clock.now();
+    const owed =
+      sub.status === 'PAST_DUE' || (sub.nextChargeAt !== null && Math.abs(calendarDaysBetween(now, sub.nextChargeAt, GATEWAY_ZONE)) <= MOBILE_WINDOW_DAYS);
+    if (!owed)
+      throw new RULE_ERRORS.NOT_DUE('A MOBILE window charges at once: it is taken only while a cycle is owed (PAST_DUE, or the next charge within ±5 days)');
+    // The owed cycle's charge may have gone through: nothing is charged again until an operator settles it.
+    if (sub.attentionReason === 'PAYMENT_OUTCOME_UNKNOWN') {
+      throw new RULE_ERRORS.PAYMENT_OUTCOME_UNKNOWN(
+        'The outcome of this cycle’s charge is unknown; an operator must resolve it before a MOBILE window may charge',
+      );
+    }
+  }
+  const terms = {
+    userId: sub.userId,
+    method,
+    amount: method === 'MOBILE' ? (input.amount ?? sub.amount) : sub.amount,
+    orderName: sub.orderName,
+    itemCode: input.itemCode ?? sub.itemCode ?? undefined,
+    userName: input.userName,
+    userPhoneNumber: input.userPhoneNumber,
+    returnUrl: input.returnUrl,
+  };
+  validateTerms(terms, config, { recurring: true });
+  return insertRegistration(deps, { ...terms, interval, issueKeyOnly: method === 'CARD', targetSubscriptionId: sub.id });
+}
+
+/**
+ * The payment method's part of the claim, in the transaction that took the registration's lease: the subscription's
+ * lease (it keeps the scheduler and operators' charges off it while its key is replaced) and, for MOBILE, the owed
+ * cycle's attempt. Undefined when the subscription is being charged right now: the registration is given back
+ * untouched and the redirect may be replayed.
+ */
+export async function claimPaymentMethod(
+  tx: Tx,
+  row: RegistrationRow,
+  subscriptionId: string,
+  lease: { leaseOwner: string; leaseExpiresAt: Date; now: Date },
+): Promise<IssuanceClaim | undefined> {
+  const { leaseOwner, leaseExpiresAt, now } = lease;
+  const held = await tx.subscription.updateMany({
+    where: { id: subscriptionId, OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] },
+    data: { leaseOwner, leaseExpiresAt },
+  });
+  if (held.count === 0) {
+    await tx.registration.update({ where: { id: row.id }, data: { leaseOwner: null, leaseExpiresAt: null, transactionId: row.transactionId } });
+    return undefined;
+  }
+  if (row.method === 'MOBILE') return prepareOwedCycleAttempt(tx, row, subscriptionId, lease);
+  return { hadUnknown: row.status === 'NEEDS_ATTENTION' };
+}
+
+/**
+ * A MOBILE payment-method window charges at once: that charge is the owed cycle's payment (the one payment of the
+ * cycle, a FAILED one sent again, or a new one), with an IN_FLIGHT attempt written before the call (rule 1).
+ */
+async function prepareOwedCycleAttempt(
+  tx: Tx,
+  row: RegistrationRow,
+  subscriptionId: string,
+  lease: { leaseOwner: string; leaseExpiresAt: Date; now: Date },
+): Promise<IssuanceClaim> {
+  const { now } = lease;
+  const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
+  const existing = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId, cycle: sub.cycle } } });
+  if (existing && (existing.status === 'UNKNOWN' || existing.status === 'SUCCEEDED')) {
+    throw new StateConflictError(`cycle ${sub.cycle}'s payment is ${existing.status}; an operator must settle it first`);
+  }
+  const payment = existing
+    ? await tx.payment.update({ where: { id: existing.id }, data: { amount: row.amount, method: 'MOBILE', registrationId: row.id } })
+    : await tx.payment.create({
+        data: {
+          subscriptionId,
+          registrationId: row.id,
+          cycle: sub.cycle,
+          kind: 'RECURRING',
+          method: 'MOBILE',
+          amount: row.amount,
+          orderId: row.orderId,
+          dueAt: sub.nextChargeAt ?? now,
+        },
+      });
+  const attempt = await prepareAttempt(tx, {
+    paymentId: payment.id,
+    operation: 'ISSUE_KEY',
+    orderId: row.orderId,
+    amount: row.amount,
+    ...lease,
+    allowAfterUnknown: true,
+  });
+  await transitionPayment(tx, payment.id, 'send', { nextRetryAt: null });
+  return { paymentId: payment.id, attemptId: attempt.attemptId, hadUnknown: attempt.hadUnknown, cycle: sub.cycle, dueAt: payment.dueAt ?? now };
+}
+
+/**
+ * A payment-method window's outcome (DESIGN.md §5): on success the new key replaces the old one and the old is
+ * revoked, in this one transaction; CARD: a PAST_DUE subscription is due at once with its retries reset, its anchor
+ * kept; MOBILE: the charge pays the owed cycle, clears the attention it raised and starts the new chain (its
+ * anchor). A failed window changes nothing but its own payment. The subscription's lease is released either way.
+ */
+export async function recordPaymentMethod(
+  deps: Pick<ServiceDeps, 'keyring' | 'config' | 'log'>,
+  tx: Tx,
+  row: RegistrationRow,
+  subscriptionId: string,
+  claim: IssuanceClaim,
+  result: GatewayResult,
+  leaseOwner: string,
+  now: Date,
+  release: (transition?: CheckoutTransition, data?: CheckoutMoveData) => Promise<void>,
+): Promise<CheckoutResult> {
+  const { keyring, config, log } = deps;
+  const ids = { registrationId: row.id, returnUrl: row.returnUrl, subscriptionId };
+  const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
+  const unknown = result.outcome === 'UNKNOWN' && claim.paymentId ? 'PAYMENT_OUTCOME_UNKNOWN' : undefined;
+  if (!(await releaseSubscription(tx, subscriptionId, leaseOwner, unknown))) throw new StaleLeaseError(`subscription ${subscriptionId}`);
+
+  if (result.outcome === 'SUCCEEDED') {
+    const approvedAt = result.fields.transactionDateTime ?? now;
+    const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
+    if (sub.status === 'CANCELED') {
+      // Cancelled while the customer was in the window: nothing is swapped. A MOBILE charge did move money.
+      await revokeBillingKey(tx, key.id, now);
+      if (claim.paymentId)
+        await transitionPayment(tx, claim.paymentId, 'succeed', {
+          transactionId: result.fields.transactionId,
+          approvedAt,
+          attentionReason: CHARGED_AFTER_CANCEL,
+        });
+      await release('hold', {
+        failureCode: CHARGED_AFTER_CANCEL,
+        failureMessage: 'The subscription was cancelled during the window; refund the window’s payment if it charged',
+      });
+      log.warn({ registrationId: row.id, subscriptionId }, 'payment method approved for a cancelled subscription; an operator must refund any charge');
+      return failure('INVALID_STATE', 'The subscription was cancelled', ids);
+    }
+    const mobile = row.method === 'MOBILE';
+    const pastDueCard = !mobile && sub.status === 'PAST_DUE';
+    await tx.subscription.update({
+      where: { id: subscriptionId },
+      data: {
+        billingKeyId: key.id,
+        method: row.method,
+        itemCode: row.itemCode,
+        amount: mobile ? row.amount : undefined,
+        anchorAt: mobile ? approvedAt : undefined,
+        nextChargeAt: pastDueCard ? now : undefined,
+        // What a new key settles: the window that closed, a missing chain, a key revoked or unreadable.
+        needsAttention: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? false : undefined,
+        attentionReason: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? null : undefined,
+      },
+    });
+    if (pastDueCard) {
+      await tx.payment.updateMany({ where: { subscriptionId, cycle: sub.cycle, status: 'FAILED' }, data: { retriesFrom: now, nextRetryAt: null } });
+    }
+    if (mobile && claim.paymentId) {
+      await applyChargeSuccess(tx, {
+        subscriptionId,
+        paymentId: claim.paymentId,
+        cycle: claim.cycle!,
+        dueAt: claim.dueAt!,
+        amount: row.amount,
+        transactionId: result.fields.transactionId!,
+        approvedAt,
+        timezone: config.timezone,
+      });
+    }
+    if (sub.billingKeyId !== key.id) await revokeBillingKey(tx, sub.billingKeyId, now);
+    await release('complete', { completedAt: now, failureCode: null, failureMessage: null });
+    log.info({ registrationId: row.id, subscriptionId, method: row.method }, 'payment method replaced');
+    return success({ ...ids, paymentId: claim.paymentId });
+  }
+  if (result.outcome === 'DECLINED') {
+    if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
+    await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
+    return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code, paymentId: claim.paymentId });
+  }
+  if (result.outcome === 'UNKNOWN') {
+    if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
+    await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
+    return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
+  }
+  await release();
+  return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', { ...ids, paymentId: claim.paymentId });
+}
