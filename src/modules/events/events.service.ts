@@ -6,6 +6,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { EVENT_COLUMNS_SQL, renderEvent, type EventRow } from './events.render.ts';
 import { sqlParams, sqlQuery } from '../../db/prisma.ts';
+import { REQUEUE_DELIVERY } from './requeue.ts';
 
 type Db = ServiceDeps['db'];
 
@@ -52,7 +53,10 @@ export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
     };
   }
 
-  /** Sends one event again: to one endpoint, or to every enabled endpoint that subscribes to its type. */
+  /**
+   * Sends one event again: to one endpoint, or to every enabled endpoint that subscribes to its type. A copy still on
+   * its way does not stand in for the new one (REQUEUE_DELIVERY).
+   */
   async function resend(id: string, endpointId?: string): Promise<{ queued: number }> {
     await assignEventSequences(db);
     const event = await db.event.findFirst({ where: { id, sequence: { not: null } }, select: { id: true, type: true } });
@@ -66,8 +70,7 @@ export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
     const queued = await db.$executeRaw`
       INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "nextAttemptAt")
       SELECT ${id}::uuid, w."id", clock_timestamp() FROM "webhook_endpoints" w WHERE ${target}
-      ON CONFLICT ("eventId", "endpointId") DO UPDATE
-        SET "status" = 'PENDING', "attempts" = 0, "nextAttemptAt" = clock_timestamp(), "deliveredAt" = NULL, "updatedAt" = clock_timestamp()`;
+      ON CONFLICT ("eventId", "endpointId") DO UPDATE SET ${REQUEUE_DELIVERY}`;
     return { queued };
   }
 

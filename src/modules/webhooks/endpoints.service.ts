@@ -6,6 +6,7 @@ import { NotFoundError, StateConflictError, ValidationError } from '../../lib/er
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { isEventType } from '../events/event-types.ts';
 import { generateSecret, liveSecrets, openSecret, sealSecret, type StoredSecret } from './secrets.ts';
+import { REQUEUE_DELIVERY } from '../events/requeue.ts';
 
 type EndpointRow = Prisma.WebhookEndpointGetPayload<object>;
 
@@ -123,7 +124,8 @@ export function createEndpointsService(deps: Pick<ServiceDeps, 'db' | 'config' |
 
   /**
    * Re-queues every event created since `since` that the endpoint subscribes to and has not received with a 2xx:
-   * missing deliveries are added, failed or pending ones start again with a fresh attempt budget.
+   * missing deliveries are added, failed or pending ones start again with a fresh attempt budget, and one pending
+   * because a copy is on its way is sent again whatever that copy's outcome (REQUEUE_DELIVERY).
    */
   async function recover(id: string, since: Date): Promise<{ queued: number }> {
     const row = await load(id);
@@ -132,8 +134,7 @@ export function createEndpointsService(deps: Pick<ServiceDeps, 'db' | 'config' |
       INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "nextAttemptAt")
       SELECT e."id", ${id}::uuid, clock_timestamp() FROM "events" e
        WHERE e."sequence" IS NOT NULL AND e."createdAt" >= ${since} AND (${all} OR e."type" = ANY (${row.eventTypes}::text[]))
-      ON CONFLICT ("eventId", "endpointId") DO UPDATE
-        SET "status" = 'PENDING', "attempts" = 0, "nextAttemptAt" = clock_timestamp(), "updatedAt" = clock_timestamp()
+      ON CONFLICT ("eventId", "endpointId") DO UPDATE SET ${REQUEUE_DELIVERY}
       WHERE "webhook_deliveries"."status" <> 'SUCCEEDED'`;
     return { queued };
   }
