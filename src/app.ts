@@ -40,6 +40,7 @@ import { createSubscriptionActions } from './modules/subscriptions/subscription-
 import { createChargeNow } from './modules/payments/charge-now.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
 import webhooksPlugin from './plugins/webhooks.ts';
+import { createDispatcher } from './modules/webhooks/dispatcher.ts';
 import { createLifecycleService } from './modules/subscriptions/lifecycle.service.ts';
 import { createEventsService } from './modules/events/events.service.ts';
 import { eventsRoutes } from './modules/events/events.routes.ts';
@@ -145,7 +146,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const idempotency = createIdempotency(deps);
   app.decorate('charges', charges);
   await app.register(schedulerPlugin, { charges });
-  await app.register(webhooksPlugin, { keyring });
+  const dispatcher = createDispatcher({ db: app.db, config, keyring, log: app.log, observer: app.metrics.webhooks });
+  app.decorate('webhooks', dispatcher);
+  await app.register(webhooksPlugin, { dispatcher });
   if (!config.consentRequired)
     app.log.warn('CONSENT_REQUIRED=false: trials convert and price increases apply without the customer’s recorded consent (the consent rule is off)');
 

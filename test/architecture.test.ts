@@ -10,11 +10,18 @@ import { ROOT } from './helpers/process.ts';
 
 const forbidden: IForbiddenRuleType[] = [
   { name: 'no-cycles', severity: 'error', from: { path: '^src/' }, to: { circular: true } },
-  { name: 'lib-is-the-bottom', severity: 'error', from: { path: '^src/lib/' }, to: { path: '^src/(db|gateway|modules|plugins|sandbox|cli|app|server)' } },
+  {
+    name: 'lib-is-the-bottom',
+    severity: 'error',
+    from: { path: '^src/lib/' },
+    to: { path: '^src/(db|gateway|modules|plugins|sandbox|cli|app|server|config|dev-secrets)' },
+  },
   { name: 'db-below-the-domain', severity: 'error', from: { path: '^src/db/' }, to: { path: '^src/(gateway|modules|plugins|sandbox|cli|app|server)' } },
   { name: 'gateway-below-the-domain', severity: 'error', from: { path: '^src/gateway/' }, to: { path: '^src/(db|modules|plugins|sandbox|cli|app|server)' } },
   { name: 'modules-never-import-the-app', severity: 'error', from: { path: '^src/modules/' }, to: { path: '^src/(app|server)\\.ts$' } },
   { name: 'plugins-never-import-the-app', severity: 'error', from: { path: '^src/plugins/' }, to: { path: '^src/(app|server)\\.ts$' } },
+  // Infrastructure is passed what it needs from the domain (app.ts wires them); it never reaches into a module.
+  { name: 'plugins-never-import-modules', severity: 'error', from: { path: '^src/plugins/' }, to: { path: '^src/modules/' } },
 ];
 
 describe('architecture', () => {
@@ -33,8 +40,44 @@ describe('architecture', () => {
     );
     expect(violations).toEqual([]);
     expect(output.summary.totalCruised).toBeGreaterThan(50);
+    expect(moduleFolderCycles(output)).toEqual([]);
+  });
+
+  it('no file in src/modules is over 300 lines (a file answers one operation)', () => {
+    const long = sourceFiles('src/modules')
+      .map((file) => `${file} ${readFileSync(path.join(ROOT, file), 'utf8').split('\n').length}`)
+      .filter((row) => Number(row.split(' ')[1]) > 300);
+    expect(long).toEqual([]);
   });
 });
+
+/**
+ * Cycles between the folders of src/modules (a folder imports another that imports it back, through any files):
+ * each strongly connected group of folders larger than one, as `a <-> b`. File-level cycles are the rule above.
+ */
+function moduleFolderCycles(output: ICruiseResult): string[] {
+  const folderOf = (file: string) => /^src\/modules\/([^/]+)\//.exec(file)?.[1];
+  const edges = new Map<string, Set<string>>();
+  for (const module of output.modules) {
+    const from = folderOf(module.source);
+    for (const dependency of module.dependencies) {
+      const to = folderOf(dependency.resolved);
+      if (from && to && from !== to) edges.set(from, (edges.get(from) ?? new Set()).add(to));
+    }
+  }
+  const reaches = (from: string, to: string, seen = new Set<string>()): boolean => {
+    for (const next of edges.get(from) ?? []) {
+      if (next === to) return true;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      if (reaches(next, to, seen)) return true;
+    }
+    return false;
+  };
+  const cycles = new Set<string>();
+  for (const [from, tos] of edges) for (const to of tos) if (reaches(to, from)) cycles.add([from, to].sort().join(' <-> '));
+  return [...cycles].sort();
+}
 
 /** The one module allowed to write each entity's status column. */
 const STATE_WRITERS: Record<string, string> = {
@@ -42,6 +85,8 @@ const STATE_WRITERS: Record<string, string> = {
   subscription: 'src/modules/ledger/subscription.state.ts',
   registration: 'src/modules/ledger/checkout.state.ts',
   order: 'src/modules/ledger/checkout.state.ts',
+  paymentAttempt: 'src/modules/ledger/attempt.state.ts',
+  webhookDelivery: 'src/modules/events/delivery.state.ts',
 };
 const WRITES = new Set(['update', 'updateMany', 'upsert', 'create', 'createMany']);
 
@@ -91,11 +136,20 @@ function statusWritesOutsideWriters(): string[] {
  * its writer: `file table`. Such SQL must take its moves from the writer's transition table.
  */
 function rawStatusWrites(): string[] {
-  const tables: Record<string, string> = { payments: 'payment', subscriptions: 'subscription', registrations: 'registration', orders: 'order' };
+  const tables: Record<string, string> = {
+    payments: 'payment',
+    subscriptions: 'subscription',
+    registrations: 'registration',
+    orders: 'order',
+    payment_attempts: 'paymentAttempt',
+    webhook_deliveries: 'webhookDelivery',
+  };
   const found = new Set<string>();
   for (const file of sourceFiles('src')) {
     const text = readFileSync(path.join(ROOT, file), 'utf8');
-    for (const match of text.matchAll(/UPDATE "(payments|subscriptions|registrations|orders)"[^;`]*?SET([^;`]*?)(WHERE|FROM|RETURNING|`)/g)) {
+    for (const match of text.matchAll(
+      /UPDATE "(payments|subscriptions|registrations|orders|payment_attempts|webhook_deliveries)"[^;`]*?SET([^;`]*?)(WHERE|FROM|RETURNING|`)/g,
+    )) {
       const [, table, assignments] = match;
       if (/(^|[\s,])"status"\s*=/.test(assignments!) && STATE_WRITERS[tables[table!]!] !== file) found.add(`${file} ${table}`);
     }
@@ -108,7 +162,11 @@ function rawStatusWrites(): string[] {
  * It renders the ledger's success write (chargeSuccessWrite, subscriptionAfterSuccess, the transition tables), and
  * test/modules/payments/charge-paths.test.ts proves it writes the same rows and events as the transactional path.
  */
-const RAW_STATUS_WRITERS = ['src/modules/payments/charge.record.ts payments', 'src/modules/payments/charge.record.ts subscriptions'];
+const RAW_STATUS_WRITERS = [
+  'src/modules/payments/charge.record.ts payment_attempts',
+  'src/modules/payments/charge.record.ts payments',
+  'src/modules/payments/charge.record.ts subscriptions',
+];
 
 describe('state writers', () => {
   it('each entity’s status is written by its state module (its transition table) and nowhere else', () => {

@@ -7,7 +7,15 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GatewayClient, GatewayResult } from '../gateway/types.ts';
-import type { WebhookObserver } from '../modules/webhooks/dispatcher.ts';
+
+/** How a webhook delivery attempt ended, as the dispatcher reports it. */
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'gone';
+
+/** What the webhook dispatcher reports to the metrics (src/modules/webhooks/outcomes.ts calls it). */
+export interface WebhookObserver {
+  delivery(outcome: DeliveryOutcome, seconds: number): void;
+  endpointDisabled(reason: string): void;
+}
 
 export interface Metrics {
   registry: Registry;

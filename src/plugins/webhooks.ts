@@ -1,21 +1,18 @@
-// The webhook dispatcher's life in the app (src/modules/webhooks/dispatcher.ts): started on onReady, stopped on
+// The webhook dispatcher's life in the app (src/modules/webhooks/dispatcher.ts, passed in by app.ts): started on onReady, stopped on
 // preClose (while the database is still open): it stops claiming and waits at most 5 s for the requests in flight
 // (the charging drain, src/plugins/scheduler.ts, has the shutdown budget; a webhook is at least once anyway). What
 // it could not record is sent again when its lease expires.
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { createDispatcher, type Dispatcher } from '../modules/webhooks/dispatcher.ts';
-import type { Keyring } from '../lib/crypto.ts';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    webhooks: Dispatcher;
-  }
+/** What the plugin runs: the webhook dispatcher (src/modules/webhooks/dispatcher.ts), created and passed in by app.ts. */
+export interface WebhookDispatcher {
+  start(): void;
+  stop(timeoutMs: number): Promise<boolean>;
 }
 
-async function webhooksPlugin(app: FastifyInstance, options: { keyring: Keyring }) {
-  const dispatcher = createDispatcher({ db: app.db, config: app.config, keyring: options.keyring, log: app.log, observer: app.metrics.webhooks });
-  app.decorate('webhooks', dispatcher);
+async function webhooksPlugin(app: FastifyInstance, options: { dispatcher: WebhookDispatcher }) {
+  const { dispatcher } = options;
   if (app.config.webhooks.enabled) {
     app.addHook('onReady', async () => {
       dispatcher.start();

@@ -6,7 +6,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { EVENT_COLUMNS_SQL, renderEvent, type EventRow } from './events.render.ts';
 import { sqlParams, sqlQuery } from '../../db/prisma.ts';
-import { REQUEUE_DELIVERY } from './requeue.ts';
+import { REQUEUE_DELIVERY } from './delivery.state.ts';
 
 type Db = ServiceDeps['db'];
 

@@ -8,6 +8,7 @@ import type { GatewayResult } from '../../gateway/types.ts';
 import { NotFoundError, StateConflictError, withDetails } from '../../lib/errors.ts';
 import { REFUND_OUTCOME_UNKNOWN, transitionPayment } from './payment.state.ts';
 import { moveCheckout } from './checkout.state.ts';
+import { createAttempt, transitionAttempt } from './attempt.state.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -20,11 +21,16 @@ export class StaleLeaseError extends Error {
 
 /** Records the gateway's answer on an IN_FLIGHT attempt held by `leaseOwner`; throws StaleLeaseError otherwise. */
 export async function recordAttemptOutcome(tx: Tx, input: { attemptId: string; leaseOwner: string; result: GatewayResult; now: Date }): Promise<void> {
-  const fenced = await tx.paymentAttempt.updateMany({
-    where: { id: input.attemptId, status: 'IN_FLIGHT', leaseOwner: input.leaseOwner },
-    data: { ...attemptOutcomeValues(input.result, input.now), leaseOwner: null, leaseExpiresAt: null },
-  });
-  if (fenced.count === 0) throw new StaleLeaseError(`attempt ${input.attemptId}`);
+  const { status, ...values } = attemptOutcomeValues(input.result, input.now);
+  const recorded = await transitionAttempt(
+    tx,
+    input.attemptId,
+    'answer',
+    status,
+    { ...values, leaseOwner: null, leaseExpiresAt: null },
+    { leaseOwner: input.leaseOwner },
+  );
+  if (!recorded) throw new StaleLeaseError(`attempt ${input.attemptId}`);
 }
 
 /** What an attempt's row records of the gateway's answer (recordAttemptOutcome, and the engine's one-statement success). */
@@ -48,18 +54,21 @@ export function attemptOutcomeValues(result: GatewayResult, now: Date) {
 
 /** An attempt left IN_FLIGHT past its lease by a process that died: money may have moved (rule 4). */
 export async function expireAttempt(tx: Tx, attemptId: string, now: Date): Promise<boolean> {
-  const expired = await tx.paymentAttempt.updateMany({
-    where: { id: attemptId, status: 'IN_FLIGHT', leaseExpiresAt: { lt: now } },
-    data: {
-      status: 'UNKNOWN',
+  const expired = await transitionAttempt(
+    tx,
+    attemptId,
+    'expire',
+    'UNKNOWN',
+    {
       leaseOwner: null,
       leaseExpiresAt: null,
       completedAt: now,
       gatewayMessage: 'the process calling the gateway stopped before recording the answer (lease expired)',
       rawResponse: { reason: 'LEASE_EXPIRED' },
     },
-  });
-  return expired.count === 1;
+    { leaseExpiresAt: { lt: now } },
+  );
+  return expired;
 }
 
 interface StaleAttempt {
@@ -181,16 +190,14 @@ export async function lockAttempts(tx: Tx, paymentId: string): Promise<LockedAtt
       }
       const attemptNumber = (latest?.attemptNumber ?? 0) + 1;
       const orderId = typeof input.orderId === 'function' ? input.orderId(attemptNumber) : input.orderId;
-      attempts.latest = await tx.paymentAttempt.create({
-        data: {
-          paymentId,
-          attemptNumber,
-          operation: input.operation,
-          orderId,
-          amount: input.amount,
-          leaseOwner: input.leaseOwner,
-          leaseExpiresAt: input.leaseExpiresAt,
-        },
+      attempts.latest = await createAttempt(tx, {
+        paymentId,
+        attemptNumber,
+        operation: input.operation,
+        orderId,
+        amount: input.amount,
+        leaseOwner: input.leaseOwner,
+        leaseExpiresAt: input.leaseExpiresAt,
       });
       return { id: attempts.latest.id, attemptNumber, orderId };
     },
@@ -207,7 +214,7 @@ export async function firstAttempt(
   tx: Tx,
   input: { paymentId: string; operation: 'BILLING_CONFIRM'; orderId: string; amount: number; leaseOwner: string; leaseExpiresAt: Date },
 ): Promise<PreparedAttempt> {
-  const attempt = await tx.paymentAttempt.create({ data: { ...input, attemptNumber: 1 } });
+  const attempt = await createAttempt(tx, { ...input, attemptNumber: 1 });
   return { attemptId: attempt.id, orderId: input.orderId, hadUnknown: false, expiredInFlight: false };
 }
 
@@ -232,10 +239,7 @@ export async function prepareAttempt(tx: Tx, input: NewAttempt & { paymentId: st
   if (hadUnknown && !input.allowAfterUnknown) return { attemptId: undefined, orderId: undefined, hadUnknown, expiredInFlight };
   if (attempts.latest?.status === 'NOT_SENT') {
     const notSent = attempts.latest;
-    await tx.paymentAttempt.update({
-      where: { id: notSent.id },
-      data: { status: 'IN_FLIGHT', leaseOwner: input.leaseOwner, leaseExpiresAt: input.leaseExpiresAt },
-    });
+    await transitionAttempt(tx, notSent.id, 'resend', 'IN_FLIGHT', { leaseOwner: input.leaseOwner, leaseExpiresAt: input.leaseExpiresAt });
     return { attemptId: notSent.id, orderId: notSent.orderId, hadUnknown, expiredInFlight };
   }
   const attempt = await attempts.append(input);

@@ -8,6 +8,7 @@ import type { GatewayResult } from '../../gateway/types.ts';
 import { StateConflictError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { attemptOutcomeValues, StaleLeaseError } from '../ledger/attempts.ts';
+import { ATTEMPT_TRANSITIONS } from '../ledger/attempt.state.ts';
 import { applyChargeDecline, applyChargeSuccess, chargeSuccessWrite, RECOVERING } from '../ledger/charge.outcomes.ts';
 import { LIVE } from '../ledger/schedule.rules.ts';
 import { PAYMENT_TRANSITIONS, transitionPayment } from '../ledger/payment.state.ts';
@@ -49,11 +50,11 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
       WITH g AS (
         SELECT s."id" FROM "subscriptions" s, "payment_attempts" a, "payments" p
          WHERE s."id" = ${$(id)}::uuid AND s."leaseOwner" = ${$(owner)}
-           AND a."id" = ${$(ready.attemptId)}::uuid AND a."status" = 'IN_FLIGHT' AND a."leaseOwner" = ${$(owner)}
+           AND a."id" = ${$(ready.attemptId)}::uuid AND a."status"::text = ANY (${$([...ATTEMPT_TRANSITIONS.answer.from])}::text[]) AND a."leaseOwner" = ${$(owner)}
            AND p."id" = ${$(paymentId)}::uuid AND p."status"::text = ANY (${$([...PAYMENT_TRANSITIONS.succeed.from])}::text[])
          FOR UPDATE OF s, a, p),
       a AS (
-        UPDATE "payment_attempts" SET "status" = 'SUCCEEDED', "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "sentAt" = ${$(outcome.sentAt)},
+        UPDATE "payment_attempts" SET "status" = ${$(outcome.status)}::"AttemptStatus", "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "sentAt" = ${$(outcome.sentAt)},
           "completedAt" = ${$(outcome.completedAt)}, "gatewayCode" = ${$(outcome.gatewayCode)}, "gatewayMessage" = ${$(outcome.gatewayMessage)},
           "transactionId" = ${$(outcome.transactionId)}, "approvedAt" = ${$(outcome.approvedAt)}, "rawResponse" = ${$(JSON.stringify(outcome.rawResponse))}::jsonb, "updatedAt" = now()
           FROM g WHERE "payment_attempts"."id" = ${$(ready.attemptId)}::uuid RETURNING 1),

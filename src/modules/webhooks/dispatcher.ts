@@ -24,10 +24,9 @@ import { renderEvent } from '../events/events.render.ts';
 import { assignEventSequences } from '../events/events.service.ts';
 import { createClaims, type Claimed } from './claims.ts';
 import { createSender } from './sender.ts';
-import { createOutcomes, type WebhookObserver } from './outcomes.ts';
+import { createOutcomes } from './outcomes.ts';
+import type { WebhookObserver } from '../../plugins/metrics.ts';
 import { createRetention } from './retention.ts';
-
-export type { DeliveryOutcome, WebhookObserver } from './outcomes.ts';
 
 /** An endpoint answering slower than this, or with a request in flight longer, is held to its share of the slots. */
 const SLOW_MS = 1_000;
@@ -227,3 +226,10 @@ export function createDispatcher(
 }
 
 export type Dispatcher = ReturnType<typeof createDispatcher>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The webhook dispatcher of this app (app.ts), for tests and the bench. */
+    webhooks: Dispatcher;
+  }
+}

@@ -6,7 +6,7 @@ import { NotFoundError, StateConflictError, ValidationError } from '../../lib/er
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { isEventType } from '../events/event-types.ts';
 import { generateSecret, liveSecrets, openSecret, sealSecret, type StoredSecret } from './secrets.ts';
-import { REQUEUE_DELIVERY } from '../events/requeue.ts';
+import { REQUEUE_DELIVERY } from '../events/delivery.state.ts';
 
 type EndpointRow = Prisma.WebhookEndpointGetPayload<object>;
 

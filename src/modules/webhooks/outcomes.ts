@@ -11,13 +11,8 @@ import { Prisma as P } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { Claimed } from './claims.ts';
 import type { SendResult } from './sender.ts';
-
-export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'gone';
-
-export interface WebhookObserver {
-  delivery(outcome: DeliveryOutcome, seconds: number): void;
-  endpointDisabled(reason: string): void;
-}
+import type { WebhookObserver } from '../../plugins/metrics.ts';
+import { deliveryMayMove, setDeliveryStatus } from '../events/delivery.state.ts';
 
 export const GONE = 'GONE';
 export const FAILING = 'FAILING';
@@ -42,10 +37,10 @@ export function createOutcomes(deps: {
     try {
       const updated = await db.$executeRaw`
         UPDATE "webhook_deliveries" d SET
-          "status" = 'SUCCEEDED', "attempts" = d."attempts" + 1, "nextAttemptAt" = NULL, "deliveredAt" = clock_timestamp(),
+          ${setDeliveryStatus('deliver')}, "attempts" = d."attempts" + 1, "nextAttemptAt" = NULL, "deliveredAt" = clock_timestamp(),
           "lastStatusCode" = v.code, "lastError" = NULL, "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = clock_timestamp()
           FROM unnest(${batch.map((b) => b.id)}::uuid[], ${batch.map((b) => b.lease)}::text[], ${batch.map((b) => b.status)}::int[]) AS v(id, lease, code)
-         WHERE d."id" = v.id AND d."leaseOwner" = v.lease`;
+         WHERE d."id" = v.id AND d."leaseOwner" = v.lease AND ${deliveryMayMove('deliver', P.sql`d."status"`)}`;
       if (updated < batch.length)
         log.warn({ lost: batch.length - updated }, 'webhook deliveries were queued again or reclaimed before their success was recorded; they are sent again');
     } catch (error) {
@@ -99,11 +94,11 @@ export function createOutcomes(deps: {
     const delayMs = retry ? delays[attempts - 1]! : 0;
     const updated = await db.$executeRaw`
       UPDATE "webhook_deliveries" SET
-        "status" = ${retry ? 'PENDING' : 'FAILED'}::"WebhookDeliveryStatus", "attempts" = "attempts" + 1,
+        ${setDeliveryStatus(retry ? 'retry' : 'fail')}, "attempts" = "attempts" + 1,
         "nextAttemptAt" = ${retry ? P.sql`clock_timestamp() + make_interval(secs => ${delayMs / 1000}::float8)` : P.sql`NULL`},
         "lastStatusCode" = ${result.status ?? null}::int, "lastError" = ${result.error ?? `HTTP ${result.status}`},
         "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = clock_timestamp()
-      WHERE "id" = ${claimed.deliveryId}::uuid AND "leaseOwner" = ${claimed.lease}`;
+      WHERE "id" = ${claimed.deliveryId}::uuid AND "leaseOwner" = ${claimed.lease} AND ${deliveryMayMove(retry ? 'retry' : 'fail', P.sql`"status"`)}`;
     if (updated === 0) {
       log.warn({ deliveryId: claimed.deliveryId }, 'webhook delivery was queued again or reclaimed before its outcome was recorded; it is sent again');
       return;

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { planCharge, type ConsentRecord } from '../../../src/modules/ledger/charge.rules.ts';
-import { LIVE, planAfterDecline, type ChargeableSubscription } from '../../../src/modules/ledger/schedule.rules.ts';
+import { planAfterDecline, type ChargeableSubscription } from '../../../src/modules/ledger/schedule.rules.ts';
 import { chargeOrderId } from '../../../src/modules/payments/charge.service.ts';
 
 const SEOUL = 'Asia/Seoul';

@@ -1,0 +1,180 @@
+// Refunds (DESIGN.md §5 "Admin routes", POST /admin/payments/:id/cancel and cancel/resolve): through the gateway's
+// cancellation, written before the call (a CANCEL attempt numbered under the payment's lock, ledger/attempts.ts),
+// recorded fenced; an unknown outcome raises the payment (REFUND_OUTCOME_UNKNOWN) and no other refund of it is sent
+// until an operator settles it.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/prisma.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { utf8Bytes } from '../../gateway/fields.ts';
+import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
+import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
+import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
+import { createGatewayOperations } from '../ledger/gateway-operation.ts';
+import { serializePayment } from './payments.service.ts';
+import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
+import { transitionPayment } from '../ledger/payment.state.ts';
+import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from '../ledger/payment.errors.ts';
+import { writeAudit, type Actor } from '../audit/audit.ts';
+import { transitionAttempt } from '../ledger/attempt.state.ts';
+
+type Tx = Prisma.TransactionClient;
+const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } } };
+
+export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
+  const { db, gateway, clock, config, log } = deps;
+  const runOperation = createGatewayOperations({ db, clock, log });
+
+  async function load(tx: Tx | Db, id: string) {
+    const row = await tx.payment.findUnique({ where: { id }, include: WITH_ATTEMPTS });
+    if (!row) throw new NotFoundError('Payment');
+    return row;
+  }
+
+  /**
+   * Refund through the gateway's cancellation. Checked before calling: the payment succeeded and has something
+   * left; MOBILE only in full and only within the payment's calendar month in Korea time; CARD partial refunds up
+   * to what remains. Write before call: a CANCEL attempt is committed (with the audit event) before the call, and
+   * an earlier refund whose outcome is unknown blocks another.
+   */
+  async function refund(id: string, input: { amount?: number }, who: Actor) {
+    const now = clock.now();
+    const leaseOwner = randomUUID();
+    if (utf8Bytes(who.reason) > 200) throw new ValidationError('reason is over the gateway’s 200 bytes for a cancellation reason');
+    // Committed on its own: a refund refused below still leaves a dead process's refund visible as unknown.
+    await sweepExpiredAttempts(db, now, log, id);
+    const { result, after } = await runOperation({
+      prepare: async () => ({ ready: await prepareRefund(id, input, who, leaseOwner, now) }),
+      call: (ready) =>
+        gateway.cancelPayment({
+          method: ready.payment.method,
+          transactionId: ready.payment.transactionId!,
+          amount: ready.amount,
+          cancelType: ready.cancelType,
+          cancelReason: who.reason,
+          cancelRequester: 'MERCHANT_OPERATOR',
+        }),
+      record: async (tx, ready, answer, at) => {
+        if (answer.outcome === 'SUCCEEDED') {
+          const updated = await tx.payment.update({ where: { id }, data: { canceledAmount: { increment: ready.amount }, canceledAt: at } });
+          if (updated.canceledAmount === updated.amount) await transitionPayment(tx, id, 'refund');
+        } else if (answer.outcome === 'UNKNOWN') {
+          await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
+        }
+        return { result: answer, after: await load(tx, id) };
+      },
+      // The cancellation may have gone through: the attempt stays for the sweeper, the operator learns so.
+      unrecorded: (ready, _answer, reason) => {
+        throw withDetails(new PaymentOutcomeUnknownError(`the refund's answer could not be recorded (${reason})`), {
+          paymentId: id,
+          refundAttemptId: ready.attemptId,
+          reason,
+        });
+      },
+    });
+    const details = { paymentId: id };
+    log.info({ paymentId: id, outcome: result.outcome }, 'refund');
+    switch (result.outcome) {
+      case 'SUCCEEDED':
+        return serializePayment(after);
+      case 'DECLINED':
+        throw withDetails(new GatewayDeclinedError(`${result.code}: ${result.message ?? ''}`), { ...details, gatewayCode: result.code });
+      case 'UNKNOWN':
+        throw withDetails(new PaymentOutcomeUnknownError(result.reason), details);
+      case 'NOT_SENT':
+        throw withDetails(new GatewayUnavailableError(result.detail ?? result.reason), details);
+    }
+  }
+
+  /**
+   * The refund's checks and its CANCEL attempt, committed with the audit event before the call (rule 1). All of it
+   * under the payment's row lock (lockAttempts): a concurrent refund waits, then finds this one in flight (409).
+   */
+  function prepareRefund(id: string, input: { amount?: number }, who: Actor, leaseOwner: string, now: Date) {
+    return db.$transaction(async (tx) => {
+      const attempts = await lockAttempts(tx, id);
+      const payment = await load(tx, id);
+      if (payment.status !== 'SUCCEEDED' || !payment.transactionId) {
+        throw new RefundRefusedError.PAYMENT_NOT_REFUNDABLE(`Only a SUCCEEDED payment can be refunded; this one is ${payment.status}`);
+      }
+      const pendingRefund = payment.attempts.find((a) => a.operation === 'CANCEL' && (a.status === 'UNKNOWN' || a.status === 'IN_FLIGHT'));
+      if (pendingRefund) {
+        const why =
+          pendingRefund.status === 'IN_FLIGHT'
+            ? 'A refund of this payment is in progress'
+            : 'An earlier refund of this payment has an unknown outcome; resolve it first';
+        throw withDetails(new StateConflictError(why), { paymentId: id });
+      }
+      const remaining = payment.amount - payment.canceledAmount;
+      const amount = input.amount ?? remaining;
+      if (payment.method === 'MOBILE') {
+        if (amount !== payment.amount || payment.canceledAmount > 0)
+          throw new RefundRefusedError.MOBILE_PARTIAL_CANCEL('A MOBILE payment can only be refunded in full');
+        if (!sameCalendarMonth(payment.approvedAt ?? payment.createdAt, now, GATEWAY_ZONE)) {
+          throw new RefundRefusedError.MOBILE_CANCEL_MONTH_CLOSED('A MOBILE payment can only be refunded within its calendar month (Korea time)');
+        }
+      }
+      if (amount > remaining) throw new RefundRefusedError.AMOUNT_EXCEEDS_REMAINING(`At most ${remaining} can be refunded`);
+      const attempt = await attempts.append({
+        operation: 'CANCEL',
+        orderId: (attemptNumber) => `X${id.replace(/-/g, '')}-${attemptNumber}`,
+        amount,
+        leaseOwner,
+        leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs),
+      });
+      await writeAudit(tx, {
+        ...who,
+        action: 'payment.refund',
+        entityType: 'payment',
+        entityId: id,
+        before: serializePayment(payment),
+        after: { refundAttemptId: attempt.id, amount },
+      });
+      return { payment, attemptId: attempt.id, leaseOwner, amount, cancelType: amount === remaining ? ('C' as const) : ('P' as const) };
+    });
+  }
+
+  /**
+   * Settles a refund whose outcome is unknown, after the operator asked the gateway: SUCCEEDED counts its amount as
+   * refunded (the payment is CANCELED when nothing remains), FAILED records that nothing was refunded. Either way
+   * the payment can be refunded again. Fenced on the refund still being UNKNOWN.
+   */
+  async function resolveRefund(id: string, input: { outcome: 'SUCCEEDED' | 'FAILED' }, who: Actor) {
+    const now = clock.now();
+    await sweepExpiredAttempts(db, now, log, id);
+    return db.$transaction(async (tx) => {
+      const before = await load(tx, id);
+      const refund = before.attempts.find((a) => a.operation === 'CANCEL' && a.status === 'UNKNOWN');
+      if (!refund) throw new StateConflictError('No refund of this payment has an unknown outcome');
+      const note = `resolved by operator: ${who.reason}`.slice(0, 500);
+      const settled =
+        input.outcome === 'SUCCEEDED'
+          ? await transitionAttempt(tx, refund.id, 'settle', 'SUCCEEDED', { gatewayMessage: note, completedAt: now })
+          : await transitionAttempt(tx, refund.id, 'settle', 'DECLINED', { gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note, completedAt: now });
+      if (!settled) throw new StateConflictError('This refund was settled meanwhile');
+      const stillUnknown = before.attempts.some((a) => a.id !== refund.id && a.operation === 'CANCEL' && a.status === 'UNKNOWN');
+      const canceledAmount = before.canceledAmount + (input.outcome === 'SUCCEEDED' ? refund.amount : 0);
+      await tx.payment.update({
+        where: { id },
+        data: {
+          canceledAmount,
+          canceledAt: input.outcome === 'SUCCEEDED' ? now : before.canceledAt,
+          attentionReason: stillUnknown ? REFUND_OUTCOME_UNKNOWN : null,
+        },
+      });
+      if (canceledAmount === before.amount) await transitionPayment(tx, id, 'refund');
+      const after = await load(tx, id);
+      await writeAudit(tx, {
+        ...who,
+        action: `payment.refund_resolve_${input.outcome.toLowerCase()}`,
+        entityType: 'payment',
+        entityId: id,
+        before: serializePayment(before),
+        after: serializePayment(after),
+      });
+      return serializePayment(after);
+    });
+  }
+
+  return { refund, resolveRefund };
+}
