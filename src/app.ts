@@ -161,7 +161,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await pages.register(helmet, { contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"] } } });
     await pages.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
     await pages.register(billingRedirectRoutes(deps));
-    await pages.register(paymentRedirectRoutes(orders));
+    await pages.register(paymentRedirectRoutes(deps));
     await pages.register(resultPageRoutes);
   });
   // The merchant API and the admin routes: rate limited per valid token (a caller without one by address).

@@ -27,7 +27,8 @@ export const FAILURE_STATUS: Record<CheckoutFailureCode, number> = {
   GATEWAY_UNAVAILABLE: 503,
 };
 
-interface Ids {
+/** The ids an answer about a checkout carries. */
+export interface CheckoutIds {
   registrationId?: string;
   subscriptionId?: string;
   orderId?: string;
@@ -36,14 +37,14 @@ interface Ids {
 }
 
 export type CheckoutResult =
-  | ({ status: 'success' } & Ids)
-  | ({ status: 'failed'; code: CheckoutFailureCode; message: string; gatewayCode?: string; reason?: string } & Ids);
+  | ({ status: 'success' } & CheckoutIds)
+  | ({ status: 'failed'; code: CheckoutFailureCode; message: string; gatewayCode?: string; reason?: string } & CheckoutIds);
 
-export function success(ids: Ids): CheckoutResult {
+export function success(ids: CheckoutIds): CheckoutResult {
   return { status: 'success', ...ids };
 }
 
-export function failure(code: CheckoutFailureCode, message: string, extra: Ids & { gatewayCode?: string; reason?: string } = {}): CheckoutResult {
+export function failure(code: CheckoutFailureCode, message: string, extra: CheckoutIds & { gatewayCode?: string; reason?: string } = {}): CheckoutResult {
   return { status: 'failed', code, message, ...extra };
 }
 
@@ -65,7 +66,7 @@ export async function waitForLease<T>(read: () => Promise<T>, done: (row: T) => 
 export function precheckRedirect(
   row: { orderId: string; transactionId: string | null },
   input: { transactionId?: string; orderId?: string },
-  ids: Record<string, unknown>,
+  ids: CheckoutIds,
 ): CheckoutResult | undefined {
   if (!input.transactionId) return failure('VALIDATION_ERROR', 'transactionId is missing', ids);
   if (Buffer.byteLength(input.transactionId, 'utf8') > 20) return failure('VALIDATION_ERROR', 'transactionId is longer than 20 bytes', ids);

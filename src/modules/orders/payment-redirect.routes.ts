@@ -1,15 +1,16 @@
 // The orders' browser routes (DESIGN.md §5): the gateway's redirects back from an order's window.
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import { redirectRoutes } from '../checkout/checkout.routes.ts';
-import type { createOrdersService } from './orders.service.ts';
+import { completeOrder, failOrder } from './complete-order.ts';
 
-export function paymentRedirectRoutes(orders: Pick<ReturnType<typeof createOrdersService>, 'handleSuccess' | 'handleFail'>) {
+export function paymentRedirectRoutes(deps: ServiceDeps) {
   return redirectRoutes([
     {
       path: '/payments/success',
       operationId: 'paymentSuccess',
       summary: 'The gateway’s success redirect of an order: confirms the payment with the stored amount',
-      handle: orders.handleSuccess,
+      handle: (fields) => completeOrder(deps, fields),
     },
-    { path: '/payments/fail', operationId: 'paymentFail', summary: 'The gateway’s failure redirect of an order', handle: orders.handleFail },
+    { path: '/payments/fail', operationId: 'paymentFail', summary: 'The gateway’s failure redirect of an order', handle: (fields) => failOrder(deps, fields) },
   ]);
 }

@@ -1,33 +1,50 @@
-// The success and fail redirects of a registration (DESIGN.md §1.1, §5 "Browser routes"): the success redirect
-// exchanges the window's transactionId for a billing key, stores it encrypted, records the registration's own payment
-// and creates the subscription (a payment-method registration swaps the key instead: replace-payment-method.ts).
+// /billing/success and /billing/fail (DESIGN.md §1.1, §5 "Browser routes"): the customer is back from a
+// registration's window. The success redirect exchanges the window's transactionId for a billing key (issue-key),
+// stores it encrypted, records the registration's own payment and creates the subscription; a payment-method
+// registration swaps the subscription's key instead (its rules: replace-payment-method.ts).
 //
-// Invariants kept here:
-// - concurrent redirects with one state call the gateway once: the caller must hold the registration's lease;
-// - write before call: when the registration charges money, its INITIAL payment and an IN_FLIGHT attempt are
-//   committed before issue-key is called (rule 1), and the outcome is written fenced on that lease (rule 5);
+// completeRegistration reads top-down: load by state, decide (pure), write the attempt, call the gateway, classify,
+// record, answer. Invariants kept:
+// - a replay of a finished registration answers the same without calling the gateway;
+// - concurrent redirects with one state call the gateway once: only the holder of the registration's lease calls;
+// - write before call: when the registration charges money, its payment and an IN_FLIGHT attempt are committed
+//   before issue-key is called (rule 1), and the outcome is written fenced on that lease (rule 5);
 // - amounts come from our database, never from the redirect (rule 7);
 // - an UNKNOWN issuance is never turned into a failure: the registration waits in NEEDS_ATTENTION, and a replay
 //   may call issue-key again with the same transactionId (the gateway's window transaction is single use, so
 //   that call cannot charge twice).
+import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { failure, success, truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
-import { prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
-import { transitionPayment } from '../ledger/payment.state.ts';
-import { releaseCheckout, type CheckoutMoveData, type CheckoutTransition } from '../ledger/checkout.state.ts';
-import { createCheckoutFlow } from '../checkout/checkout.flow.ts';
+import { failure, success, transactionHeldElsewhere, truncate, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import {
+  decideSuccess,
+  holdForOperator,
+  pendingAnswer,
+  recordOrUnknown,
+  windowFailedAnswer,
+  windowFailure,
+  type CheckoutLease,
+  type RedirectInput,
+  unlessAttachedElsewhere,
+} from '../checkout/checkout.steps.ts';
+import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
+import { prepareAttempt } from '../ledger/attempts.ts';
+import { moveCheckout } from '../ledger/checkout.state.ts';
+import { leaseFreeWhere } from '../ledger/subscription.queries.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
 import { registrationByState, type RegistrationRow } from './registrations.read.ts';
 import { claimPaymentMethod, recordPaymentMethod, type IssuanceClaim } from './replace-payment-method.ts';
 
 type Tx = Prisma.TransactionClient;
 
-/** What a finished registration answers, so a replay returns the same result. */
-function settled(row: RegistrationRow): CheckoutResult | undefined {
-  const ids = { registrationId: row.id, returnUrl: row.returnUrl };
+const idsOf = (row: RegistrationRow) => ({ registrationId: row.id, returnUrl: row.returnUrl });
+
+/** What a finished registration answers, so a replay returns the same result; undefined while a request may go on. */
+function settledAnswer(row: RegistrationRow): CheckoutResult | undefined {
+  const ids = idsOf(row);
   switch (row.status) {
     case 'COMPLETED':
       return success({ ...ids, subscriptionId: row.subscription?.id ?? row.targetSubscriptionId ?? undefined });
@@ -40,151 +57,165 @@ function settled(row: RegistrationRow): CheckoutResult | undefined {
   }
 }
 
-/** The handlers of /billing/success and /billing/fail. */
-export function createRegistrationCheckout(deps: ServiceDeps) {
-  const { db, gateway, clock, config, keyring, log } = deps;
-  const leaseMs = config.scheduler.leaseMs;
+/** GET|POST /billing/success */
+export async function completeRegistration(deps: ServiceDeps, input: RedirectInput): Promise<CheckoutResult> {
+  const { db, gateway, clock, config, log } = deps;
+  if (!input.state) return failure('INVALID_STATE', 'state is missing');
+  const row = await registrationByState(db, input.state);
+  if (!row) return failure('INVALID_STATE', 'Unknown state');
+  const ids = idsOf(row);
 
-  const flow = createCheckoutFlow<RegistrationRow, IssuanceClaim>(
-    { db, clock, log, leaseWaitMs: config.gateway.timeoutMs + 5_000 },
-    {
-      kind: 'registration',
-      findByState: (state) => registrationByState(db, state),
-      ids: (row) => ({ registrationId: row.id, returnUrl: row.returnUrl }),
-      settled,
-      // A window failure never overtakes a key exchange already under way.
-      abandonFence: { transactionId: null },
-      claim: claimIssuance,
-      attemptOf: (claim) => claim.attemptId,
-      paymentOf: (claim) => claim.paymentId,
-      call: (row, transactionId) =>
-        gateway.issueBillingKey({
-          method: row.method,
-          transactionId,
-          expectedOrderId: row.orderId,
-          // A key-only registration charged nothing that stays: the gateway may echo its verification amount (100)
-          // rather than ours, which is no mismatch. The orderId echo still ties the answer to this registration.
-          expectedAmount: row.issueKeyOnly ? undefined : row.amount,
-        }),
-      record: recordIssuance,
-    },
+  const now = clock.now();
+  const decision = decideSuccess('registration', row, input, now, { ids, settled: settledAnswer(row) });
+  if (decision.next === 'answer') return decision.answer;
+  if (decision.next === 'expire') {
+    await moveCheckout(db, 'registration', row.id, 'expire', { fence: { transactionId: null } });
+    return decision.answer;
+  }
+  if (decision.next === 'window-failed') return failRegistration(deps, input);
+  const { transactionId } = decision;
+  if (await transactionHeldElsewhere(db, transactionId, { registrationId: row.id })) return holdForOperator(db, log, 'registration', row.id, ids);
+
+  // Write the attempt: the registration's lease (and the subscription's, for a payment method) and, when the window
+  // charges, its payment with an IN_FLIGHT attempt, in one short transaction committed before the call.
+  const lease: CheckoutLease = { leaseOwner: randomUUID(), leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs), now };
+  const claim = await unlessAttachedElsewhere(
+    db.$transaction(async (tx): Promise<IssuanceClaim | undefined> => {
+      if (!(await leaseRegistration(tx, row, transactionId, lease))) return undefined;
+      return row.targetSubscriptionId ? claimPaymentMethod(tx, row, row.targetSubscriptionId, lease) : claimIssuance(tx, row, lease);
+    }),
   );
+  if (claim === 'ELSEWHERE') return holdForOperator(db, log, 'registration', row.id, ids);
+  if (!claim) {
+    // Another request holds the lease: wait for its answer and give the same one.
+    const final = await waitForLease(
+      () => registrationByState(db, input.state!),
+      (r) => r?.leaseOwner === null,
+      config.gateway.timeoutMs + 5_000,
+    );
+    return (final && settledAnswer(final)) ?? pendingAnswer('registration', final ?? row, idsOf(final ?? row));
+  }
 
-  /**
-   * Takes the registration's lease and, when it charges money, writes the INITIAL payment and an IN_FLIGHT
-   * attempt, all in one short transaction. Returns undefined when another request holds the lease.
-   */
-  async function claimIssuance(row: RegistrationRow, transactionId: string, leaseOwner: string, now: Date): Promise<IssuanceClaim | undefined> {
-    const leaseExpiresAt = new Date(now.getTime() + leaseMs);
-    return db.$transaction(async (tx) => {
-      const claimed = await tx.registration.updateMany({
-        where: {
-          id: row.id,
-          status: { in: ['PENDING', 'NEEDS_ATTENTION'] },
-          OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }],
-        },
-        data: { leaseOwner, leaseExpiresAt, transactionId },
+  const result = await gateway.issueBillingKey({
+    method: row.method,
+    transactionId,
+    expectedOrderId: row.orderId,
+    // A key-only registration charged nothing that stays: the gateway may echo its verification amount (100) rather
+    // than ours, which is no mismatch. The orderId echo still ties the answer to this registration.
+    expectedAmount: row.issueKeyOnly ? undefined : row.amount,
+  });
+
+  // Classify and record, fenced on the attempt's and the registration's lease; answer.
+  const record = row.targetSubscriptionId
+    ? (tx: Tx, at: Date) => recordPaymentMethod(deps, tx, row, claim, result, lease.leaseOwner, at)
+    : (tx: Tx, at: Date) => recordIssuance(deps, tx, row, claim, result, lease.leaseOwner, at);
+  return recordOrUnknown(deps, { attemptId: claim.attemptId, leaseOwner: lease.leaseOwner }, result, record, { ...ids, paymentId: claim.paymentId });
+}
+
+/** GET|POST /billing/fail, and a success redirect whose window answered another code. */
+export async function failRegistration(deps: Pick<ServiceDeps, 'db'>, input: RedirectInput): Promise<CheckoutResult> {
+  if (!input.state) return failure('INVALID_STATE', 'state is missing');
+  const row = await registrationByState(deps.db, input.state);
+  if (!row) return failure('INVALID_STATE', 'Unknown state');
+  const done = settledAnswer(row);
+  if (done) return done;
+  // A window failure never overtakes a key exchange already under way (a transaction attached).
+  if (await moveCheckout(deps.db, 'registration', row.id, 'abandon', { fence: { transactionId: null }, data: windowFailure(input) })) {
+    return windowFailedAnswer(input, idsOf(row));
+  }
+  const current = (await registrationByState(deps.db, input.state))!;
+  return settledAnswer(current) ?? pendingAnswer('registration', current, idsOf(current));
+}
+
+/** Takes the registration's lease and attaches the transaction; false when another request holds the lease. */
+async function leaseRegistration(tx: Tx, row: RegistrationRow, transactionId: string, lease: CheckoutLease): Promise<boolean> {
+  const claimed = await tx.registration.updateMany({
+    where: { id: row.id, status: { in: ['PENDING', 'NEEDS_ATTENTION'] }, ...leaseFreeWhere(lease.now) },
+    data: { leaseOwner: lease.leaseOwner, leaseExpiresAt: lease.leaseExpiresAt, transactionId },
+  });
+  return claimed.count > 0;
+}
+
+/** A new subscription's registration charges its INITIAL payment (unless key-only): the payment and its attempt. */
+async function claimIssuance(tx: Tx, row: RegistrationRow, lease: CheckoutLease): Promise<IssuanceClaim> {
+  if (row.issueKeyOnly) return { hadUnknown: row.status === 'NEEDS_ATTENTION' };
+  const payment =
+    (await tx.payment.findFirst({ where: { registrationId: row.id, kind: 'INITIAL' } })) ??
+    (await tx.payment.create({
+      data: { registrationId: row.id, kind: 'INITIAL', method: row.method, amount: row.amount, orderId: row.orderId, cycle: 0, dueAt: lease.now },
+    }));
+  // A dead request's attempt becomes UNKNOWN here; the replay may still call issue-key (see the file header).
+  const attempt = await prepareAttempt(tx, {
+    paymentId: payment.id,
+    operation: 'ISSUE_KEY',
+    orderId: row.orderId,
+    amount: row.amount,
+    ...lease,
+    allowAfterUnknown: true,
+  });
+  return { paymentId: payment.id, attemptId: attempt.attemptId, hadUnknown: attempt.hadUnknown };
+}
+
+/** A new subscription's issue-key answer, in the transaction that recorded its attempt (CHECKOUT_OUTCOMES.registration). */
+async function recordIssuance(
+  deps: Pick<ServiceDeps, 'keyring' | 'config' | 'log'>,
+  tx: Tx,
+  row: RegistrationRow,
+  claim: IssuanceClaim,
+  result: GatewayResult,
+  leaseOwner: string,
+  now: Date,
+): Promise<CheckoutResult> {
+  const outcome = result.outcome === 'DECLINED' && claim.hadUnknown ? 'DECLINED_AFTER_UNKNOWN' : result.outcome;
+  const move = CHECKOUT_OUTCOMES.registration[outcome];
+  const held = { kind: 'registration', id: row.id, leaseOwner, paymentId: claim.paymentId } as const;
+  const ids = { ...idsOf(row), paymentId: claim.paymentId };
+  switch (outcome) {
+    case 'SUCCEEDED': {
+      const approvedAt = result.fields.transactionDateTime ?? now;
+      const key = await storeBillingKey(tx, deps.keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
+      const initialPayment = row.issueKeyOnly ? undefined : { transactionId: result.fields.transactionId!, amount: row.amount, approvedAt };
+      const subscription = await createSubscriptionFromRegistration(tx, {
+        registration: row,
+        billingKeyId: key.id,
+        anchorAt: approvedAt,
+        initialPayment,
+        now,
+        timezone: deps.config.timezone,
       });
-      if (claimed.count === 0) return undefined;
-      if (row.targetSubscriptionId) return claimPaymentMethod(tx, row, row.targetSubscriptionId, { leaseOwner, leaseExpiresAt, now });
-      if (row.issueKeyOnly) return { hadUnknown: row.status === 'NEEDS_ATTENTION' };
-      return prepareInitialAttempt(tx, row, leaseOwner, leaseExpiresAt, now);
-    });
-  }
-
-  async function prepareInitialAttempt(tx: Tx, row: RegistrationRow, leaseOwner: string, leaseExpiresAt: Date, now: Date): Promise<IssuanceClaim> {
-    const payment =
-      (await tx.payment.findFirst({ where: { registrationId: row.id, kind: 'INITIAL' } })) ??
-      (await tx.payment.create({
-        data: { registrationId: row.id, kind: 'INITIAL', method: row.method, amount: row.amount, orderId: row.orderId, cycle: 0, dueAt: now },
-      }));
-    // A dead request's attempt becomes UNKNOWN here; the replay may still call issue-key (see the file header).
-    const attempt = await prepareAttempt(tx, {
-      paymentId: payment.id,
-      operation: 'ISSUE_KEY',
-      orderId: row.orderId,
-      amount: row.amount,
-      leaseOwner,
-      leaseExpiresAt,
-      now,
-      allowAfterUnknown: true,
-    });
-    return { paymentId: payment.id, attemptId: attempt.attemptId, hadUnknown: attempt.hadUnknown };
-  }
-
-  /** The registration's step after the call, in the engine's transaction that recorded the attempt. */
-  async function recordIssuance(
-    tx: Tx,
-    row: RegistrationRow,
-    claim: IssuanceClaim,
-    result: GatewayResult,
-    leaseOwner: string,
-    now: Date,
-  ): Promise<CheckoutResult> {
-    const ids = { registrationId: row.id, returnUrl: row.returnUrl };
-    // Fenced on our lease, released with the move (or alone, when nothing was decided).
-    const release = async (transition?: CheckoutTransition, data?: CheckoutMoveData) => {
-      if (!(await releaseCheckout(tx, 'registration', row.id, leaseOwner, transition, data))) throw new StaleLeaseError(`registration ${row.id}`);
-    };
-
-    if (row.targetSubscriptionId) return recordPaymentMethod(deps, tx, row, row.targetSubscriptionId, claim, result, leaseOwner, now, release);
-
-    switch (result.outcome) {
-      case 'SUCCEEDED': {
-        const approvedAt = result.fields.transactionDateTime ?? now;
-        const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
-        const initialPayment = row.issueKeyOnly ? undefined : { transactionId: result.fields.transactionId!, amount: row.amount, approvedAt };
-        const subscription = await createSubscriptionFromRegistration(tx, {
-          registration: row,
-          billingKeyId: key.id,
-          anchorAt: approvedAt,
-          initialPayment,
-          now,
-          timezone: config.timezone,
-        });
-        if (claim.paymentId) {
-          await transitionPayment(tx, claim.paymentId, 'succeed', {
-            subscriptionId: subscription.id,
-            transactionId: result.fields.transactionId,
-            approvedAt,
-            attentionReason: null,
-            failureCode: null,
-            failureMessage: null,
-          });
-        }
-        await release('complete', { completedAt: now, failureCode: null, failureMessage: null });
-        log.info({ registrationId: row.id, subscriptionId: subscription.id }, 'registration completed');
-        return success({ ...ids, subscriptionId: subscription.id, paymentId: claim.paymentId });
-      }
-      case 'DECLINED': {
-        if (claim.hadUnknown) {
-          // An earlier call's outcome is unknown; a decline now may mean that call went through. Not guessed.
-          await release('hold', {
-            failureCode: 'PAYMENT_OUTCOME_UNKNOWN',
-            failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`),
-          });
-          return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
-        }
-        if (claim.paymentId) {
-          await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
-        }
-        await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
-        return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code, paymentId: claim.paymentId });
-      }
-      case 'UNKNOWN': {
-        if (claim.paymentId) {
-          await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
-        }
-        await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
-        log.warn({ registrationId: row.id, reason: result.reason }, 'registration needs attention: key issuance outcome unknown');
-        return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
-      }
-      case 'NOT_SENT': {
-        await release();
-        return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', { ...ids, paymentId: claim.paymentId });
-      }
+      const answer = await applyCheckoutOutcome(tx, held, move, {
+        payment: {
+          subscriptionId: subscription.id,
+          transactionId: result.fields.transactionId,
+          approvedAt,
+          attentionReason: null,
+          failureCode: null,
+          failureMessage: null,
+        },
+        checkout: { completedAt: now, failureCode: null, failureMessage: null },
+        answer: { ...idsOf(row), subscriptionId: subscription.id, paymentId: claim.paymentId },
+      });
+      deps.log.info({ registrationId: row.id, subscriptionId: subscription.id }, 'registration completed');
+      return answer;
     }
+    case 'DECLINED_AFTER_UNKNOWN':
+      return applyCheckoutOutcome(tx, held, move, {
+        checkout: { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`) },
+        answer: ids,
+      });
+    case 'DECLINED':
+      return applyCheckoutOutcome(tx, held, move, {
+        payment: declinedPayment(result),
+        checkout: { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) },
+        answer: { ...idsOf(row), gatewayCode: result.code, paymentId: claim.paymentId },
+        message: result.message,
+      });
+    case 'UNKNOWN': {
+      const answer = await applyCheckoutOutcome(tx, held, move, { payment: lostPayment(result), checkout: unknownCheckout(result), answer: ids });
+      deps.log.warn({ registrationId: row.id, reason: result.reason }, 'registration needs attention: key issuance outcome unknown');
+      return answer;
+    }
+    case 'NOT_SENT':
+      return applyCheckoutOutcome(tx, held, move, { answer: ids });
   }
-
-  return { handleSuccess: flow.handleSuccess, handleFail: flow.handleFail };
 }

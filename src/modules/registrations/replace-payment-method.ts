@@ -1,6 +1,6 @@
 // A new payment method for an existing subscription (DESIGN.md §5 "Payment method"): POST
 // /api/v1/subscriptions/:id/payment-method opens a registration (purpose PAYMENT_METHOD) with the same window as a
-// new one, and its success redirect (/billing/success, complete-registration.ts) swaps the billing key here.
+// new one; its success redirect (/billing/success, complete-registration.ts) claims and swaps the billing key here.
 // CARD only verifies the card. MOBILE charges at once, so it is taken only while a cycle is owed (PAST_DUE, or the
 // next charge within the ±5-day window): that payment pays the owed cycle and starts the new chain.
 import type { Prisma } from '../../generated/prisma/client.ts';
@@ -12,12 +12,13 @@ import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
 import { CHARGED_AFTER_CANCEL } from '../payments/payments.service.ts';
-import { releaseSubscription } from '../ledger/subscription.queries.ts';
+import { leaseFreeWhere, releaseSubscription } from '../ledger/subscription.queries.ts';
 import { validateTerms, type Method } from '../shared/terms.ts';
-import { failure, success, truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
+import type { CheckoutLease } from '../checkout/checkout.steps.ts';
+import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
 import { prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
-import type { CheckoutMoveData, CheckoutTransition } from '../ledger/checkout.state.ts';
 import { insertRegistration } from './create-registration.ts';
 import type { RegistrationRow } from './registrations.read.ts';
 
@@ -32,7 +33,7 @@ export interface PaymentMethodInput {
   returnUrl?: string;
 }
 
-/** What a registration's claim wrote before the call (complete-registration.ts, and the payment method's below). */
+/** What a success redirect's claim wrote before the call (complete-registration.ts; a payment method's: below). */
 export interface IssuanceClaim {
   paymentId?: string;
   attemptId?: string;
@@ -90,17 +91,9 @@ export async function createPaymentMethodRegistration(deps: Pick<ServiceDeps, 'd
  * cycle's attempt. Undefined when the subscription is being charged right now: the registration is given back
  * untouched and the redirect may be replayed.
  */
-export async function claimPaymentMethod(
-  tx: Tx,
-  row: RegistrationRow,
-  subscriptionId: string,
-  lease: { leaseOwner: string; leaseExpiresAt: Date; now: Date },
-): Promise<IssuanceClaim | undefined> {
+export async function claimPaymentMethod(tx: Tx, row: RegistrationRow, subscriptionId: string, lease: CheckoutLease): Promise<IssuanceClaim | undefined> {
   const { leaseOwner, leaseExpiresAt, now } = lease;
-  const held = await tx.subscription.updateMany({
-    where: { id: subscriptionId, OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] },
-    data: { leaseOwner, leaseExpiresAt },
-  });
+  const held = await tx.subscription.updateMany({ where: { id: subscriptionId, ...leaseFreeWhere(now) }, data: { leaseOwner, leaseExpiresAt } });
   if (held.count === 0) {
     await tx.registration.update({ where: { id: row.id }, data: { leaseOwner: null, leaseExpiresAt: null, transactionId: row.transactionId } });
     return undefined;
@@ -113,12 +106,7 @@ export async function claimPaymentMethod(
  * A MOBILE payment-method window charges at once: that charge is the owed cycle's payment (the one payment of the
  * cycle, a FAILED one sent again, or a new one), with an IN_FLIGHT attempt written before the call (rule 1).
  */
-async function prepareOwedCycleAttempt(
-  tx: Tx,
-  row: RegistrationRow,
-  subscriptionId: string,
-  lease: { leaseOwner: string; leaseExpiresAt: Date; now: Date },
-): Promise<IssuanceClaim> {
+async function prepareOwedCycleAttempt(tx: Tx, row: RegistrationRow, subscriptionId: string, lease: CheckoutLease): Promise<IssuanceClaim> {
   const { now } = lease;
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
   const existing = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId, cycle: sub.cycle } } });
@@ -152,93 +140,105 @@ async function prepareOwedCycleAttempt(
 }
 
 /**
- * A payment-method window's outcome (DESIGN.md §5): on success the new key replaces the old one and the old is
- * revoked, in this one transaction; CARD: a PAST_DUE subscription is due at once with its retries reset, its anchor
- * kept; MOBILE: the charge pays the owed cycle, clears the attention it raised and starts the new chain (its
- * anchor). A failed window changes nothing but its own payment. The subscription's lease is released either way.
+ * A payment-method window's answer (DESIGN.md §5; CHECKOUT_OUTCOMES.paymentMethod), in the transaction that recorded
+ * its attempt. The subscription's lease is released first, either way, fenced; an unknown charge raises it. On
+ * success the new key replaces the old one and the old is revoked, in this one transaction; CARD: a PAST_DUE
+ * subscription is due at once with its retries reset, its anchor kept; MOBILE: the charge pays the owed cycle, clears
+ * the attention it raised and starts the new chain (its anchor). A failed window changes nothing but its own payment.
  */
 export async function recordPaymentMethod(
   deps: Pick<ServiceDeps, 'keyring' | 'config' | 'log'>,
   tx: Tx,
   row: RegistrationRow,
-  subscriptionId: string,
   claim: IssuanceClaim,
   result: GatewayResult,
   leaseOwner: string,
   now: Date,
-  release: (transition?: CheckoutTransition, data?: CheckoutMoveData) => Promise<void>,
 ): Promise<CheckoutResult> {
   const { keyring, config, log } = deps;
-  const ids = { registrationId: row.id, returnUrl: row.returnUrl, subscriptionId };
+  const subscriptionId = row.targetSubscriptionId!;
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
-  const unknown = result.outcome === 'UNKNOWN' && claim.paymentId ? 'PAYMENT_OUTCOME_UNKNOWN' : undefined;
+  const outcome = result.outcome === 'SUCCEEDED' && sub.status === 'CANCELED' ? 'CHARGED_AFTER_CANCEL' : result.outcome;
+  const move = CHECKOUT_OUTCOMES.paymentMethod[outcome];
+  const held = { kind: 'registration', id: row.id, leaseOwner, paymentId: claim.paymentId } as const;
+  const ids = { registrationId: row.id, returnUrl: row.returnUrl, subscriptionId };
+  const unknown = outcome === 'UNKNOWN' && claim.paymentId ? 'PAYMENT_OUTCOME_UNKNOWN' : undefined;
   if (!(await releaseSubscription(tx, subscriptionId, leaseOwner, unknown))) throw new StaleLeaseError(`subscription ${subscriptionId}`);
 
-  if (result.outcome === 'SUCCEEDED') {
-    const approvedAt = result.fields.transactionDateTime ?? now;
-    const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
-    if (sub.status === 'CANCELED') {
-      // Cancelled while the customer was in the window: nothing is swapped. A MOBILE charge did move money.
+  switch (outcome) {
+    case 'CHARGED_AFTER_CANCEL': {
+      // Nothing is swapped: the new key is revoked at once, and a MOBILE charge waits for an operator's refund.
+      const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
       await revokeBillingKey(tx, key.id, now);
-      if (claim.paymentId)
-        await transitionPayment(tx, claim.paymentId, 'succeed', {
-          transactionId: result.fields.transactionId,
-          approvedAt,
-          attentionReason: CHARGED_AFTER_CANCEL,
-        });
-      await release('hold', {
-        failureCode: CHARGED_AFTER_CANCEL,
-        failureMessage: 'The subscription was cancelled during the window; refund the window’s payment if it charged',
+      const answer = await applyCheckoutOutcome(tx, held, move, {
+        payment: { transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now, attentionReason: CHARGED_AFTER_CANCEL },
+        checkout: {
+          failureCode: CHARGED_AFTER_CANCEL,
+          failureMessage: 'The subscription was cancelled during the window; refund the window’s payment if it charged',
+        },
+        answer: ids,
       });
       log.warn({ registrationId: row.id, subscriptionId }, 'payment method approved for a cancelled subscription; an operator must refund any charge');
-      return failure('INVALID_STATE', 'The subscription was cancelled', ids);
+      return answer;
     }
-    const mobile = row.method === 'MOBILE';
-    const pastDueCard = !mobile && sub.status === 'PAST_DUE';
-    await tx.subscription.update({
-      where: { id: subscriptionId },
-      data: {
-        billingKeyId: key.id,
-        method: row.method,
-        itemCode: row.itemCode,
-        amount: mobile ? row.amount : undefined,
-        anchorAt: mobile ? approvedAt : undefined,
-        nextChargeAt: pastDueCard ? now : undefined,
-        // What a new key settles: the window that closed, a missing chain, a key revoked or unreadable.
-        needsAttention: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? false : undefined,
-        attentionReason: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? null : undefined,
-      },
-    });
-    if (pastDueCard) {
-      await tx.payment.updateMany({ where: { subscriptionId, cycle: sub.cycle, status: 'FAILED' }, data: { retriesFrom: now, nextRetryAt: null } });
-    }
-    if (mobile && claim.paymentId) {
-      await applyChargeSuccess(tx, {
-        subscriptionId,
-        paymentId: claim.paymentId,
-        cycle: claim.cycle!,
-        dueAt: claim.dueAt!,
-        amount: row.amount,
-        transactionId: result.fields.transactionId!,
-        approvedAt,
-        timezone: config.timezone,
+    case 'SUCCEEDED': {
+      const approvedAt = result.fields.transactionDateTime ?? now;
+      const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
+      const mobile = row.method === 'MOBILE';
+      const pastDueCard = !mobile && sub.status === 'PAST_DUE';
+      await tx.subscription.update({
+        where: { id: subscriptionId },
+        data: {
+          billingKeyId: key.id,
+          method: row.method,
+          itemCode: row.itemCode,
+          amount: mobile ? row.amount : undefined,
+          anchorAt: mobile ? approvedAt : undefined,
+          nextChargeAt: pastDueCard ? now : undefined,
+          // What a new key settles: the window that closed, a missing chain, a key revoked or unreadable.
+          needsAttention: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? false : undefined,
+          attentionReason: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? null : undefined,
+        },
       });
+      if (pastDueCard) {
+        await tx.payment.updateMany({ where: { subscriptionId, cycle: sub.cycle, status: 'FAILED' }, data: { retriesFrom: now, nextRetryAt: null } });
+      }
+      if (mobile && claim.paymentId) {
+        // The owed cycle's success, by the ledger's one writer of a cycle's success (its payment's move included).
+        await applyChargeSuccess(tx, {
+          subscriptionId,
+          paymentId: claim.paymentId,
+          cycle: claim.cycle!,
+          dueAt: claim.dueAt!,
+          amount: row.amount,
+          transactionId: result.fields.transactionId!,
+          approvedAt,
+          timezone: config.timezone,
+        });
+      }
+      if (sub.billingKeyId !== key.id) await revokeBillingKey(tx, sub.billingKeyId, now);
+      const answer = await applyCheckoutOutcome(tx, held, move, {
+        payment: 'moved',
+        checkout: { completedAt: now, failureCode: null, failureMessage: null },
+        answer: { ...ids, paymentId: claim.paymentId },
+      });
+      log.info({ registrationId: row.id, subscriptionId, method: row.method }, 'payment method replaced');
+      return answer;
     }
-    if (sub.billingKeyId !== key.id) await revokeBillingKey(tx, sub.billingKeyId, now);
-    await release('complete', { completedAt: now, failureCode: null, failureMessage: null });
-    log.info({ registrationId: row.id, subscriptionId, method: row.method }, 'payment method replaced');
-    return success({ ...ids, paymentId: claim.paymentId });
+    case 'DECLINED':
+      return applyCheckoutOutcome(tx, held, move, {
+        payment: declinedPayment(result),
+        checkout: { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) },
+        answer: { ...ids, gatewayCode: result.code, paymentId: claim.paymentId },
+        message: result.message,
+      });
+    case 'UNKNOWN':
+      return applyCheckoutOutcome(tx, held, move, {
+        payment: lostPayment(result),
+        checkout: unknownCheckout(result),
+        answer: { ...ids, paymentId: claim.paymentId },
+      });
+    case 'NOT_SENT':
+      return applyCheckoutOutcome(tx, held, move, { answer: { ...ids, paymentId: claim.paymentId } });
   }
-  if (result.outcome === 'DECLINED') {
-    if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'fail', { failureCode: result.code, failureMessage: result.message });
-    await release('fail', { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) });
-    return failure('GATEWAY_DECLINED', result.message ?? 'The gateway declined', { ...ids, gatewayCode: result.code, paymentId: claim.paymentId });
-  }
-  if (result.outcome === 'UNKNOWN') {
-    if (claim.paymentId) await transitionPayment(tx, claim.paymentId, 'lose', { attentionReason: result.reason });
-    await release('hold', { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });
-    return failure('PAYMENT_OUTCOME_UNKNOWN', 'The gateway’s answer is unknown; an operator will resolve it', { ...ids, paymentId: claim.paymentId });
-  }
-  await release();
-  return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', { ...ids, paymentId: claim.paymentId });
 }
