@@ -35,6 +35,52 @@ export interface GatewayOperation<P extends PreparedCall, A> {
   unrecorded(prepared: P, result: GatewayResult, reason: 'LEASE_LOST' | 'RECORD_FAILED'): A | Promise<A>;
 }
 
+/** Why a gateway's answer could not be recorded: our lease was gone, or the write failed. */
+export type UnrecordedReason = 'LEASE_LOST' | 'RECORD_FAILED';
+
+/**
+ * The record half of every gateway call, after the attempt was committed IN_FLIGHT and the call made: in one
+ * transaction, the attempt's outcome (fenced on it still being IN_FLIGHT under `leaseOwner`) and the caller's `write`
+ * of what the outcome means (fenced in turn on the caller's own lease). `atOnce`, when given, is the same record
+ * rendered in one statement: it answers undefined when it does not apply, and the transaction runs instead. When the
+ * record fails the call was sent and money may have moved: nothing is guessed, the attempt stays IN_FLIGHT for the
+ * sweeper (attempts.ts), the real answer is logged for the operator, and `unrecorded` says why.
+ */
+export async function recordAnswer<A>(
+  deps: { db: Db; clock: Clock; log: Pick<Logger, 'error'> },
+  call: PreparedCall,
+  result: GatewayResult,
+  write: (tx: Tx, now: Date) => Promise<A>,
+  atOnce?: (now: Date) => Promise<A | undefined>,
+): Promise<{ recorded: A } | { unrecorded: UnrecordedReason }> {
+  const { db, clock, log } = deps;
+  try {
+    const once = await atOnce?.(clock.now());
+    if (once !== undefined) return { recorded: once };
+    return {
+      recorded: await db.$transaction(async (tx) => {
+        const now = clock.now();
+        if (call.attemptId) await recordAttemptOutcome(tx, { attemptId: call.attemptId, leaseOwner: call.leaseOwner, result, now });
+        return write(tx, now);
+      }),
+    };
+  } catch (error) {
+    const reason: UnrecordedReason = error instanceof StaleLeaseError ? 'LEASE_LOST' : 'RECORD_FAILED';
+    log.error(
+      {
+        attemptId: call.attemptId,
+        operation: result.operation,
+        outcome: result.outcome,
+        transactionId: result.fields.transactionId,
+        reason,
+        ...(reason === 'RECORD_FAILED' ? { err: error } : {}),
+      },
+      'the gateway answered but the answer could not be recorded',
+    );
+    return { unrecorded: reason };
+  }
+}
+
 export function createGatewayOperations(deps: { db: Db; clock: Clock; log: Pick<Logger, 'error'> }) {
   const { db, clock, log } = deps;
   return async function run<P extends PreparedCall, A>(operation: GatewayOperation<P, A>): Promise<A> {

@@ -18,13 +18,13 @@ import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { sweepExpiredAttempts as sweep } from '../ledger/attempts.ts';
-import { createGatewayOperations } from '../ledger/gateway-operation.ts';
+import { recordAnswer } from '../ledger/gateway-operation.ts';
 import { explainCharge } from '../ledger/charge.rules.ts';
 import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
 import { claimDue, loadChargeInputs, stillDue, type ClaimedRow } from './charge.claim.ts';
 import { createChargePrepare } from './charge.prepare.ts';
 import { createChargeRecord } from './charge.record.ts';
-import type { ChargeReport, OnPrepared, PassReport, Ready, Trigger } from './charge.types.ts';
+import type { ChargeReport, OnPrepared, PassReport, Trigger } from './charge.types.ts';
 import { leaseFreeWhere, releaseSubscription } from '../ledger/subscription.queries.ts';
 
 export { chargeOrderId, type ChargeReport, type PassReport } from './charge.types.ts';
@@ -43,7 +43,6 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
   const { db, gateway, clock, config, log } = deps;
   const { leaseMs, batchSize, concurrency } = config.scheduler;
   const zone = config.timezone;
-  const runOperation = createGatewayOperations({ db, clock, log });
 
   let stopping = false;
   const passes = new Set<Promise<PassReport>>();
@@ -69,36 +68,40 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
   const sweepExpiredAttempts = (now: Date) => sweep(db, now, log);
 
   /**
-   * Charges one subscription whose lease `owner` holds, through the one gateway-operation engine. Never throws for
-   * gateway outcomes. An answer that could not be recorded releases nothing: the attempt stays IN_FLIGHT under both
-   * leases and becomes UNKNOWN in a sweep, which raises the subscription.
+   * Charges one subscription whose lease `owner` holds, top-down: prepare (the plan, and the payment and its attempt
+   * written, or a refusal answered), call, record (ledger/gateway-operation.ts recordAnswer, with the one-statement
+   * rendering first for a new cycle). Never throws for gateway outcomes. An answer that could not be recorded releases
+   * nothing: the attempt stays IN_FLIGHT under both leases and becomes UNKNOWN in a sweep, which raises the
+   * subscription.
    */
-  function chargeClaimed(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared, claimed?: ClaimedRow): Promise<ChargeReport> {
-    return runOperation<Ready, ChargeReport>({
-      prepare: async () => {
-        const prepared = await prepare(id, owner, trigger, onPrepared, oneStatement ? claimed : undefined);
-        return prepared.kind === 'DONE' ? { done: prepared.report } : { ready: prepared };
-      },
-      call: (ready) =>
-        gateway.chargeBillingKey({
-          method: ready.method,
-          billingKey: ready.billingKey,
-          userId: ready.userId,
-          amount: ready.plan.amount,
-          orderName: ready.orderName,
-          orderId: ready.orderId,
-          ...(ready.method === 'MOBILE' ? { lastTransactionId: ready.plan.lastTransactionId, itemCode: ready.itemCode ?? undefined } : {}),
-        }),
-      record,
-      ...(oneStatement ? { recordAtOnce } : {}),
-      unrecorded: (ready, _result, reason) => ({
-        subscriptionId: id,
-        paymentId: ready.paymentId,
-        outcome: 'UNKNOWN',
-        code: reason,
-        message: reason === 'LEASE_LOST' ? 'the lease was lost before the answer was recorded' : 'the gateway answered but the answer could not be recorded',
-      }),
+  async function chargeClaimed(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared, claimed?: ClaimedRow): Promise<ChargeReport> {
+    const ready = await prepare(id, owner, trigger, onPrepared, oneStatement ? claimed : undefined);
+    if (ready.kind === 'DONE') return ready.report;
+    const result = await gateway.chargeBillingKey({
+      method: ready.method,
+      billingKey: ready.billingKey,
+      userId: ready.userId,
+      amount: ready.plan.amount,
+      orderName: ready.orderName,
+      orderId: ready.orderId,
+      ...(ready.method === 'MOBILE' ? { lastTransactionId: ready.plan.lastTransactionId, itemCode: ready.itemCode ?? undefined } : {}),
     });
+    const answer = await recordAnswer(
+      { db, clock, log },
+      ready,
+      result,
+      (tx, now) => record(tx, ready, result, now),
+      oneStatement ? (now) => recordAtOnce(ready, result, now) : undefined,
+    );
+    if ('recorded' in answer) return answer.recorded;
+    const lost = answer.unrecorded === 'LEASE_LOST';
+    return {
+      subscriptionId: id,
+      paymentId: ready.paymentId,
+      outcome: 'UNKNOWN',
+      code: answer.unrecorded,
+      message: lost ? 'the lease was lost before the answer was recorded' : 'the gateway answered but the answer could not be recorded',
+    };
   }
 
   async function chargeOrRelease(claimed: ClaimedRow, owner: string): Promise<ChargeReport> {

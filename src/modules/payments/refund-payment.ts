@@ -10,7 +10,7 @@ import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
-import { createGatewayOperations } from '../ledger/gateway-operation.ts';
+import { recordAnswer } from '../ledger/gateway-operation.ts';
 import { serializePayment } from './payments.service.ts';
 import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
@@ -23,7 +23,6 @@ const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } }
 
 export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
   const { db, gateway, clock, config, log } = deps;
-  const runOperation = createGatewayOperations({ db, clock, log });
 
   async function load(tx: Tx | Db, id: string) {
     const row = await tx.payment.findUnique({ where: { id }, include: WITH_ATTEMPTS });
@@ -43,35 +42,33 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
     if (utf8Bytes(who.reason) > 200) throw new ValidationError('reason is over the gateway’s 200 bytes for a cancellation reason');
     // Committed on its own: a refund refused below still leaves a dead process's refund visible as unknown.
     await sweepExpiredAttempts(db, now, log, id);
-    const { result, after } = await runOperation({
-      prepare: async () => ({ ready: await prepareRefund(id, input, who, leaseOwner, now) }),
-      call: (ready) =>
-        gateway.cancelPayment({
-          method: ready.payment.method,
-          transactionId: ready.payment.transactionId!,
-          amount: ready.amount,
-          cancelType: ready.cancelType,
-          cancelReason: who.reason,
-          cancelRequester: 'MERCHANT_OPERATOR',
-        }),
-      record: async (tx, ready, answer, at) => {
-        if (answer.outcome === 'SUCCEEDED') {
-          const updated = await tx.payment.update({ where: { id }, data: { canceledAmount: { increment: ready.amount }, canceledAt: at } });
-          if (updated.canceledAmount === updated.amount) await transitionPayment(tx, id, 'refund');
-        } else if (answer.outcome === 'UNKNOWN') {
-          await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
-        }
-        return { result: answer, after: await load(tx, id) };
-      },
-      // The cancellation may have gone through: the attempt stays for the sweeper, the operator learns so.
-      unrecorded: (ready, _answer, reason) => {
-        throw withDetails(new PaymentOutcomeUnknownError(`the refund's answer could not be recorded (${reason})`), {
-          paymentId: id,
-          refundAttemptId: ready.attemptId,
-          reason,
-        });
-      },
+    const ready = await prepareRefund(id, input, who, leaseOwner, now);
+    const result = await gateway.cancelPayment({
+      method: ready.payment.method,
+      transactionId: ready.payment.transactionId!,
+      amount: ready.amount,
+      cancelType: ready.cancelType,
+      cancelReason: who.reason,
+      cancelRequester: 'MERCHANT_OPERATOR',
     });
+    const answer = await recordAnswer({ db, clock, log }, ready, result, async (tx, at) => {
+      if (result.outcome === 'SUCCEEDED') {
+        const updated = await tx.payment.update({ where: { id }, data: { canceledAmount: { increment: ready.amount }, canceledAt: at } });
+        if (updated.canceledAmount === updated.amount) await transitionPayment(tx, id, 'refund');
+      } else if (result.outcome === 'UNKNOWN') {
+        await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
+      }
+      return load(tx, id);
+    });
+    if ('unrecorded' in answer) {
+      // The cancellation may have gone through: the attempt stays for the sweeper, the operator learns so.
+      throw withDetails(new PaymentOutcomeUnknownError(`the refund's answer could not be recorded (${answer.unrecorded})`), {
+        paymentId: id,
+        refundAttemptId: ready.attemptId,
+        reason: answer.unrecorded,
+      });
+    }
+    const after = answer.recorded;
     const details = { paymentId: id };
     log.info({ paymentId: id, outcome: result.outcome }, 'refund');
     switch (result.outcome) {
