@@ -9,7 +9,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { isUniqueViolation } from '../../lib/errors.ts';
-import { createGatewayOperations } from '../ledger/gateway-operation.ts';
+import { recordAnswer } from '../ledger/gateway-operation.ts';
 import { moveCheckout, type CheckoutKind, type CheckoutMoveData } from '../ledger/checkout.state.ts';
 import { failure, precheckRedirect, TRANSACTION_ELSEWHERE, type CheckoutIds, type CheckoutResult } from './checkout.result.ts';
 
@@ -112,24 +112,21 @@ export async function unlessAttachedElsewhere<T>(claim: Promise<T>): Promise<T |
 }
 
 /**
- * Records the gateway's answer, with the invariants of ledger/gateway-operation.ts: in one transaction, the attempt's
- * outcome fenced on it still being IN_FLIGHT under our lease (none for a key-only issuance, which charges nothing
- * that stays), then `record`, the use case's step, fenced in turn on the checkout's lease. When that cannot be
- * written (a lease lost mid-call, a database error) money may have moved: nothing is guessed, the attempt stays
- * IN_FLIGHT for the sweeper to turn UNKNOWN, the answer is logged, and the customer is told PAYMENT_OUTCOME_UNKNOWN.
+ * Records the gateway's answer with ledger/gateway-operation.ts's recordAnswer, the one helper that keeps the
+ * invariants of a gateway call's record: in one transaction, the attempt's outcome fenced on it still being IN_FLIGHT
+ * under our lease (none for a key-only issuance, which charges nothing that stays), then `record`, the use case's
+ * step, fenced in turn on the checkout's lease. When that cannot be written (a lease lost mid-call, a database error)
+ * money may have moved: nothing is guessed, the attempt stays IN_FLIGHT for the sweeper to turn UNKNOWN, the answer
+ * is logged there, and the customer is told PAYMENT_OUTCOME_UNKNOWN.
  */
-export function recordOrUnknown(
+export async function recordOrUnknown(
   deps: { db: Db; clock: Clock; log: Pick<Logger, 'error'> },
   call: { attemptId: string | undefined; leaseOwner: string },
   result: GatewayResult,
   record: (tx: Prisma.TransactionClient, now: Date) => Promise<CheckoutResult>,
   ids: CheckoutIds,
 ): Promise<CheckoutResult> {
-  // The engine's record half: the attempt is written and the call made already, so it is handed both as they are.
-  return createGatewayOperations(deps)({
-    prepare: async () => ({ ready: call }),
-    call: async () => result,
-    record: (tx, _call, _result, now) => record(tx, now),
-    unrecorded: () => failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', ids),
-  });
+  const answer = await recordAnswer(deps, call, result, record);
+  if ('recorded' in answer) return answer.recorded;
+  return failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', ids);
 }
