@@ -30,6 +30,14 @@ export const setDeliveryStatus = (transition: DeliveryTransition) => P.sql`"stat
 export const deliveryMayMove = (transition: DeliveryTransition, column: P.Sql) =>
   P.sql`${column}::text = ANY(${[...DELIVERY_TRANSITIONS[transition].from]}::text[])`;
 
+/**
+ * An endpoint subscribes to an event type: "*" or the type itself is among its `eventTypes` (both arguments are SQL:
+ * the endpoint's types column or a text[] parameter, the event's type column or a parameter). The database's own
+ * fan-out of new events (assign_event_sequences, prisma/migrations/20261123200000_event_sequences_fast_path) spells
+ * the same condition; test/modules/events/endpoint-subscribes.test.ts checks that the two agree.
+ */
+export const endpointSubscribes = (eventTypes: P.Sql, type: P.Sql) => P.sql`('*' = ANY (${eventTypes}) OR ${type} = ANY (${eventTypes}))`;
+
 /** The ON CONFLICT ("eventId", "endpointId") DO UPDATE assignments of a re-queue: a fresh attempt budget, due now, unleased. */
 export const REQUEUE_DELIVERY = P.sql`${setDeliveryStatus('requeue')}, "attempts" = 0, "nextAttemptAt" = clock_timestamp(), "deliveredAt" = NULL,
         "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = clock_timestamp()`;

@@ -6,7 +6,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { EVENT_COLUMNS_SQL, renderEvent, type EventRow } from './events.render.ts';
 import { sqlParams, sqlQuery } from '../../db/prisma.ts';
-import { REQUEUE_DELIVERY } from './delivery.state.ts';
+import { endpointSubscribes, REQUEUE_DELIVERY } from './delivery.state.ts';
 
 type Db = ServiceDeps['db'];
 
@@ -66,7 +66,7 @@ export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
     }
     const target = endpointId
       ? P.sql`w."id" = ${endpointId}::uuid`
-      : P.sql`w."status" = 'ENABLED' AND ('*' = ANY (w."eventTypes") OR ${event.type} = ANY (w."eventTypes"))`;
+      : P.sql`w."status" = 'ENABLED' AND ${endpointSubscribes(P.sql`w."eventTypes"`, P.sql`${event.type}::text`)}`;
     const queued = await db.$executeRaw`
       INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "nextAttemptAt")
       SELECT ${id}::uuid, w."id", clock_timestamp() FROM "webhook_endpoints" w WHERE ${target}

@@ -1,12 +1,12 @@
 // Webhook endpoints through the merchant API (DESIGN.md §5): create (the secret is shown once), read, change,
 // delete, rotate the secret (both sign during the overlap), and recover (re-queue what an endpoint missed).
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma as P, type Prisma } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { isEventType } from '../events/event-types.ts';
 import { generateSecret, liveSecrets, openSecret, sealSecret, type StoredSecret } from './secrets.ts';
-import { REQUEUE_DELIVERY } from '../events/delivery.state.ts';
+import { endpointSubscribes, REQUEUE_DELIVERY } from '../events/delivery.state.ts';
 
 type EndpointRow = Prisma.WebhookEndpointGetPayload<object>;
 
@@ -129,11 +129,10 @@ export function createEndpointsService(deps: Pick<ServiceDeps, 'db' | 'config' |
    */
   async function recover(id: string, since: Date): Promise<{ queued: number }> {
     const row = await load(id);
-    const all = row.eventTypes.includes('*');
     const queued = await db.$executeRaw`
       INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "nextAttemptAt")
       SELECT e."id", ${id}::uuid, clock_timestamp() FROM "events" e
-       WHERE e."sequence" IS NOT NULL AND e."createdAt" >= ${since} AND (${all} OR e."type" = ANY (${row.eventTypes}::text[]))
+       WHERE e."sequence" IS NOT NULL AND e."createdAt" >= ${since} AND ${endpointSubscribes(P.sql`${row.eventTypes}::text[]`, P.sql`e."type"`)}
       ON CONFLICT ("eventId", "endpointId") DO UPDATE SET ${REQUEUE_DELIVERY}
       WHERE "webhook_deliveries"."status" <> 'SUCCEEDED'`;
     return { queued };
