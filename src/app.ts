@@ -32,9 +32,9 @@ import { ordersRoutes } from './modules/orders/orders.routes.ts';
 import { paymentRedirectRoutes } from './modules/orders/payment-redirect.routes.ts';
 import { createChargeService } from './modules/payments/charge.service.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
-import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { subscriptionsAdminRoutes } from './modules/subscriptions/subscriptions.admin-routes.ts';
 import { paymentsAdminRoutes } from './modules/payments/payments.admin-routes.ts';
+import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { createPaymentActions } from './modules/payments/payment-actions.service.ts';
 import { createSubscriptionActions } from './modules/subscriptions/subscription-actions.service.ts';
 import { createChargeNow } from './modules/payments/charge-now.ts';
@@ -48,8 +48,8 @@ import { createEndpointsService } from './modules/webhooks/endpoints.service.ts'
 import { endpointsRoutes } from './modules/webhooks/endpoints.routes.ts';
 import docsPlugin from './plugins/docs.ts';
 import metricsPlugin from './plugins/metrics.ts';
-
 import { dueWhere } from './modules/ledger/subscription.queries.ts';
+
 export type { App } from './app-types.ts';
 
 export interface BuildOptions {
@@ -169,6 +169,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     async (api) => {
       guardInput(api, { jsonOnly: true });
       await limitRequests(api, config.rateLimit.api, app.rateLimitKey('api'));
+      // After the limiter (a refused key is counted), before every merchant API route: one guard for the scope.
+      api.addHook('onRequest', app.requireApiKey);
       await api.register(ordersRoutes(orders, idempotency));
       await api.register(registrationsRoutes(deps, idempotency));
       await api.register(subscriptionsRoutes(subscriptions, createLifecycleService(deps), idempotency));

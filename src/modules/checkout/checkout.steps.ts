@@ -9,7 +9,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { isUniqueViolation } from '../../lib/errors.ts';
-import { recordAnswer } from '../ledger/gateway-operation.ts';
+import { recordAnswer } from '../ledger/gateway-call.ts';
 import { moveCheckout, type CheckoutKind, type CheckoutMoveData } from '../ledger/checkout.state.ts';
 import { failure, precheckRedirect, TRANSACTION_ELSEWHERE, type CheckoutIds, type CheckoutResult } from './checkout.result.ts';
 
@@ -112,7 +112,7 @@ export async function unlessAttachedElsewhere<T>(claim: Promise<T>): Promise<T |
 }
 
 /**
- * Records the gateway's answer with ledger/gateway-operation.ts's recordAnswer, the one helper that keeps the
+ * Records the gateway's answer with ledger/gateway-call.ts's recordAnswer, the one helper that keeps the
  * invariants of a gateway call's record: in one transaction, the attempt's outcome fenced on it still being IN_FLIGHT
  * under our lease (none for a key-only issuance, which charges nothing that stays), then `record`, the use case's
  * step, fenced in turn on the checkout's lease. When that cannot be written (a lease lost mid-call, a database error)

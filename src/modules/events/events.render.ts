@@ -8,7 +8,7 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import { serializePayment } from '../payments/payments.service.ts';
 import { serializeSubscription } from '../subscriptions/subscriptions.service.ts';
 import { BILLING_KEY_SUMMARY_JSON, consentsJson, reviveConsents, type BillingKeySummary } from '../subscriptions/subscriptions.read.ts';
-import { registrationEventObject } from '../registrations/registrations.service.ts';
+import { registrationEventObject } from '../registrations/registrations.read.ts';
 import { orderEventObject } from '../orders/orders.service.ts';
 
 type ObjectType = 'subscription' | 'payment' | 'registration' | 'order';

@@ -7,8 +7,6 @@ import type { EventsService } from './events.service.ts';
 
 export function eventsRoutes(service: EventsService, idempotency: Idempotency) {
   return async (app: App) => {
-    app.addHook('onRequest', app.requireApiKey);
-
     app.get(
       '/events',
       {

@@ -7,8 +7,6 @@ import { IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idem
 
 export function ordersRoutes(service: ReturnType<typeof createOrdersService>, idempotency: Idempotency) {
   return async (app: App) => {
-    app.addHook('onRequest', app.requireApiKey);
-
     app.post(
       '/orders',
       {

@@ -97,7 +97,7 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
     throw new StaleLeaseError(`subscription ${ready.subscriptionId}`);
   }
 
-  /** The charge's domain step, in the engine's transaction that recorded the attempt (gateway-operation.ts). */
+  /** The charge's domain step, in the engine's transaction that recorded the attempt (ledger/gateway-call.ts). */
   async function record(tx: Tx, ready: Ready, result: GatewayResult, now: Date): Promise<ChargeReport> {
     const { subscriptionId: id, plan, paymentId } = ready;
     const base = { subscriptionId: id, paymentId };

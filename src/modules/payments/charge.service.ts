@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { sweepExpiredAttempts as sweep } from '../ledger/attempts.ts';
-import { recordAnswer } from '../ledger/gateway-operation.ts';
+import { recordAnswer } from '../ledger/gateway-call.ts';
 import { explainCharge } from '../ledger/charge.rules.ts';
 import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
 import { claimDue, loadChargeInputs, stillDue, type ClaimedRow } from './charge.claim.ts';
@@ -69,7 +69,7 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
 
   /**
    * Charges one subscription whose lease `owner` holds, top-down: prepare (the plan, and the payment and its attempt
-   * written, or a refusal answered), call, record (ledger/gateway-operation.ts recordAnswer, with the one-statement
+   * written, or a refusal answered), call, record (ledger/gateway-call.ts recordAnswer, with the one-statement
    * rendering first for a new cycle). Never throws for gateway outcomes. An answer that could not be recorded releases
    * nothing: the attempt stays IN_FLIGHT under both leases and becomes UNKNOWN in a sweep, which raises the
    * subscription.

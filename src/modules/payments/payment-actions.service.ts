@@ -4,7 +4,8 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, createdWithin, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { applyChargeDecline, applyChargeSuccess } from '../ledger/charge.outcomes.ts';
-import { NEEDS_ATTENTION_WHERE, readPayment, serializePayment, type PaymentStatus } from './payments.service.ts';
+import { readPayment, serializePayment, type PaymentStatus } from './payments.service.ts';
+import { needsAttentionWhere, needsNoAttentionWhere } from '../ledger/payment.queries.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
@@ -45,8 +46,8 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         subscriptionId: filter.subscriptionId,
         ...(filter.userId ? { subscription: { userId: filter.userId } } : {}),
         ...createdWithin(filter),
-        ...(filter.needsAttention === true ? NEEDS_ATTENTION_WHERE : {}),
-        ...(filter.needsAttention === false ? { NOT: NEEDS_ATTENTION_WHERE } : {}),
+        ...(filter.needsAttention === true ? needsAttentionWhere : {}),
+        ...(filter.needsAttention === false ? needsNoAttentionWhere : {}),
         ...afterCursor(decodeCursor(filter.cursor)),
       },
       orderBy: PAGE_ORDER,

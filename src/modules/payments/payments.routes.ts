@@ -6,8 +6,6 @@ import { serializePayment, type createPaymentsService } from './payments.service
 
 export function paymentsRoutes(service: ReturnType<typeof createPaymentsService>) {
   return async (app: App) => {
-    app.addHook('onRequest', app.requireApiKey);
-
     app.get(
       '/payments',
       {

@@ -4,26 +4,11 @@ import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
+import { paymentNeedsAttention } from '../ledger/payment.queries.ts';
 
 type PaymentRow = Prisma.PaymentGetPayload<object>;
 type AttemptRow = Prisma.PaymentAttemptGetPayload<object>;
 export type PaymentStatus = PaymentRow['status'];
-
-/** A payment's attentionReason while one of its refunds has an unknown outcome. */
-
-/**
- * A payment-method window approved (and charged) after its subscription was cancelled: the money moved for nothing,
- * and the payment waits for an operator to refund it.
- */
-export const CHARGED_AFTER_CANCEL = 'SUBSCRIPTION_CANCELED';
-
-/**
- * Payments an operator must act on: UNKNOWN outcomes, refunds whose outcome is unknown, and charges made after their
- * subscription was cancelled that are not refunded yet.
- */
-export const NEEDS_ATTENTION_WHERE = {
-  OR: [{ status: 'UNKNOWN' as const }, { attentionReason: REFUND_OUTCOME_UNKNOWN }, { attentionReason: CHARGED_AFTER_CANCEL, status: 'SUCCEEDED' as const }],
-};
 
 /** The attempt columns the public shape shows. */
 type AttemptView = Pick<
@@ -79,10 +64,7 @@ export function serializePayment(row: PaymentRow & { attempts?: AttemptView[] })
     failureMessage: row.failureMessage ?? undefined,
     canceledAmount: row.canceledAmount,
     attentionReason: row.attentionReason ?? undefined,
-    needsAttention:
-      row.status === 'UNKNOWN' ||
-      row.attentionReason === REFUND_OUTCOME_UNKNOWN ||
-      (row.attentionReason === CHARGED_AFTER_CANCEL && row.status === 'SUCCEEDED'),
+    needsAttention: paymentNeedsAttention(row),
     refundOutcomeUnknown: row.attentionReason === REFUND_OUTCOME_UNKNOWN,
     attempts: row.attempts?.map(serializeAttempt),
     createdAt: row.createdAt.toISOString(),

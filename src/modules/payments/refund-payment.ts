@@ -10,7 +10,7 @@ import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
-import { recordAnswer } from '../ledger/gateway-operation.ts';
+import { recordAnswer } from '../ledger/gateway-call.ts';
 import { serializePayment } from './payments.service.ts';
 import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';

@@ -13,8 +13,6 @@ import { IDEMPOTENT_ERRORS, IdempotencyInProgressError, IdempotencyKeyReusedErro
 
 export function registrationsRoutes(deps: ServiceDeps, idempotency: Idempotency) {
   return async (app: App) => {
-    app.addHook('onRequest', app.requireApiKey);
-
     app.post(
       '/registrations',
       {

@@ -11,7 +11,7 @@ import { calendarDaysBetween, GATEWAY_ZONE, MOBILE_WINDOW_DAYS } from '../../lib
 import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
-import { CHARGED_AFTER_CANCEL } from '../payments/payments.service.ts';
+import { CHARGED_AFTER_CANCEL } from '../ledger/payment.queries.ts';
 import { leaseFreeWhere, releaseSubscription } from '../ledger/subscription.queries.ts';
 import { validateTerms, type Method } from '../shared/terms.ts';
 import { truncate, type CheckoutResult } from '../checkout/checkout.result.ts';

@@ -20,8 +20,6 @@ import { serializeSubscription, type createSubscriptionsService } from './subscr
 
 export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptionsService>, lifecycle: LifecycleService, idempotency: Idempotency) {
   return async (app: App) => {
-    app.addHook('onRequest', app.requireApiKey);
-
     app.get(
       '/subscriptions',
       {

@@ -21,7 +21,6 @@ import type { EndpointsService } from './endpoints.service.ts';
 export function endpointsRoutes(service: EndpointsService, idempotency: Idempotency) {
   const withoutSecret = <T extends { secret: string }>(body: T) => ({ ...body, secret: undefined });
   return async (app: App) => {
-    app.addHook('onRequest', app.requireApiKey);
     const tags = ['webhooks'];
 
     app.post(

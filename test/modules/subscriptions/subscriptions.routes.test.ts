@@ -6,7 +6,7 @@ import { adminHeaders } from '../../helpers/billing.ts';
 import { serializeSubscription, WITH_KEY } from '../../../src/modules/subscriptions/subscriptions.service.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 import { createAttempt, createPayment, createRegistration, createSubscription } from '../../factories/index.ts';
-import { registrationByState } from '../../../src/modules/registrations/registrations.service.ts';
+import { registrationByState } from '../../../src/modules/registrations/registrations.read.ts';
 import { orderByState } from '../../../src/modules/orders/orders.service.ts';
 import { serializePayment } from '../../../src/modules/payments/payments.service.ts';
 
