@@ -102,6 +102,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
             transactionId: input.transactionId!,
             approvedAt,
             timezone: config.timezone,
+            now,
           });
         } else {
           await applyChargeDecline(tx, {

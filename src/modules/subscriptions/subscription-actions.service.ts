@@ -50,13 +50,13 @@ export function createSubscriptionActions(deps: { db: Db; clock: Clock; config: 
 
   const pause = (id: string, who: Actor) =>
     change(id, who, 'subscription.pause', async (tx) => {
-      await transitionSubscription(tx, id, 'pause', { pausedAt: clock.now(), nextChargeAt: null });
+      await transitionSubscription(tx, id, 'pause', { pausedAt: clock.now(), nextChargeAt: null, changedAt: clock.now() });
     });
 
   /** Resume: the schedule starts again where the scheduling rules say (scheduleAfterResume), never back-charged. */
   const resume = (id: string, who: Actor) =>
     change(id, who, 'subscription.resume', async (tx, row) => {
-      await transitionSubscription(tx, id, 'resume', { ...scheduleAfterResume(row, clock.now(), zone), pausedAt: null });
+      await transitionSubscription(tx, id, 'resume', { ...scheduleAfterResume(row, clock.now(), zone), pausedAt: null, changedAt: clock.now() });
     });
 
   const cancel = (id: string, options: { atPeriodEnd: boolean }, who: Actor) =>

@@ -115,6 +115,7 @@ export async function createSubscriptionFromRegistration(tx: Tx, input: NewSubsc
     lastTransactionId: input.initialPayment?.transactionId,
     lastAmount: input.initialPayment?.amount,
     lastTransactionAt: input.initialPayment?.approvedAt,
+    changedAt: input.now,
   });
 }
 
@@ -149,6 +150,7 @@ async function createTrial(tx: Tx, input: NewSubscriptionInput, trialDays: numbe
     currentPeriodStart: approvedAt,
     currentPeriodEnd: trialEnd,
     nextChargeAt: trialEnd,
+    changedAt: input.now,
   });
   await noteTrialsEnding(tx, input.now, created.id);
   return created;
@@ -182,10 +184,10 @@ export async function applyCancel(tx: Tx, id: string, options: { atPeriodEnd: bo
       where: { id, status: { in: ['ACTIVE', 'TRIALING', 'PAST_DUE', 'PAUSED'] } },
       data: { cancelAtPeriodEnd: true, cancelReason: options.reason },
     });
-    if (updated.count === 0) await transitionSubscription(tx, id, 'cancel');
+    if (updated.count === 0) await transitionSubscription(tx, id, 'cancel', { changedAt: options.now });
     return;
   }
-  await transitionSubscription(tx, id, 'cancel', { canceledAt: options.now, nextChargeAt: null, cancelReason: options.reason });
+  await transitionSubscription(tx, id, 'cancel', { canceledAt: options.now, nextChargeAt: null, cancelReason: options.reason, changedAt: options.now });
   const row = await tx.subscription.findUniqueOrThrow({ where: { id } });
   await revokeBillingKey(tx, row.billingKeyId, options.now);
 }

@@ -29,7 +29,19 @@ function engine(path: Path) {
 }
 
 /** Columns written at the time of writing (the database's or the process's clock), never equal between two runs. */
-const WRITE_TIMES = new Set(['createdAt', 'updatedAt', 'sentAt', 'completedAt', 'trialWillEndAt', 'pausedAt', 'rawResponse', 'pos', 'xid', 'sequence']);
+const WRITE_TIMES = new Set([
+  'createdAt',
+  'updatedAt',
+  'changedAt',
+  'sentAt',
+  'completedAt',
+  'trialWillEndAt',
+  'pausedAt',
+  'rawResponse',
+  'pos',
+  'xid',
+  'sequence',
+]);
 
 /** Replaces every occurrence of a run's own values by their names, and drops the write times. */
 function normalize(value: unknown, names: Map<string, string>): unknown {
