@@ -34,6 +34,8 @@ import { createChargeService } from './modules/payments/charge.service.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { subscriptionsAdminRoutes } from './modules/subscriptions/subscriptions.admin-routes.ts';
 import { paymentsAdminRoutes } from './modules/payments/payments.admin-routes.ts';
+import { readCurrentMrr } from './modules/reports/mrr.ts';
+import { reportsRoutes } from './modules/reports/reports.routes.ts';
 import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { createPaymentActions } from './modules/payments/payment-actions.service.ts';
 import { createSubscriptionActions } from './modules/subscriptions/subscription-actions.service.ts';
@@ -133,7 +135,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     connectionString: config.databaseUrl,
     poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4,
   });
-  await app.register(metricsPlugin, { countDue: () => app.db.subscription.count({ where: dueWhere(clock.now()) }) });
+  await app.register(metricsPlugin, {
+    countDue: () => app.db.subscription.count({ where: dueWhere(clock.now()) }),
+    readMrr: () => readCurrentMrr(app.db),
+  });
   await app.register(gatewayPlugin);
   await app.register(healthRoutes);
 
@@ -189,6 +194,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
     await admin.register(subscriptionsAdminRoutes(createSubscriptionActions(deps), idempotency), { prefix: '/admin' });
     await admin.register(paymentsAdminRoutes({ chargeNow, payments: createPaymentActions(deps), idempotency }), { prefix: '/admin' });
+    await admin.register(reportsRoutes(), { prefix: '/admin' });
   });
 
   return app;
