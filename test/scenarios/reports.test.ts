@@ -227,4 +227,51 @@ describe('revenue and recovery', () => {
     expect(metrics).toMatch(/^billing_mrr_krw 1000$/m);
     expect(metrics).toMatch(/^billing_active_subscriptions 1$/m);
   });
+
+  it('the README’s worked month (April 2030) comes out as the README says', async () => {
+    await setClock(running.app, kst('2030-03-05T10:00:00'));
+    const a = await subscribe(running.app, { amount: 9900 });
+    const b = await subscribe(running.app, { amount: 120000, interval: { unit: 'year', count: 1 } });
+    const c = await subscribe(running.app, { amount: 3000, interval: { unit: 'week', count: 1 } });
+    const f = await subscribe(running.app, { amount: 5000 });
+    expect((await admin(f, 'pause')).statusCode).toBe(200);
+    await setClock(running.app, kst('2030-03-25T10:00:00'));
+    const e = await subscribe(running.app, { amount: 9900, trialDays: 14 });
+    expect((await post(`/api/v1/subscriptions/${e}/consents`, { kind: 'TRIAL_CONVERSION' })).statusCode).toBe(201);
+
+    await setClock(running.app, kst('2030-04-03T10:00:00'));
+    const d = await subscribe(running.app, { amount: 19900 });
+    await setClock(running.app, kst('2030-04-08T10:00:00'));
+    await runPass(running.app); // E converts (C renews)
+    await setClock(running.app, kst('2030-04-12T10:00:00'));
+    expect((await admin(a, 'pause')).statusCode).toBe(200);
+    await setClock(running.app, kst('2030-04-20T10:00:00'));
+    expect((await post(`/api/v1/subscriptions/${c}/price-change`, { amount: 2400 })).statusCode).toBe(200);
+    await setClock(running.app, kst('2030-04-25T10:00:00'));
+    expect((await admin(f, 'resume')).statusCode).toBe(200);
+    expect((await post(`/api/v1/subscriptions/${b}/price-change`, { amount: 132000 })).statusCode).toBe(200);
+    expect((await post(`/api/v1/subscriptions/${b}/consents`, { kind: 'PRICE_INCREASE' })).statusCode).toBe(201);
+    const [initial] = await paymentsOf(running.app, d);
+    expect((await post(`/admin/payments/${initial!.id}/cancel`, { amount: 5000, reason: 'goodwill' }, adminHeaders)).statusCode).toBe(200);
+    await setClock(running.app, kst('2030-04-30T23:00:00'));
+
+    const april = (await mrrReport('2030-04', '2030-04'))['2030-04'];
+    expect(april).toEqual({
+      month: '2030-04',
+      startingMrr: 32900,
+      new: 29800,
+      expansion: 0,
+      reactivation: 5000,
+      contraction: 2600,
+      churn: 9900,
+      endingMrr: 55200,
+      startingSubscriptions: 3,
+      endingSubscriptions: 5,
+      newSubscriptions: 2,
+      churnedSubscriptions: 1,
+      logoChurnRate: 0.3333,
+      grossMrrChurnRate: 0.3799,
+      netMrrChurnRate: 0.228,
+    });
+  });
 });
