@@ -40,7 +40,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   },
   fc.record({ kind: fc.constant('cancel' as const), target, atPeriodEnd: fc.boolean() }),
   fc.record({ kind: fc.constantFrom('pause' as const, 'resume' as const, 'consentTrial' as const), target }),
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('price' as const), target, amount: fc.integer({ min: 100, max: 99_999 }), consent: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('price' as const), target, amount: fc.integer({ min: 100, max: 99_999 }), consent: fc.boolean() }) },
   fc.record({ kind: fc.constant('decline' as const), target }),
 );
 /** A step: the clock moves on (hours, or to a month's first 00:00 KST), the charging pass runs, then the change. */
@@ -111,7 +111,9 @@ describe('MRR report: a property over random histories', () => {
         const ids: string[] = [];
         let now = START;
         await setClock(running.app, now);
+        const seen = new Set<string>();
         for (const s of steps) {
+          const previous = now;
           now = new Date(now.getTime() + s.hours * HOUR);
           if (s.toMonthStart) {
             const local = new Date(now.getTime() + 9 * HOUR);
@@ -121,9 +123,17 @@ describe('MRR report: a property over random histories', () => {
           await runPass(running.app);
           await apply(s.op, ids);
           await checkReport(now, ids);
+          // Each movement of this step is dated by the service's clock within it (now; a cancel at period end at the
+          // period's end, which this step's pass reached): a writer that left changedAt stale would date it earlier.
+          const movements = (await running.app.db.mrrMovement.findMany()).filter((m) => !seen.has(m.id));
+          for (const m of movements) {
+            seen.add(m.id);
+            expect(m.at.getTime(), `${m.kind} ${m.statusBefore}→${m.statusAfter}`).toBeGreaterThan(previous.getTime());
+            expect(m.at.getTime(), `${m.kind} ${m.statusBefore}→${m.statusAfter}`).toBeLessThanOrEqual(now.getTime());
+          }
         }
       }),
-      { numRuns: 12 },
+      { numRuns: 20 },
     );
   });
 });

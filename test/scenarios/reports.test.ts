@@ -92,19 +92,21 @@ describe('MRR movements by Korea calendar month', () => {
   });
 
   it('a price decrease contracts at once; an increase expands only once it applies, at the charge its consent allows', async () => {
-    await setClock(running.app, kst('2030-03-10T10:00:00'));
+    await setClock(running.app, kst('2030-02-10T10:00:00'));
     const down = await subscribe(running.app, { amount: 9900 });
     const up = await subscribe(running.app, { amount: 9900 });
-    await setClock(running.app, kst('2030-03-20T10:00:00'));
+    await setClock(running.app, kst('2030-03-05T10:00:00'));
     expect((await post(`/api/v1/subscriptions/${down}/price-change`, { amount: 7900 })).json()).toMatchObject({ amount: 7900 });
     expect((await post(`/api/v1/subscriptions/${up}/price-change`, { amount: 12900 })).json()).toMatchObject({ amount: 9900, pendingAmount: 12900 });
     expect((await post(`/api/v1/subscriptions/${up}/consents`, { kind: 'PRICE_INCREASE' })).statusCode).toBe(201);
-    let months = await mrrReport('2030-03', '2030-03');
-    expect(months['2030-03']).toMatchObject({ new: 19800, contraction: 2000, expansion: 0, endingMrr: 17800 });
-    await setClock(running.app, kst('2030-04-10T10:00:00'));
+    let months = await mrrReport('2030-02', '2030-03');
+    expect(months['2030-02']).toMatchObject({ new: 19800, contraction: 0, endingMrr: 19800 });
+    expect(months['2030-03']).toMatchObject({ startingMrr: 19800, contraction: 2000, expansion: 0, endingMrr: 17800 });
+    await setClock(running.app, kst('2030-03-10T10:00:00'));
     expect(await runPass(running.app)).toMatchObject({ succeeded: 2 });
-    months = await mrrReport('2030-03', '2030-04');
-    expect(months['2030-04']).toMatchObject({ startingMrr: 17800, expansion: 3000, contraction: 0, endingMrr: 20800 });
+    months = await mrrReport('2030-02', '2030-04');
+    expect(months['2030-03']).toMatchObject({ startingMrr: 19800, expansion: 3000, contraction: 2000, endingMrr: 20800 });
+    expect(months['2030-04']).toMatchObject({ ...quiet, startingMrr: 20800 });
   });
 });
 
