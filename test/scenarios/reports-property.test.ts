@@ -67,8 +67,9 @@ async function apply(o: Op, ids: string[]): Promise<void> {
     if (o.consent) await post(`/api/v1/subscriptions/${id}/consents`, { kind: 'PRICE_INCREASE' });
   } else {
     await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', count: 1 });
+    // The next charge is declined: an operator's charge now when this one is due or past due, else the next renewal
+    // or retry of any subscription; later passes retry it (and recover it, or cancel it when the retries run out).
     await post(`/admin/subscriptions/${id}/charge`, { reason: 'property' }, adminHeaders);
-    await running.app.inject({ method: 'POST', url: '/sandbox/_control/reset' });
   }
 }
 
