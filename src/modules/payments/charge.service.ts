@@ -25,7 +25,8 @@ import { claimDue, loadChargeInputs, stillDue, type ClaimedRow } from './charge.
 import { createChargePrepare } from './charge.prepare.ts';
 import { createChargeRecord } from './charge.record.ts';
 import type { ChargeReport, OnPrepared, PassReport, Trigger } from './charge.types.ts';
-import { leaseFreeWhere, releaseSubscription } from '../ledger/subscription.queries.ts';
+import { releaseSubscription } from '../ledger/subscription.queries.ts';
+import { leaseFreeWhere } from '../ledger/lease.queries.ts';
 
 export { chargeOrderId, type ChargeReport, type PassReport } from './charge.types.ts';
 export type ChargeDeps = ServiceDeps;

@@ -7,6 +7,7 @@ import { Prisma as P } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { EVENT_COLUMNS, type EventRow } from '../events/events.render.ts';
 import type { StoredSecret } from './secrets.ts';
+import { leaseFreeSql } from '../ledger/lease.queries.ts';
 
 /** A claimed delivery with what sending it needs: its endpoint, its event (one statement) and its lease token. */
 export interface Claimed extends EventRow {
@@ -48,7 +49,7 @@ export function createClaims(db: ServiceDeps['db'], owner: string, timeoutMs: nu
         CROSS JOIN LATERAL (
           SELECT d."id" FROM "webhook_deliveries" d
            WHERE d."endpointId" = w."id" AND d."status" = 'PENDING' AND d."nextAttemptAt" <= clock_timestamp()
-             AND (d."leaseExpiresAt" IS NULL OR d."leaseExpiresAt" < clock_timestamp())
+             AND ${P.raw(leaseFreeSql('d."leaseExpiresAt"', 'clock_timestamp()'))}
            ORDER BY d."nextAttemptAt"
            LIMIT ${perEndpoint}
            FOR UPDATE OF d SKIP LOCKED) d
