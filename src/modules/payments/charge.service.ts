@@ -20,7 +20,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { sweepExpiredAttempts as sweep } from '../ledger/attempts.ts';
 import { recordAnswer } from '../ledger/gateway-call.ts';
 import { explainCharge } from '../ledger/charge.rules.ts';
-import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
+import { noteTrialsEnding } from '../subscriptions/trials.ts';
 import { claimDue, loadChargeInputs, stillDue, type ClaimedRow } from './charge.claim.ts';
 import { createChargePrepare } from './charge.prepare.ts';
 import { createChargeRecord } from './charge.record.ts';

@@ -34,7 +34,7 @@ import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, 
 import { prepareAttempt } from '../ledger/attempts.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
 import { leaseFreeWhere } from '../ledger/lease.queries.ts';
-import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
+import { createSubscriptionFromRegistration } from '../subscriptions/create-subscription.ts';
 import { registrationByState, type RegistrationRow } from './registrations.read.ts';
 import { claimPaymentMethod, recordPaymentMethod, type IssuanceClaim } from './replace-payment-method.ts';
 
