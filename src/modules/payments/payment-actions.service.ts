@@ -13,13 +13,15 @@ import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
 import { createGatewayOperations } from '../ledger/gateway-operation.ts';
 import { applyChargeDecline, applyChargeSuccess } from '../ledger/charge.outcomes.ts';
 import { NEEDS_ATTENTION_WHERE, readPayment, serializePayment, type PaymentStatus } from './payments.service.ts';
-import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
+import { REFUND_OUTCOME_UNKNOWN, SETTLEMENT_MISMATCH } from '../ledger/payment.state.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from '../ledger/payment.errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 
 type Tx = Prisma.TransactionClient;
+/** What `resolve` settles: an UNKNOWN outcome, or a FAILED payment that a settlement file shows approved. */
+const RESOLVABLE = [{ status: 'UNKNOWN' as const }, { status: 'FAILED' as const, attentionReason: SETTLEMENT_MISMATCH }];
 const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } } };
 
 export interface PaymentFilter {
@@ -65,12 +67,12 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     return { items: page.items.map((row) => serializePayment(row)), nextCursor: page.nextCursor };
   }
 
-  /** Clears the subscription's flag when no other payment of it is still UNKNOWN. */
+  /** Clears the subscription's flag when no other payment of it is still UNKNOWN or a settlement mismatch. */
   async function clearAttention(tx: Tx, subscriptionId: string) {
-    const stillUnknown = await tx.payment.count({ where: { subscriptionId, status: 'UNKNOWN' } });
-    if (stillUnknown === 0) {
+    const stillOpen = await tx.payment.count({ where: { subscriptionId, OR: RESOLVABLE } });
+    if (stillOpen === 0) {
       await tx.subscription.updateMany({
-        where: { id: subscriptionId, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' },
+        where: { id: subscriptionId, attentionReason: { in: ['PAYMENT_OUTCOME_UNKNOWN', SETTLEMENT_MISMATCH] } },
         data: { needsAttention: false, attentionReason: null },
       });
     }
@@ -78,7 +80,9 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
 
   /**
    * UNKNOWN → SUCCEEDED (with the gateway's transactionId) or FAILED (handled like a decline: retry rules apply).
-   * The UNKNOWN attempt takes the resolved outcome, so history and retries count it like a real answer.
+   * The UNKNOWN attempt takes the resolved outcome, so history and retries count it like a real answer. A FAILED
+   * payment that a settlement file shows approved (SETTLEMENT_MISMATCH) resolves too: SUCCEEDED pays its cycle as a
+   * success would; FAILED leaves our record as it stands (its retries go on as scheduled).
    */
   async function resolve(id: string, input: { outcome: 'SUCCEEDED' | 'FAILED'; transactionId?: string; approvedAt?: string }, who: Actor) {
     if (input.outcome === 'SUCCEEDED' && !input.transactionId) throw new ValidationError('transactionId is required to resolve as SUCCEEDED');
@@ -86,9 +90,14 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     const now = clock.now();
     return db.$transaction(async (tx) => {
       const before = await load(tx, id);
-      // Fenced on the payment still being UNKNOWN: two operators cannot both resolve it.
-      const fenced = await tx.payment.updateMany({ where: { id, status: 'UNKNOWN' }, data: { attentionReason: null } });
-      if (fenced.count === 0) throw new StateConflictError(`Only an UNKNOWN payment can be resolved; this one is ${before.status}`);
+      // Fenced on the payment still being resolvable: two operators cannot both resolve it.
+      const fenced = await tx.payment.updateMany({ where: { id, OR: RESOLVABLE }, data: { attentionReason: null } });
+      if (fenced.count === 0) {
+        throw new StateConflictError(
+          `Only an UNKNOWN payment, or a FAILED one a settlement file shows approved, can be resolved; this one is ${before.status}`,
+        );
+      }
+      const settling = before.status === 'FAILED';
       const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
       const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (unknownAttempt?.sentAt ?? unknownAttempt?.createdAt ?? now);
       const note = `resolved by operator: ${who.reason}`.slice(0, 500);
@@ -103,7 +112,9 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       }
 
       if (before.subscriptionId && before.cycle !== null && before.kind !== 'INITIAL') {
-        if (input.outcome === 'SUCCEEDED') {
+        if (settling && input.outcome === 'FAILED') {
+          // Our record stands: the payment stays FAILED, its retry keeps its time.
+        } else if (input.outcome === 'SUCCEEDED') {
           await applyChargeSuccess(tx, {
             subscriptionId: before.subscriptionId,
             paymentId: id,
@@ -113,6 +124,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
             transactionId: input.transactionId!,
             approvedAt,
             timezone: config.timezone,
+            move: settling ? 'settle' : 'succeed',
           });
         } else {
           await applyChargeDecline(tx, {

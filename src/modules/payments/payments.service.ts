@@ -3,7 +3,7 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
-import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
+import { REFUND_OUTCOME_UNKNOWN, SETTLEMENT_MISMATCH } from '../ledger/payment.state.ts';
 
 type PaymentRow = Prisma.PaymentGetPayload<object>;
 type AttemptRow = Prisma.PaymentAttemptGetPayload<object>;
@@ -18,11 +18,16 @@ export type PaymentStatus = PaymentRow['status'];
 export const CHARGED_AFTER_CANCEL = 'SUBSCRIPTION_CANCELED';
 
 /**
- * Payments an operator must act on: UNKNOWN outcomes, refunds whose outcome is unknown, and charges made after their
- * subscription was cancelled that are not refunded yet.
+ * Payments an operator must act on: UNKNOWN outcomes, refunds whose outcome is unknown, charges made after their
+ * subscription was cancelled that are not refunded yet, and FAILED payments a settlement file shows approved.
  */
 export const NEEDS_ATTENTION_WHERE = {
-  OR: [{ status: 'UNKNOWN' as const }, { attentionReason: REFUND_OUTCOME_UNKNOWN }, { attentionReason: CHARGED_AFTER_CANCEL, status: 'SUCCEEDED' as const }],
+  OR: [
+    { status: 'UNKNOWN' as const },
+    { attentionReason: REFUND_OUTCOME_UNKNOWN },
+    { attentionReason: CHARGED_AFTER_CANCEL, status: 'SUCCEEDED' as const },
+    { attentionReason: SETTLEMENT_MISMATCH, status: 'FAILED' as const },
+  ],
 };
 
 /** The attempt columns the public shape shows. */
@@ -82,7 +87,8 @@ export function serializePayment(row: PaymentRow & { attempts?: AttemptView[] })
     needsAttention:
       row.status === 'UNKNOWN' ||
       row.attentionReason === REFUND_OUTCOME_UNKNOWN ||
-      (row.attentionReason === CHARGED_AFTER_CANCEL && row.status === 'SUCCEEDED'),
+      (row.attentionReason === CHARGED_AFTER_CANCEL && row.status === 'SUCCEEDED') ||
+      (row.attentionReason === SETTLEMENT_MISMATCH && row.status === 'FAILED'),
     refundOutcomeUnknown: row.attentionReason === REFUND_OUTCOME_UNKNOWN,
     attempts: row.attempts?.map(serializeAttempt),
     createdAt: row.createdAt.toISOString(),
