@@ -92,7 +92,7 @@ function detectDelimiter(text: string): ',' | '\t' {
 }
 
 /** The physical line where a record starts: csv-parse counts lines to its end, and a quoted field may span several. */
-const startLine = (endLine: number, record: string[]) => endLine - record.reduce((sum, field) => sum + (field.match(/\r\n|\n|\r/g)?.length ?? 0), 0);
+const startLine = (endLine: number, record: string[]) => endLine - record.reduce((sum, field) => sum + (field.match(/\n/g)?.length ?? 0), 0);
 
 /** Which columns feed each field, in header order; the mapping, when it names a field, replaces the aliases. */
 function mapColumns(headers: string[], mapping: Record<string, string>, errors: SettlementError[]) {
@@ -118,7 +118,10 @@ function mapColumns(headers: string[], mapping: Record<string, string>, errors: 
 }
 
 export function parseSettlement(bytes: Buffer, options: ParseOptions = {}): ParsedSettlement {
-  const { text, encoding } = decode(bytes);
+  const decoded = decode(bytes);
+  const encoding = decoded.encoding;
+  // One line break, so that csv-parse's line count is the file's (it counts a CRLF inside quotes as two).
+  const text = decoded.text.replace(/\r\n?/g, '\n');
   const errors: SettlementError[] = [];
   const result = (lines: ParsedLine[], rows: number) => ({ encoding, rows, lines, errors: errors.slice(0, MAX_ERRORS) });
   const binary = binaryAt(text);
@@ -130,7 +133,7 @@ export function parseSettlement(bytes: Buffer, options: ParseOptions = {}): Pars
   try {
     records = parse(text, {
       delimiter: detectDelimiter(text),
-      record_delimiter: ['\r\n', '\n', '\r'],
+      record_delimiter: '\n',
       relax_column_count: true,
       skip_empty_lines: true,
       info: true,
