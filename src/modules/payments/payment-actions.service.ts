@@ -99,7 +99,9 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       }
       const settling = before.status === 'FAILED';
       const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
-      const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (unknownAttempt?.sentAt ?? unknownAttempt?.createdAt ?? now);
+      // Default: the time of the attempt the outcome is for (the UNKNOWN one, or the last charge of a settled FAILED one).
+      const timed = unknownAttempt ?? (settling ? before.attempts.filter((a) => a.operation !== 'CANCEL').at(-1) : undefined);
+      const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (timed?.sentAt ?? timed?.createdAt ?? now);
       const note = `resolved by operator: ${who.reason}`.slice(0, 500);
       if (unknownAttempt) {
         await tx.paymentAttempt.update({
