@@ -13,6 +13,8 @@ import type { PaymentActions } from '../payments/payment-actions.service.ts';
 import { serializePayment } from '../payments/payments.service.ts';
 import { reconciliationItemsSql, type ReconciliationRow } from './match-settlement.ts';
 
+const FLAGGED = 'payment.settlement_mismatch';
+
 export const settlementActor = (importId: string) => `settlement-import:${importId}`;
 
 export function createSettlementFinisher(deps: {
@@ -34,9 +36,14 @@ export function createSettlementFinisher(deps: {
     }
   }
 
-  /** Raises a FAILED payment the gateway approved, and its subscription, for an operator (audited, in one transaction). */
+  /**
+   * Raises a FAILED payment the gateway approved, and its subscription, for an operator (audited, in one transaction).
+   * Once per payment: after an operator resolved it FAILED (our record stands), no file raises it again.
+   */
   async function flagMismatch(row: ReconciliationRow, who: Actor): Promise<boolean> {
     return db.$transaction(async (tx) => {
+      const raised = await tx.auditEvent.count({ where: { entityType: 'payment', entityId: row.paymentId!, action: FLAGGED } });
+      if (raised > 0) return false;
       const flagged = await tx.payment.updateMany({
         where: { id: row.paymentId!, status: 'FAILED', attentionReason: null, subscriptionId: { not: null }, kind: { not: 'INITIAL' } },
         data: { attentionReason: SETTLEMENT_MISMATCH },
@@ -46,7 +53,7 @@ export function createSettlementFinisher(deps: {
       await tx.subscription.update({ where: { id: payment.subscriptionId! }, data: { needsAttention: true, attentionReason: SETTLEMENT_MISMATCH } });
       await writeAudit(tx, {
         ...who,
-        action: 'payment.settlement_mismatch',
+        action: FLAGGED,
         entityType: 'payment',
         entityId: payment.id,
         after: { ...serializePayment(payment), settlementLineId: row.id, transactionId: row.transactionId },

@@ -32,6 +32,9 @@ export interface SettlementObserver {
 
 export type Summary = { matched: number; mismatched: number; unmatched: number; missing: number };
 
+/** A large file's lines and their matching take longer than Prisma's default 5 s for an interactive transaction. */
+const TRANSACTION = { maxWait: 10_000, timeout: 300_000 };
+
 export const sha256Of = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 function readMapping(text: string | undefined): Record<string, string> | undefined {
@@ -61,12 +64,21 @@ export function summarize(rows: Array<Pick<ReconciliationRow, 'status'>>): Summa
 export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'>; finisher: SettlementFinisher; observer?: SettlementObserver }) {
   const { db, log, finisher, observer } = deps;
 
+  /**
+   * The stored import, answered again. Its finishing runs again too: it changes nothing once done, and completes what
+   * a process that stopped between storing the file and finishing it left undone.
+   */
+  async function replay(row: Prisma.SettlementImportGetPayload<object>) {
+    await finisher.finish(row.id);
+    return { statusCode: 200, body: await presentImport(db, row) };
+  }
+
   async function importSettlement(upload: SettlementUpload, who: { actor: string; requestId?: string }) {
     if (upload.from && upload.to && upload.from > upload.to) throw new ValidationError('from is after to');
     const mapping = readMapping(upload.mapping);
     const sha256 = sha256Of(upload.bytes);
     const existing = await db.settlementImport.findUnique({ where: { sha256 } });
-    if (existing) return { statusCode: 200, body: await presentImport(db, existing) };
+    if (existing) return replay(existing);
 
     const parsed = parseSettlement(upload.bytes, { mapping, from: upload.from, to: upload.to });
     if (parsed.errors.length === 0 && parsed.lines.length === 0 && !(upload.from && upload.to)) {
@@ -118,13 +130,13 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
           requestId: who.requestId,
         });
         return row;
-      });
+      }, TRANSACTION);
     } catch (error) {
       if (!isDuplicate(error)) throw error;
       // The same bytes, uploaded at the same time, won: its import is the answer.
       const winner = await db.settlementImport.findUnique({ where: { sha256 } });
       if (!winner) throw error;
-      return { statusCode: 200, body: await presentImport(db, winner) };
+      return replay(winner);
     }
 
     const finished = await finisher.finish(id);

@@ -100,9 +100,10 @@ describe('a charge we hold as FAILED that the file shows approved (STATUS)', () 
     const { id, renewal, booked } = await unknownRenewal();
     const failed = await admin(`/admin/payments/${renewal.id}/resolve`, { outcome: 'FAILED', reason: 'looked declined' });
     expect(failed.json()).toMatchObject({ status: 'FAILED' });
-    const response = await importCsv(running.app, await sandboxSettlementFile(running.app, { encoding: 'cp949' }));
+    const file = await sandboxSettlementFile(running.app, { encoding: 'cp949' });
+    const response = await importCsv(running.app, file);
     expect(response.json()).toMatchObject({ summary: { matched: 1, mismatched: 1 }, resolved: { payments: 0 } });
-    return { id, renewal, booked };
+    return { id, renewal, booked, file };
   }
 
   it('is raised for an operator and blocks its subscription; resolved SUCCEEDED, the cycle is paid and the line matches', async () => {
@@ -144,15 +145,18 @@ describe('a charge we hold as FAILED that the file shows approved (STATUS)', () 
   });
 
   it('resolved FAILED: our record stands, and the retry already due runs at the next pass', async () => {
-    const { id, renewal } = await wronglyFailed();
+    const { id, renewal, file } = await wronglyFailed();
     await setClock(running.app, kst('2027-04-12T09:00:00'));
     expect(await runPass(running.app)).toMatchObject({ claimed: 0 });
     const resolved = await admin(`/admin/payments/${renewal.id}/resolve`, { outcome: 'FAILED', reason: 'refunded by phone; our record stands' });
     expect(resolved.statusCode, resolved.body).toBe(200);
     expect(resolved.json()).toMatchObject({ status: 'FAILED', needsAttention: false });
     expect(await getSubscription(running.app, id)).toMatchObject({ status: 'PAST_DUE', needsAttention: false });
-    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
-    // Resolved once: a second resolve is a stale state.
+    // Resolved once: a second resolve is a stale state, and the same file again raises nothing.
     expect((await admin(`/admin/payments/${renewal.id}/resolve`, { outcome: 'FAILED', reason: 'again' })).statusCode).toBe(409);
+    expect((await importCsv(running.app, file)).statusCode).toBe(200);
+    expect(await payment(renewal.id)).toMatchObject({ status: 'FAILED', needsAttention: false });
+    expect(await getSubscription(running.app, id)).toMatchObject({ needsAttention: false });
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
   });
 });
