@@ -59,15 +59,7 @@ export function reconciliationItemsSql(filter: ItemsFilter): string {
     UNION ALL
     SELECT l.*, r."id", r."paymentId", r."amount", r."status"::text, coalesce(r."sentAt", r."createdAt")
       FROM lines l
-      LEFT JOIN LATERAL (SELECT p."id" FROM "payments" p WHERE p."transactionId" = l."transactionId" ORDER BY p."createdAt" LIMIT 1) p ON true
-      LEFT JOIN LATERAL (
-        SELECT r."id", r."paymentId", r."amount", r."status", r."sentAt", r."createdAt" FROM "payment_attempts" r
-         WHERE r."paymentId" = p."id" AND r."operation" = 'CANCEL' AND r."status" <> 'NOT_SENT'
-         ORDER BY (r."amount" = l."amount") DESC, r."attemptNumber"
-        OFFSET (SELECT count(*) FROM "settlement_lines" o
-                 WHERE o."type" = 'CANCEL' AND o."transactionId" = l."transactionId" AND o."amount" = l."amount" AND (o."tradedAt", o."id") < (l."tradedAt", l."id"))
-         LIMIT 1
-      ) r ON true
+      LEFT JOIN LATERAL (${refundOfCancelLine('l')}) r ON true
      WHERE l."type" = 'CANCEL'
   ),
   judged AS (
@@ -112,9 +104,24 @@ export function reconciliationItemsSql(filter: ItemsFilter): string {
          r."amount", p."status"::text, NULL::uuid, NULL
     FROM "payment_attempts" r JOIN "payments" p ON p."id" = r."paymentId"
    WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND ${filter.missing(refundDate, refundAt)}
-     AND (SELECT count(*) FROM "settlement_lines" l WHERE l."type" = 'CANCEL' AND l."transactionId" = p."transactionId" AND l."amount" = r."amount")
-      <= (SELECT count(*) FROM "payment_attempts" o WHERE o."paymentId" = r."paymentId" AND o."operation" = 'CANCEL' AND o."amount" = r."amount"
-             AND o."status" <> 'NOT_SENT' AND o."attemptNumber" < r."attemptNumber")`;
+     AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l CROSS JOIN LATERAL (${refundOfCancelLine('l')}) m
+                      WHERE l."type" = 'CANCEL' AND l."transactionId" = p."transactionId" AND m."id" = r."id")`;
+}
+
+/**
+ * The refund a CANCEL line (aliased `line`) belongs to: of the payment with its transactionId, the k-th refund sent
+ * (NOT_SENT ones never reached the gateway) for the k-th line of that amount, refunds of that amount first. The same
+ * pairing decides a line's match and whether a refund is MISSING.
+ */
+function refundOfCancelLine(line: string): string {
+  return `SELECT r."id", r."paymentId", r."amount", r."status", r."sentAt", r."createdAt" FROM "payment_attempts" r
+         WHERE r."paymentId" = (SELECT p."id" FROM "payments" p WHERE p."transactionId" = ${line}."transactionId" ORDER BY p."createdAt" LIMIT 1)
+           AND r."operation" = 'CANCEL' AND r."status" <> 'NOT_SENT'
+         ORDER BY (r."amount" = ${line}."amount") DESC, r."attemptNumber"
+        OFFSET (SELECT count(*) FROM "settlement_lines" o
+                 WHERE o."type" = 'CANCEL' AND o."transactionId" = ${line}."transactionId" AND o."amount" = ${line}."amount"
+                   AND (o."tradedAt", o."id") < (${line}."tradedAt", ${line}."id"))
+         LIMIT 1`;
 }
 
 export interface ReconciliationRow {

@@ -117,6 +117,32 @@ describe('the reconciliation list', () => {
     });
   });
 
+  it('shows a refund the file lacks as MISSING, and a refund of another amount than the line as AMOUNT', async () => {
+    const id = await subscribe(running.app, { userId: 'r', amount: 10_000 });
+    const [paid] = await paymentsOf(running.app, id);
+    const refund = (amount: number, key: string) =>
+      running.app.inject({
+        method: 'POST',
+        url: `/admin/payments/${paid!.id}/cancel`,
+        headers: { ...adminHeaders, 'idempotency-key': key },
+        payload: { amount, reason: 'partial' },
+      });
+    expect((await refund(1000, 'r1')).statusCode).toBe(200);
+    const exported = (await sandboxSettlementFile(running.app)).toString('utf8');
+    expect((await refund(2000, 'r2')).statusCode).toBe(200);
+    // The gateway's statement of the first refund, for another amount.
+    const altered = exported.replace(/,"?-1,000"?,/, ',"-1,500",');
+    expect(altered).not.toBe(exported);
+    expect((await importCsv(running.app, altered)).json()).toMatchObject({ summary: { matched: 1, mismatched: 1, unmatched: 0, missing: 1 } });
+    expect(await items('?status=MISSING')).toEqual([expect.objectContaining({ source: 'LEDGER', type: 'CANCEL', amount: 2000, paymentId: paid!.id })]);
+    expect(await items('?status=MISMATCHED')).toEqual([expect.objectContaining({ type: 'CANCEL', amount: 1500, ourAmount: 1000, reasons: ['AMOUNT'] })]);
+    expect(await adminGet(running.app, '/admin/reconciliation/summary?from=2027-03-10&to=2027-03-10')).toMatchObject({
+      statement: { cancels: { count: 1, amount: 1500 } },
+      ledger: { refunds: { count: 2, amount: 3000 } },
+      anomalyAmount: 2500,
+    });
+  });
+
   it('answers the whole filtered list as CSV with Accept: text/csv (UTF-8 with BOM, JSON field names, UTC times)', async () => {
     const { file } = await monthWithStatement();
     await importCsv(running.app, file);
