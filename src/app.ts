@@ -46,6 +46,10 @@ import { endpointsRoutes } from './modules/webhooks/endpoints.routes.ts';
 import docsPlugin from './plugins/docs.ts';
 import metricsPlugin from './plugins/metrics.ts';
 import { dueWhere } from './modules/ledger/subscription.queries.ts';
+import { reconciliationRoutes } from './modules/reconciliation/reconciliation.routes.ts';
+import { createSettlementImports } from './modules/reconciliation/import-settlement.ts';
+import { createSettlementFinisher } from './modules/reconciliation/finish-settlement.ts';
+import { auditRoutes } from './modules/audit/audit.routes.ts';
 
 export type { App } from './app-types.ts';
 
@@ -184,7 +188,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const chargeNow = createChargeNow({ db: app.db, charges });
     await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
     await admin.register(subscriptionsAdminRoutes(deps, idempotency), { prefix: '/admin' });
-    await admin.register(paymentsAdminRoutes({ chargeNow, payments: createPaymentActions(deps), idempotency }), { prefix: '/admin' });
+    const paymentActions = createPaymentActions(deps);
+    await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }), { prefix: '/admin' });
+    // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the import).
+    const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
+    const imports = createSettlementImports({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements });
+    await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }), { prefix: '/admin' });
+    await admin.register(auditRoutes({ db: app.db }), { prefix: '/admin' });
   });
 
   return app;

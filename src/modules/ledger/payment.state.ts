@@ -9,6 +9,12 @@ import { applyMove } from './state-moves.ts';
 /** A payment's attention reason while a refund of it has an unknown outcome (the payment itself stays SUCCEEDED). */
 export const REFUND_OUTCOME_UNKNOWN = 'REFUND_OUTCOME_UNKNOWN';
 
+/**
+ * A payment's attention reason while a settlement file shows approved what we hold as FAILED: its subscription is not
+ * charged again until an operator resolves it (SUCCEEDED with the file's transactionId, or FAILED: our record stands).
+ */
+export const SETTLEMENT_MISMATCH = 'SETTLEMENT_MISMATCH';
+
 export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN' | 'CANCELED';
 
 export const PAYMENT_TRANSITIONS = {
@@ -20,6 +26,8 @@ export const PAYMENT_TRANSITIONS = {
   fail: { from: ['PENDING', 'UNKNOWN'], to: 'FAILED' },
   /** The answer is unknown, or the process calling the gateway died (again, on a replay). */
   lose: { from: ['PENDING', 'UNKNOWN'], to: 'UNKNOWN' },
+  /** An operator confirmed the approval that a settlement file shows for a payment we held as FAILED. */
+  settle: { from: ['FAILED'], to: 'SUCCEEDED' },
   /** Refunded in full. */
   refund: { from: ['SUCCEEDED'], to: 'CANCELED' },
 } as const satisfies Record<string, { from: readonly PaymentStatus[]; to: PaymentStatus }>;
