@@ -20,7 +20,7 @@ export interface SuccessInput {
   transactionId: string;
   approvedAt: Date;
   timezone: string;
-  /** The subscription as this transaction already read and locked it (the engine's lease release), if it did. */
+  /** The subscription as this transaction already read and locked it (the charge record's lease release), if it did. */
   current?: Prisma.SubscriptionGetPayload<object>;
   /** The payment's move: `succeed` (from PENDING or UNKNOWN), or `settle` (a FAILED one a settlement file shows approved). */
   move?: 'succeed' | 'settle';

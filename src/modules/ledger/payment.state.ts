@@ -1,5 +1,6 @@
 // Payment states and the moves between them (DESIGN.md §4), as data. This is the only code that writes
-// payments.status (test/architecture.test.ts checks it): a move is a conditional update that fails with
+// payments.status through Prisma (test/architecture.test.ts checks it; the one-statement charge record,
+// payments/charge.record.ts, renders `succeed` in SQL): a move is a conditional update that fails with
 // STATE_CONFLICT on a stale state, so two writers can never both apply one.
 // The merchant events of a move are written by the database's triggers (prisma/migrations/20261123180000_merchant_events),
 // in the transaction of the update itself, whoever writes it.

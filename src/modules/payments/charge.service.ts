@@ -124,7 +124,7 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
    * One charging pass: sweep dead attempts, then claim due subscriptions in batches until none is left, charging
    * each with bounded concurrency. Idempotent: running it twice, or on several replicas at once, charges every
    * due subscription once. The next batch is claimed as soon as fewer charges are waiting than there are slots, not
-   * when the whole batch is done: waiting for a batch's slowest charge left slots idle (issue 15).
+   * when the whole batch is done: waiting for a batch's slowest charge left slots idle (BENCHMARKS.md §1).
    */
   async function runPass(): Promise<PassReport> {
     const report: PassReport = { claimed: 0, succeeded: 0, declined: 0, unknown: 0, skipped: 0 };

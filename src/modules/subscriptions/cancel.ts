@@ -4,7 +4,7 @@ import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { transitionSubscription } from '../ledger/subscription.state.ts';
+import { SUBSCRIPTION_TRANSITIONS, transitionSubscription } from '../ledger/subscription.state.ts';
 import type { Actor } from '../audit/audit.ts';
 import { changeSubscription } from './audited-change.ts';
 import { readSubscription } from './subscriptions.read.ts';
@@ -19,7 +19,8 @@ type Tx = Prisma.TransactionClient;
 export async function applyCancel(tx: Tx, id: string, options: { atPeriodEnd: boolean; reason: string; now: Date }): Promise<void> {
   if (options.atPeriodEnd) {
     const updated = await tx.subscription.updateMany({
-      where: { id, status: { in: ['ACTIVE', 'TRIALING', 'PAST_DUE', 'PAUSED'] } },
+      // Any state a cancel may leave: the cancel itself happens at the period's end (the charging pass).
+      where: { id, status: { in: [...SUBSCRIPTION_TRANSITIONS.cancel.from] } },
       data: { cancelAtPeriodEnd: true, cancelReason: options.reason },
     });
     if (updated.count === 0) await transitionSubscription(tx, id, 'cancel');

@@ -175,6 +175,8 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     unrecorded.oneStatement = [];
     unrecorded.transactional = [];
     const { oneStatement, transactional } = await twin(undefined, stealLease);
+    expect(oneStatement.chargeTransactions).toBe(0);
+    expect(transactional.chargeTransactions).toBeGreaterThan(0);
     expect(oneStatement.rows).toEqual(transactional.rows);
     expect(oneStatement.rows).toMatchObject({
       payments: [{ status: 'PENDING', attempts: [{ status: 'IN_FLIGHT' }] }],
@@ -197,6 +199,8 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     unrecorded.oneStatement = [];
     unrecorded.transactional = [];
     const { oneStatement, transactional } = await twin(undefined, failPayment);
+    expect(oneStatement.chargeTransactions).toBe(0);
+    expect(transactional.chargeTransactions).toBeGreaterThan(0);
     expect(oneStatement.rows).toEqual(transactional.rows);
     expect(oneStatement.rows).toMatchObject({ payments: [{ status: 'CANCELED', attempts: [{ status: 'IN_FLIGHT' }] }] });
     expect(unrecorded).toEqual({ oneStatement: ['RECORD_FAILED'], transactional: ['RECORD_FAILED'] });
