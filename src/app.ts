@@ -23,7 +23,6 @@ import { containsNul } from './lib/input.ts';
 import { resultPageRoutes } from './modules/checkout/checkout.routes.ts';
 import { registrationsRoutes } from './modules/registrations/registrations.routes.ts';
 import { billingRedirectRoutes } from './modules/registrations/billing-redirect.routes.ts';
-import { createSubscriptionsService } from './modules/subscriptions/subscriptions.service.ts';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.ts';
 import { createPaymentsService } from './modules/payments/payments.service.ts';
 import { paymentsRoutes } from './modules/payments/payments.routes.ts';
@@ -38,12 +37,10 @@ import { readCurrentMrr } from './modules/reports/mrr.ts';
 import { reportsRoutes } from './modules/reports/reports.routes.ts';
 import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { createPaymentActions } from './modules/payments/payment-actions.service.ts';
-import { createSubscriptionActions } from './modules/subscriptions/subscription-actions.service.ts';
 import { createChargeNow } from './modules/payments/charge-now.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
 import webhooksPlugin from './plugins/webhooks.ts';
 import { createDispatcher } from './modules/webhooks/dispatcher.ts';
-import { createLifecycleService } from './modules/subscriptions/lifecycle.service.ts';
 import { createEventsService } from './modules/events/events.service.ts';
 import { eventsRoutes } from './modules/events/events.routes.ts';
 import { createEndpointsService } from './modules/webhooks/endpoints.service.ts';
@@ -51,6 +48,10 @@ import { endpointsRoutes } from './modules/webhooks/endpoints.routes.ts';
 import docsPlugin from './plugins/docs.ts';
 import metricsPlugin from './plugins/metrics.ts';
 import { dueWhere } from './modules/ledger/subscription.queries.ts';
+import { reconciliationRoutes } from './modules/reconciliation/reconciliation.routes.ts';
+import { createSettlementImports } from './modules/reconciliation/import-settlement.ts';
+import { createSettlementFinisher } from './modules/reconciliation/finish-settlement.ts';
+import { auditRoutes } from './modules/audit/audit.routes.ts';
 
 export type { App } from './app-types.ts';
 
@@ -144,7 +145,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const keyring = createKeyring(config.encryptionKeys);
   const deps = { db: app.db, gateway: app.gateway, clock, config, keyring, log: app.log };
-  const subscriptions = createSubscriptionsService(deps);
   const payments = createPaymentsService(deps);
   const orders = createOrdersService(deps);
   const charges = createChargeService(deps);
@@ -178,7 +178,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       api.addHook('onRequest', app.requireApiKey);
       await api.register(ordersRoutes(orders, idempotency));
       await api.register(registrationsRoutes(deps, idempotency));
-      await api.register(subscriptionsRoutes(subscriptions, createLifecycleService(deps), idempotency));
+      await api.register(subscriptionsRoutes(deps, idempotency));
       await api.register(paymentsRoutes(payments));
       await api.register(eventsRoutes(createEventsService(deps), idempotency));
       await api.register(endpointsRoutes(createEndpointsService(deps), idempotency));
@@ -192,8 +192,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     admin.addHook('onRequest', app.requireAdminToken);
     const chargeNow = createChargeNow({ db: app.db, charges });
     await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
-    await admin.register(subscriptionsAdminRoutes(createSubscriptionActions(deps), idempotency), { prefix: '/admin' });
-    await admin.register(paymentsAdminRoutes({ chargeNow, payments: createPaymentActions(deps), idempotency }), { prefix: '/admin' });
+    await admin.register(subscriptionsAdminRoutes(deps, idempotency), { prefix: '/admin' });
+    const paymentActions = createPaymentActions(deps);
+    await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }), { prefix: '/admin' });
+    // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the import).
+    const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
+    const imports = createSettlementImports({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements });
+    await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }), { prefix: '/admin' });
+    await admin.register(auditRoutes({ db: app.db }), { prefix: '/admin' });
     await admin.register(reportsRoutes(), { prefix: '/admin' });
   });
 

@@ -55,6 +55,7 @@ export const EnvSchema = Type.Object({
   WEBHOOK_ALLOW_HTTP: Type.Optional(Type.Boolean()),
   EVENT_RETENTION: Type.String({ default: '90d' }),
   CONSENT_REQUIRED: Type.Boolean({ default: true }),
+  SETTLEMENT_MAX_BYTES: Type.Integer({ minimum: 1, default: 20_971_520 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -346,6 +347,8 @@ function toConfig(
     eventRetentionMs: parsed.eventRetentionMs,
     /** §3 rule 13 (consent before more money); false only for a merchant exempt from it. */
     consentRequired: env.CONSENT_REQUIRED,
+    /** The largest settlement file an import accepts (413 beyond). */
+    settlementMaxBytes: env.SETTLEMENT_MAX_BYTES,
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -88,7 +88,7 @@ const STATE_WRITERS: Record<string, string> = {
   paymentAttempt: 'src/modules/ledger/attempt.state.ts',
   webhookDelivery: 'src/modules/events/delivery.state.ts',
 };
-const WRITES = new Set(['update', 'updateMany', 'upsert', 'create', 'createMany']);
+const WRITES = new Set(['update', 'updateMany', 'updateManyAndReturn', 'upsert', 'create', 'createMany', 'createManyAndReturn']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -147,9 +147,10 @@ function rawStatusWrites(): string[] {
   const found = new Set<string>();
   for (const file of sourceFiles('src')) {
     const text = readFileSync(path.join(ROOT, file), 'utf8');
-    for (const match of text.matchAll(
-      /UPDATE "(payments|subscriptions|registrations|orders|payment_attempts|webhook_deliveries)"[^;`]*?SET([^;`]*?)(WHERE|FROM|RETURNING|`)/g,
-    )) {
+    const TABLES = '(payments|subscriptions|registrations|orders|payment_attempts|webhook_deliveries)';
+    const updates = new RegExp(`UPDATE "${TABLES}"[^;\`]*?SET([^;\`]*?)(WHERE|FROM|RETURNING|\`)`, 'g');
+    const upserts = new RegExp(`INSERT INTO "${TABLES}"[^;\`]*?ON CONFLICT[^;\`]*?DO UPDATE SET([^;\`]*?)(WHERE|RETURNING|\`)`, 'g');
+    for (const match of [...text.matchAll(updates), ...text.matchAll(upserts)]) {
       const [, table, assignments] = match;
       if (/(^|[\s,])"status"\s*=/.test(assignments!) && STATE_WRITERS[tables[table!]!] !== file) found.add(`${file} ${table}`);
     }

@@ -85,6 +85,8 @@ describe('server process', () => {
     expect(isProcessRunning(secondPid!)).toBe(false);
   });
 
+  // Four processes start one after the other, the first with a new PostgreSQL cluster: on a loaded 2-core machine that
+  // alone took over the suite's default 30 s.
   it('a second process on the same .data/ reuses the running embedded database and never stops it; an orphaned one is adopted', async () => {
     const workDir = mkdtempSync(path.join(tmpdir(), 'billing-shared-'));
     cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
@@ -122,7 +124,7 @@ describe('server process', () => {
     third.child.kill('SIGTERM');
     expect(await third.exit).toBe(0);
     expect(isProcessRunning(pid)).toBe(false);
-  });
+  }, 90_000);
 
   it('refuses to start in production without DATABASE_URL, naming it', async () => {
     const server = run('src/server.ts', { NODE_ENV: 'production' });

@@ -22,6 +22,8 @@ export interface Metrics {
   observeGateway(result: GatewayResult): void;
   /** The webhook dispatcher's observer (src/modules/webhooks/dispatcher.ts). */
   webhooks: WebhookObserver;
+  /** What each settlement import reports (src/modules/reconciliation/import-settlement.ts): its lines by status, what it resolved. */
+  settlements: { imported(summary: Record<string, number>, resolved: number): void };
 }
 
 declare module 'fastify' {
@@ -175,6 +177,18 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
     },
   });
 
+  const settlementLines = new Counter({
+    name: 'billing_settlement_lines_total',
+    help: 'Settlement file lines imported, by reconciliation status at import (missing: ledger items no line matched)',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  const settlementResolved = new Counter({
+    name: 'billing_settlement_resolved_total',
+    help: 'Unknown payment and refund outcomes a settlement file resolved',
+    registers: [registry],
+  });
+
   app.decorate('metrics', {
     registry,
     observeGateway(result: GatewayResult) {
@@ -188,6 +202,12 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
       },
       endpointDisabled(reason) {
         endpointsDisabled.inc({ reason });
+      },
+    },
+    settlements: {
+      imported(summary, resolved) {
+        for (const [status, count] of Object.entries(summary)) settlementLines.inc({ status: status.toUpperCase() }, count);
+        settlementResolved.inc(resolved);
       },
     },
   } satisfies Metrics);

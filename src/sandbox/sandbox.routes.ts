@@ -12,6 +12,7 @@ import { isSimulated } from '../lib/clock.ts';
 import { renderAutoPost, renderWindowError, renderWindowPage } from './window.page.ts';
 import { SandboxError, type Fault, type FaultKind, type SandboxState, type WindowTerms } from './sandbox.state.ts';
 import type { SandboxStore } from './sandbox.store.ts';
+import { settlementExport } from './settlement-export.ts';
 
 export interface SandboxRoutesOptions {
   state: SandboxState;
@@ -238,6 +239,13 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
 
   // Controls: read the ledger, queue faults, set the clock, start over.
   app.get('/_control/ledger', async () => ({ entries: state.ledger() }));
+  // The ledger as a settlement file: ?encoding=utf-8|cp949&delimiter=comma|tab.
+  app.get('/_control/settlement.csv', async (request, reply) => {
+    const query = request.query as { encoding?: string; delimiter?: string };
+    const encoding = query.encoding?.toLowerCase() === 'cp949' ? 'cp949' : 'utf-8';
+    reply.type(`text/csv; charset=${encoding === 'cp949' ? 'cp949' : 'utf-8'}`);
+    return settlementExport(state.ledger(), { encoding, delimiter: query.delimiter === 'tab' ? '\t' : ',' });
+  });
 
   app.get('/_control/faults', async () => ({ faults: state.faults() }));
 

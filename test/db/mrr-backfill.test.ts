@@ -1,4 +1,4 @@
-// The MRR movements migration (20261124160000_mrr_movements) back-fills the subscriptions that exist when it runs:
+// The MRR movements migration (20261124170000_mrr_movements) back-fills the subscriptions that exist when it runs:
 // one NEW movement of its current MRR, dated at its creation, for each subscription counting then (ACTIVE or
 // PAST_DUE); none for the others (their movements would sum to nothing, and their history is not known). Tested by
 // migrating a database up to the migration before it, writing subscriptions, then migrating the rest.
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR, migrate, readMigrations } from '../../src/db/migrator.ts';
 import { createEmptyDatabase, type TestDatabase } from '../helpers/database.ts';
 
-const MOVEMENTS = '20261124160000_mrr_movements';
+const MOVEMENTS = '20261124170000_mrr_movements';
 const quiet = { info: () => {}, warn: () => {} };
 
 let database: TestDatabase;

@@ -50,6 +50,8 @@ async function createDatabase(template: string | undefined): Promise<TestDatabas
 }
 
 const TABLES = [
+  'settlement_lines',
+  'settlement_imports',
   'webhook_deliveries',
   'webhook_endpoints',
   'events',

@@ -1,4 +1,4 @@
-// The audit trail (issue 6): every admin action writes who (token name or fingerprint), what, why (the caller's
+// The audit trail: every admin action writes who (token name or fingerprint), what, why (the caller's
 // reason), and the entity before and after, in the same transaction as the change, so there is no change without
 // its event and no event without its change.
 import type { Prisma } from '../../generated/prisma/client.ts';
@@ -6,7 +6,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 export interface AuditInput {
   actor: string;
   action: string;
-  entityType: 'subscription' | 'payment' | 'scheduler' | 'clock';
+  entityType: 'subscription' | 'payment' | 'scheduler' | 'clock' | 'settlement_import';
   entityId: string;
   reason: string;
   before?: unknown;

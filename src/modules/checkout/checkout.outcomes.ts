@@ -40,6 +40,8 @@ export const CHECKOUT_OUTCOMES = {
     /** Cancelled while the customer was in the window: nothing is swapped; a MOBILE charge did move money. */
     CHARGED_AFTER_CANCEL: { payment: 'succeed', checkout: 'hold', answer: 'INVALID_STATE', message: 'The subscription was cancelled' },
     DECLINED: { payment: 'fail', checkout: 'fail', answer: 'GATEWAY_DECLINED', message: DECLINED },
+    /** An earlier call's outcome is unknown: a decline now may mean that call went through. Not guessed. */
+    DECLINED_AFTER_UNKNOWN: { payment: null, checkout: 'hold', answer: 'PAYMENT_OUTCOME_UNKNOWN', message: UNKNOWN },
     UNKNOWN: { payment: 'lose', checkout: 'hold', answer: 'PAYMENT_OUTCOME_UNKNOWN', message: UNKNOWN },
     NOT_SENT: { payment: null, checkout: 'release', answer: 'GATEWAY_UNAVAILABLE', message: NOT_SENT },
   },

@@ -6,7 +6,7 @@
 import type { Config } from '../../config.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { serializePayment } from '../payments/payments.service.ts';
-import { serializeSubscription } from '../subscriptions/subscriptions.service.ts';
+import { serializeSubscription } from '../subscriptions/subscriptions.shape.ts';
 import { BILLING_KEY_SUMMARY_JSON, consentsJson, reviveConsents, type BillingKeySummary } from '../subscriptions/subscriptions.read.ts';
 import { registrationEventObject } from '../registrations/registrations.read.ts';
 import { orderEventObject } from '../orders/orders.service.ts';

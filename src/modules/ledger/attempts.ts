@@ -33,7 +33,7 @@ export async function recordAttemptOutcome(tx: Tx, input: { attemptId: string; l
   if (!recorded) throw new StaleLeaseError(`attempt ${input.attemptId}`);
 }
 
-/** What an attempt's row records of the gateway's answer (recordAttemptOutcome, and the engine's one-statement success). */
+/** What an attempt's row records of the gateway's answer (recordAttemptOutcome, and the one-statement charge record). */
 export function attemptOutcomeValues(result: GatewayResult, now: Date) {
   return {
     status: result.outcome,
@@ -115,7 +115,7 @@ const STALE_SELECT = {
 } as const;
 
 /**
- * The one sweeper (issue #12): every attempt of every operation (key issuance, confirmation, charge, refund) left
+ * The one sweeper: every attempt of every operation (key issuance, confirmation, charge, refund) left
  * IN_FLIGHT past its lease by a process that died becomes UNKNOWN and raises its owner. Nothing is sent again.
  * `paymentId` limits it to one payment (a refund asked for now need not wait for the next pass).
  */
@@ -145,8 +145,6 @@ export interface PreparedAttempt {
   orderId: string | undefined;
   /** An earlier attempt's outcome is unknown (money may have moved): a decline now proves nothing. */
   hadUnknown: boolean;
-  /** A dead process's IN_FLIGHT attempt was just turned UNKNOWN by this call. */
-  expiredInFlight: boolean;
 }
 
 export interface NewAttempt {
@@ -215,7 +213,7 @@ export async function firstAttempt(
   input: { paymentId: string; operation: 'BILLING_CONFIRM'; orderId: string; amount: number; leaseOwner: string; leaseExpiresAt: Date },
 ): Promise<PreparedAttempt> {
   const attempt = await createAttempt(tx, { ...input, attemptNumber: 1 });
-  return { attemptId: attempt.id, orderId: input.orderId, hadUnknown: false, expiredInFlight: false };
+  return { attemptId: attempt.id, orderId: input.orderId, hadUnknown: false };
 }
 
 /**
@@ -229,20 +227,21 @@ export async function firstAttempt(
 export async function prepareAttempt(tx: Tx, input: NewAttempt & { paymentId: string; now: Date; allowAfterUnknown: boolean }): Promise<PreparedAttempt> {
   const attempts = await lockAttempts(tx, input.paymentId);
   const { latest } = attempts;
-  let expiredInFlight = false;
   if (latest?.status === 'IN_FLIGHT' && (await expireAttempt(tx, latest.id, input.now))) {
-    expiredInFlight = true;
     await transitionPayment(tx, input.paymentId, 'lose', { attentionReason: 'LEASE_EXPIRED' });
     attempts.latest = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: latest.id } });
   }
   const hadUnknown = (await tx.paymentAttempt.count({ where: { paymentId: input.paymentId, status: 'UNKNOWN' } })) > 0;
-  if (hadUnknown && !input.allowAfterUnknown) return { attemptId: undefined, orderId: undefined, hadUnknown, expiredInFlight };
+  if (hadUnknown && !input.allowAfterUnknown) return { attemptId: undefined, orderId: undefined, hadUnknown };
   if (attempts.latest?.status === 'NOT_SENT') {
     const notSent = attempts.latest;
-    await transitionAttempt(tx, notSent.id, 'resend', 'IN_FLIGHT', { leaseOwner: input.leaseOwner, leaseExpiresAt: input.leaseExpiresAt });
-    return { attemptId: notSent.id, orderId: notSent.orderId, hadUnknown, expiredInFlight };
+    // Under the payment's lock nobody else moves it; a NOT_SENT attempt that moved anyway is a state conflict, not a resend.
+    if (!(await transitionAttempt(tx, notSent.id, 'resend', 'IN_FLIGHT', { leaseOwner: input.leaseOwner, leaseExpiresAt: input.leaseExpiresAt }))) {
+      throw new StateConflictError('The attempt to send again is no longer NOT_SENT');
+    }
+    return { attemptId: notSent.id, orderId: notSent.orderId, hadUnknown };
   }
   const attempt = await attempts.append(input);
   await tx.payment.update({ where: { id: input.paymentId }, data: { attemptCount: { increment: 1 }, orderId: attempt.orderId } });
-  return { attemptId: attempt.id, orderId: attempt.orderId, hadUnknown, expiredInFlight };
+  return { attemptId: attempt.id, orderId: attempt.orderId, hadUnknown };
 }

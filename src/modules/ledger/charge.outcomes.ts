@@ -22,8 +22,10 @@ export interface SuccessInput {
   timezone: string;
   /** The service's clock as the success is recorded: the time of the MRR movement it may cause (a trial converted, an increase applied). */
   now: Date;
-  /** The subscription as this transaction already read and locked it (the engine's lease release), if it did. */
+  /** The subscription as this transaction already read and locked it (the charge record's lease release), if it did. */
   current?: Prisma.SubscriptionGetPayload<object>;
+  /** The payment's move: `succeed` (from PENDING or UNKNOWN), or `settle` (a FAILED one a settlement file shows approved). */
+  move?: 'succeed' | 'settle';
 }
 
 /** The statuses a success moves to ACTIVE (a converted trial, a recovered subscription): subscription.state.ts's `recover`. */
@@ -91,7 +93,7 @@ export function subscriptionAfterSuccess(sub: Pick<ChargeableSubscription, 'stat
 export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<void> {
   const sub = input.current ?? (await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } }));
   const write = chargeSuccessWrite(sub, input);
-  await transitionPayment(tx, input.paymentId, 'succeed', write.payment);
+  await transitionPayment(tx, input.paymentId, input.move ?? 'succeed', write.payment);
   const { recover, data } = subscriptionAfterSuccess(sub, write);
   if (recover) await transitionSubscription(tx, sub.id, 'recover', data);
   else await tx.subscription.update({ where: { id: sub.id }, data });

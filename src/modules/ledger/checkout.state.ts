@@ -5,6 +5,7 @@
 // stale state means. The merchant events of a move are written by the database's triggers
 // (prisma/migrations/20261123180000_merchant_events), in the transaction of the update itself, whoever writes it.
 import type { Prisma } from '../../generated/prisma/client.ts';
+import { leaseFreeWhere } from './lease.queries.ts';
 
 type Tx = Pick<Prisma.TransactionClient, 'registration' | 'order'>;
 export type CheckoutStatus = 'PENDING' | 'COMPLETED' | 'FAILED' | 'EXPIRED' | 'NEEDS_ATTENTION';
@@ -75,7 +76,7 @@ export async function moveCheckout(
     status: { in: [...from] },
     ...(fence.leaseOwner !== undefined ? { leaseOwner: fence.leaseOwner } : {}),
     ...(fence.transactionId !== undefined ? { transactionId: fence.transactionId } : {}),
-    ...(fence.leaseExpiredBy ? { OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: fence.leaseExpiredBy } }] } : {}),
+    ...(fence.leaseExpiredBy ? leaseFreeWhere(fence.leaseExpiredBy) : {}),
   };
   const values = {
     status: to,

@@ -2,7 +2,7 @@
 // filter (lists: needsAttention=true|false) and the row predicate (the public shape's `needsAttention`) are built.
 // test/modules/ledger/payment.queries.test.ts checks on the migrated database that the two select the same rows.
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { REFUND_OUTCOME_UNKNOWN } from './payment.state.ts';
+import { REFUND_OUTCOME_UNKNOWN, SETTLEMENT_MISMATCH } from './payment.state.ts';
 
 /**
  * A payment-method window approved (and charged) after its subscription was cancelled: the money moved for nothing,
@@ -11,13 +11,14 @@ import { REFUND_OUTCOME_UNKNOWN } from './payment.state.ts';
 export const CHARGED_AFTER_CANCEL = 'SUBSCRIPTION_CANCELED';
 
 /**
- * Payments an operator must act on: an UNKNOWN outcome, a refund whose outcome is unknown, and a charge made after its
- * subscription was cancelled that is not refunded yet. Each entry holds when all its columns have these values.
+ * Payments an operator must act on: an UNKNOWN outcome, a refund whose outcome is unknown, a charge made after its
+ * subscription was cancelled that is not refunded yet, and a FAILED payment a settlement file shows approved. Each entry holds when all its columns have these values.
  */
 const WAITING_FOR_OPERATOR = [
   { status: 'UNKNOWN' },
   { attentionReason: REFUND_OUTCOME_UNKNOWN },
   { attentionReason: CHARGED_AFTER_CANCEL, status: 'SUCCEEDED' },
+  { attentionReason: SETTLEMENT_MISMATCH, status: 'FAILED' },
 ] as const satisfies ReadonlyArray<Prisma.PaymentWhereInput & Partial<Record<'status' | 'attentionReason', string>>>;
 
 export const needsAttentionWhere: Prisma.PaymentWhereInput = { OR: WAITING_FOR_OPERATOR.map((condition) => ({ ...condition })) };

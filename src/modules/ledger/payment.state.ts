@@ -1,5 +1,6 @@
 // Payment states and the moves between them (DESIGN.md §4), as data. This is the only code that writes
-// payments.status (test/architecture.test.ts checks it): a move is a conditional update that fails with
+// payments.status through Prisma (test/architecture.test.ts checks it; the one-statement charge record,
+// payments/charge.record.ts, renders `succeed` in SQL): a move is a conditional update that fails with
 // STATE_CONFLICT on a stale state, so two writers can never both apply one.
 // The merchant events of a move are written by the database's triggers (prisma/migrations/20261123180000_merchant_events),
 // in the transaction of the update itself, whoever writes it.
@@ -8,6 +9,12 @@ import { applyMove } from './state-moves.ts';
 
 /** A payment's attention reason while a refund of it has an unknown outcome (the payment itself stays SUCCEEDED). */
 export const REFUND_OUTCOME_UNKNOWN = 'REFUND_OUTCOME_UNKNOWN';
+
+/**
+ * A payment's attention reason while a settlement file shows approved what we hold as FAILED: its subscription is not
+ * charged again until an operator resolves it (SUCCEEDED with the file's transactionId, or FAILED: our record stands).
+ */
+export const SETTLEMENT_MISMATCH = 'SETTLEMENT_MISMATCH';
 
 export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN' | 'CANCELED';
 
@@ -20,6 +27,8 @@ export const PAYMENT_TRANSITIONS = {
   fail: { from: ['PENDING', 'UNKNOWN'], to: 'FAILED' },
   /** The answer is unknown, or the process calling the gateway died (again, on a replay). */
   lose: { from: ['PENDING', 'UNKNOWN'], to: 'UNKNOWN' },
+  /** An operator confirmed the approval that a settlement file shows for a payment we held as FAILED. */
+  settle: { from: ['FAILED'], to: 'SUCCEEDED' },
   /** Refunded in full. */
   refund: { from: ['SUCCEEDED'], to: 'CANCELED' },
 } as const satisfies Record<string, { from: readonly PaymentStatus[]; to: PaymentStatus }>;

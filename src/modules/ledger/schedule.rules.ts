@@ -6,7 +6,7 @@ import { addInterval, cycleContaining, cycleDueAt, mobileWindowOffsetDays, MOBIL
 
 /**
  * The statuses a charge may be made in (due, a trial's end, or a retry). The scheduler's claim query and the partial
- * index subscriptions_due_claim_idx spell the same list in SQL (test/modules/payments/charge.rules.test.ts checks).
+ * index subscriptions_due_claim_idx spell the same list in SQL (test/modules/ledger/subscription.queries.test.ts checks).
  */
 export const LIVE = ['ACTIVE', 'TRIALING', 'PAST_DUE'] as const;
 export const isLive = (status: string): boolean => (LIVE as readonly string[]).includes(status);

@@ -1,5 +1,5 @@
 // The subscription predicates every reader and writer shares, each named once with its Prisma and SQL forms side by
-// side (like lib/pagination.ts): a subscription is due, its lease is free, and releasing the lease we hold.
+// side (like lib/pagination.ts): a subscription is due (and releasing the lease we hold on one).
 // test/modules/ledger/subscription.queries.test.ts checks each SQL form against its Prisma form on the migrated
 // database.
 import type { Db } from '../../db/prisma.ts';
@@ -7,11 +7,6 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import { LIVE } from './schedule.rules.ts';
 
 type Tx = Prisma.TransactionClient;
-
-/** A lease (of any leased row: subscription, registration, order, attempt) that nobody holds at `now`. */
-export const leaseFreeWhere = (now: Date) => ({ OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lt: now } }] });
-/** leaseFreeWhere in SQL: `column` is the quoted leaseExpiresAt column (with its alias), `now` a parameter. */
-export const leaseFreeSql = (column: string, now: string) => `(${column} IS NULL OR ${column} < ${now})`;
 
 /** Due by `dueBy`: live (LIVE), not waiting for an operator, and its next charge at or before `dueBy`. */
 export const dueWhere = (dueBy: Date) =>

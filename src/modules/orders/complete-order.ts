@@ -26,7 +26,7 @@ import {
 import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
 import { prepareAttempt } from '../ledger/attempts.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
-import { leaseFreeWhere } from '../ledger/subscription.queries.ts';
+import { leaseFreeWhere } from '../ledger/lease.queries.ts';
 import { orderByState, type OrderRow } from './orders.service.ts';
 
 type Tx = Prisma.TransactionClient;

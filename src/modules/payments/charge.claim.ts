@@ -7,7 +7,8 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import { countDeclines } from '../ledger/charge.outcomes.ts';
 import { consentsMatter, type PlanContext } from '../ledger/charge.rules.ts';
 import { LIVE, type ChargeableSubscription } from '../ledger/schedule.rules.ts';
-import { dueClaimSql, dueSql, leaseFreeSql } from '../ledger/subscription.queries.ts';
+import { dueClaimSql, dueSql } from '../ledger/subscription.queries.ts';
+import { leaseFreeSql } from '../ledger/lease.queries.ts';
 
 type Tx = Prisma.TransactionClient;
 

@@ -5,7 +5,7 @@
 import { sqlQuery } from '../../db/prisma.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { firstAttempt, prepareAttempt } from '../ledger/attempts.ts';
+import { firstAttempt, lockAttempts, prepareAttempt } from '../ledger/attempts.ts';
 import { consentsMatter, planCharge } from '../ledger/charge.rules.ts';
 import { LIVE } from '../ledger/schedule.rules.ts';
 import { releaseSubscription } from '../ledger/subscription.queries.ts';
@@ -194,8 +194,9 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
       } else {
         payment = open;
         // A call of this payment still in flight under a live lease (its answer not yet written): never a second one.
-        const inFlight = await tx.paymentAttempt.count({ where: { paymentId: open.id, status: 'IN_FLIGHT', leaseExpiresAt: { gte: now } } });
-        if (inFlight > 0) {
+        // Read under the payment's row lock, the one every numbering of its attempts takes (prepareAttempt below).
+        const { latest } = await lockAttempts(tx, open.id);
+        if (latest?.status === 'IN_FLIGHT' && latest.leaseExpiresAt !== null && latest.leaseExpiresAt >= now) {
           await release(tx, id, owner);
           return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CHARGE_IN_PROGRESS', paymentId: open.id } };
         }

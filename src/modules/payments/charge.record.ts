@@ -1,7 +1,7 @@
 // Everything after a charge's call: the gateway's answer applied to the payment and the subscription, fenced on the
 // lease (rule 5); UNKNOWN raises needsAttention and is never retried (rule 4). The success's values are the ledger's
 // (chargeSuccessWrite, subscriptionAfterSuccess); a new cycle's approval renders them in one statement
-// (recordAtOnce), everything else applies them through Prisma in the engine's transaction (record).
+// (recordAtOnce), everything else applies them through Prisma in the transaction recordAnswer opens (record).
 import { sqlParams, sqlQuery } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
@@ -98,7 +98,7 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
     throw new StaleLeaseError(`subscription ${ready.subscriptionId}`);
   }
 
-  /** The charge's domain step, in the engine's transaction that recorded the attempt (ledger/gateway-call.ts). */
+  /** The charge's own write, in the transaction that recorded the attempt (ledger/gateway-call.ts recordAnswer). */
   async function record(tx: Tx, ready: Ready, result: GatewayResult, now: Date): Promise<ChargeReport> {
     const { subscriptionId: id, plan, paymentId } = ready;
     const base = { subscriptionId: id, paymentId };

@@ -20,12 +20,13 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { sweepExpiredAttempts as sweep } from '../ledger/attempts.ts';
 import { recordAnswer } from '../ledger/gateway-call.ts';
 import { explainCharge } from '../ledger/charge.rules.ts';
-import { noteTrialsEnding } from '../subscriptions/subscriptions.service.ts';
+import { noteTrialsEnding } from '../subscriptions/trials.ts';
 import { claimDue, loadChargeInputs, stillDue, type ClaimedRow } from './charge.claim.ts';
 import { createChargePrepare } from './charge.prepare.ts';
 import { createChargeRecord } from './charge.record.ts';
 import type { ChargeReport, OnPrepared, PassReport, Trigger } from './charge.types.ts';
-import { leaseFreeWhere, releaseSubscription } from '../ledger/subscription.queries.ts';
+import { releaseSubscription } from '../ledger/subscription.queries.ts';
+import { leaseFreeWhere } from '../ledger/lease.queries.ts';
 
 export { chargeOrderId, type ChargeReport, type PassReport } from './charge.types.ts';
 export type ChargeDeps = ServiceDeps;
@@ -123,7 +124,7 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
    * One charging pass: sweep dead attempts, then claim due subscriptions in batches until none is left, charging
    * each with bounded concurrency. Idempotent: running it twice, or on several replicas at once, charges every
    * due subscription once. The next batch is claimed as soon as fewer charges are waiting than there are slots, not
-   * when the whole batch is done: waiting for a batch's slowest charge left slots idle (issue 15).
+   * when the whole batch is done: waiting for a batch's slowest charge left slots idle (BENCHMARKS.md §1).
    */
   async function runPass(): Promise<PassReport> {
     const report: PassReport = { claimed: 0, succeeded: 0, declined: 0, unknown: 0, skipped: 0 };

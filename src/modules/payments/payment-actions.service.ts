@@ -1,3 +1,7 @@
+// Operators' actions on payments (DESIGN.md §5): list, read, and resolve an outcome a person established (here), and
+// refunds through the gateway's cancellation (refund-payment.ts). Rule 4: only a person (or a settlement file through
+// this same code) turns UNKNOWN into an outcome; the subscription then moves exactly as if the gateway had answered
+// so (ledger/charge.outcomes.ts), and a MOBILE success becomes the chain head.
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
@@ -6,6 +10,7 @@ import { afterCursor, createdWithin, decodeCursor, PAGE_ORDER, toPage } from '..
 import { applyChargeDecline, applyChargeSuccess } from '../ledger/charge.outcomes.ts';
 import { readPayment, serializePayment, type PaymentStatus } from './payments.service.ts';
 import { needsAttentionWhere, needsNoAttentionWhere } from '../ledger/payment.queries.ts';
+import { SETTLEMENT_MISMATCH } from '../ledger/payment.state.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
@@ -13,6 +18,8 @@ import { createRefunds } from './refund-payment.ts';
 import { transitionAttempt } from '../ledger/attempt.state.ts';
 
 type Tx = Prisma.TransactionClient;
+/** What `resolve` settles: an UNKNOWN outcome, or a FAILED payment that a settlement file shows approved. */
+const RESOLVABLE = [{ status: 'UNKNOWN' as const }, { status: 'FAILED' as const, attentionReason: SETTLEMENT_MISMATCH }];
 const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } } };
 
 export interface PaymentFilter {
@@ -57,12 +64,12 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     return { items: page.items.map((row) => serializePayment(row)), nextCursor: page.nextCursor };
   }
 
-  /** Clears the subscription's flag when no other payment of it is still UNKNOWN. */
+  /** Clears the subscription's flag when no other payment of it is still UNKNOWN or a settlement mismatch. */
   async function clearAttention(tx: Tx, subscriptionId: string) {
-    const stillUnknown = await tx.payment.count({ where: { subscriptionId, status: 'UNKNOWN' } });
-    if (stillUnknown === 0) {
+    const stillOpen = await tx.payment.count({ where: { subscriptionId, OR: RESOLVABLE } });
+    if (stillOpen === 0) {
       await tx.subscription.updateMany({
-        where: { id: subscriptionId, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN' },
+        where: { id: subscriptionId, attentionReason: { in: ['PAYMENT_OUTCOME_UNKNOWN', SETTLEMENT_MISMATCH] } },
         data: { needsAttention: false, attentionReason: null },
       });
     }
@@ -70,7 +77,9 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
 
   /**
    * UNKNOWN → SUCCEEDED (with the gateway's transactionId) or FAILED (handled like a decline: retry rules apply).
-   * The UNKNOWN attempt takes the resolved outcome, so history and retries count it like a real answer.
+   * The UNKNOWN attempt takes the resolved outcome, so history and retries count it like a real answer. A FAILED
+   * payment that a settlement file shows approved (SETTLEMENT_MISMATCH) resolves too: SUCCEEDED pays its cycle as a
+   * success would; FAILED leaves our record as it stands (its retries go on as scheduled).
    */
   async function resolve(id: string, input: { outcome: 'SUCCEEDED' | 'FAILED'; transactionId?: string; approvedAt?: string }, who: Actor) {
     if (input.outcome === 'SUCCEEDED' && !input.transactionId) throw new ValidationError('transactionId is required to resolve as SUCCEEDED');
@@ -78,11 +87,18 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     const now = clock.now();
     return db.$transaction(async (tx) => {
       const before = await load(tx, id);
-      // Fenced on the payment still being UNKNOWN: two operators cannot both resolve it.
-      const fenced = await tx.payment.updateMany({ where: { id, status: 'UNKNOWN' }, data: { attentionReason: null } });
-      if (fenced.count === 0) throw new StateConflictError(`Only an UNKNOWN payment can be resolved; this one is ${before.status}`);
+      // Fenced on the payment still being resolvable: two operators cannot both resolve it.
+      const fenced = await tx.payment.updateMany({ where: { id, OR: RESOLVABLE }, data: { attentionReason: null } });
+      if (fenced.count === 0) {
+        throw new StateConflictError(
+          `Only an UNKNOWN payment, or a FAILED one a settlement file shows approved, can be resolved; this one is ${before.status}`,
+        );
+      }
+      const settling = before.status === 'FAILED';
       const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
-      const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (unknownAttempt?.sentAt ?? unknownAttempt?.createdAt ?? now);
+      // Default: the time of the attempt the outcome is for (the UNKNOWN one, or the last charge of a settled FAILED one).
+      const timed = unknownAttempt ?? (settling ? before.attempts.filter((a) => a.operation !== 'CANCEL').at(-1) : undefined);
+      const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (timed?.sentAt ?? timed?.createdAt ?? now);
       const note = `resolved by operator: ${who.reason}`.slice(0, 500);
       if (unknownAttempt) {
         // Under the payment's fence above: the attempt is still UNKNOWN.
@@ -92,7 +108,9 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       }
 
       if (before.subscriptionId && before.cycle !== null && before.kind !== 'INITIAL') {
-        if (input.outcome === 'SUCCEEDED') {
+        if (settling && input.outcome === 'FAILED') {
+          // Our record stands: the payment stays FAILED, its retry keeps its time.
+        } else if (input.outcome === 'SUCCEEDED') {
           await applyChargeSuccess(tx, {
             subscriptionId: before.subscriptionId,
             paymentId: id,
@@ -103,6 +121,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
             approvedAt,
             timezone: config.timezone,
             now,
+            move: settling ? 'settle' : 'succeed',
           });
         } else {
           await applyChargeDecline(tx, {

@@ -13,10 +13,10 @@ import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
 import { recordAnswer } from '../ledger/gateway-call.ts';
 import { serializePayment } from './payments.service.ts';
 import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
-import { transitionPayment } from '../ledger/payment.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from '../ledger/payment.errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 import { transitionAttempt } from '../ledger/attempt.state.ts';
+import { applyRefundSuccess } from '../ledger/refund.outcomes.ts';
 
 type Tx = Prisma.TransactionClient;
 const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } } };
@@ -53,8 +53,7 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
     });
     const answer = await recordAnswer({ db, clock, log }, ready, result, async (tx, at) => {
       if (result.outcome === 'SUCCEEDED') {
-        const updated = await tx.payment.update({ where: { id }, data: { canceledAmount: { increment: ready.amount }, canceledAt: at } });
-        if (updated.canceledAmount === updated.amount) await transitionPayment(tx, id, 'refund');
+        await applyRefundSuccess(tx, id, ready.amount, at);
       } else if (result.outcome === 'UNKNOWN') {
         await tx.payment.update({ where: { id }, data: { attentionReason: REFUND_OUTCOME_UNKNOWN } });
       }
@@ -140,6 +139,8 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
     const now = clock.now();
     await sweepExpiredAttempts(db, now, log, id);
     return db.$transaction(async (tx) => {
+      // Under the payment's row lock, like every other writer of its refunds (lockAttempts).
+      await lockAttempts(tx, id);
       const before = await load(tx, id);
       const refund = before.attempts.find((a) => a.operation === 'CANCEL' && a.status === 'UNKNOWN');
       if (!refund) throw new StateConflictError('No refund of this payment has an unknown outcome');
@@ -149,17 +150,9 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
           ? await transitionAttempt(tx, refund.id, 'settle', 'SUCCEEDED', { gatewayMessage: note, completedAt: now })
           : await transitionAttempt(tx, refund.id, 'settle', 'DECLINED', { gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note, completedAt: now });
       if (!settled) throw new StateConflictError('This refund was settled meanwhile');
-      const stillUnknown = before.attempts.some((a) => a.id !== refund.id && a.operation === 'CANCEL' && a.status === 'UNKNOWN');
-      const canceledAmount = before.canceledAmount + (input.outcome === 'SUCCEEDED' ? refund.amount : 0);
-      await tx.payment.update({
-        where: { id },
-        data: {
-          canceledAmount,
-          canceledAt: input.outcome === 'SUCCEEDED' ? now : before.canceledAt,
-          attentionReason: stillUnknown ? REFUND_OUTCOME_UNKNOWN : null,
-        },
-      });
-      if (canceledAmount === before.amount) await transitionPayment(tx, id, 'refund');
+      // One refund of a payment is in flight or unknown at a time (prepareRefund), so settling it clears the flag.
+      await tx.payment.updateMany({ where: { id, attentionReason: REFUND_OUTCOME_UNKNOWN }, data: { attentionReason: null } });
+      if (input.outcome === 'SUCCEEDED') await applyRefundSuccess(tx, id, refund.amount, now);
       const after = await load(tx, id);
       await writeAudit(tx, {
         ...who,

@@ -33,8 +33,8 @@ import {
 import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
 import { prepareAttempt } from '../ledger/attempts.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
-import { leaseFreeWhere } from '../ledger/subscription.queries.ts';
-import { createSubscriptionFromRegistration } from '../subscriptions/subscriptions.service.ts';
+import { leaseFreeWhere } from '../ledger/lease.queries.ts';
+import { createSubscriptionFromRegistration } from '../subscriptions/create-subscription.ts';
 import { registrationByState, type RegistrationRow } from './registrations.read.ts';
 import { claimPaymentMethod, recordPaymentMethod, type IssuanceClaim } from './replace-payment-method.ts';
 

@@ -12,7 +12,8 @@ import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
 import { CHARGED_AFTER_CANCEL } from '../ledger/payment.queries.ts';
-import { leaseFreeWhere, releaseSubscription } from '../ledger/subscription.queries.ts';
+import { releaseSubscription } from '../ledger/subscription.queries.ts';
+import { leaseFreeWhere } from '../ledger/lease.queries.ts';
 import { validateTerms, type Method } from '../shared/terms.ts';
 import { truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
 import type { CheckoutLease } from '../checkout/checkout.steps.ts';
@@ -158,7 +159,12 @@ export async function recordPaymentMethod(
   const { keyring, config, log } = deps;
   const subscriptionId = row.targetSubscriptionId!;
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
-  const outcome = result.outcome === 'SUCCEEDED' && sub.status === 'CANCELED' ? 'CHARGED_AFTER_CANCEL' : result.outcome;
+  const outcome =
+    result.outcome === 'SUCCEEDED' && sub.status === 'CANCELED'
+      ? 'CHARGED_AFTER_CANCEL'
+      : result.outcome === 'DECLINED' && claim.hadUnknown
+        ? 'DECLINED_AFTER_UNKNOWN'
+        : result.outcome;
   const move = CHECKOUT_OUTCOMES.paymentMethod[outcome];
   const held = { kind: 'registration', id: row.id, leaseOwner, paymentId: claim.paymentId } as const;
   const ids = { registrationId: row.id, returnUrl: row.returnUrl, subscriptionId };
@@ -227,6 +233,11 @@ export async function recordPaymentMethod(
       log.info({ registrationId: row.id, subscriptionId, method: row.method }, 'payment method replaced');
       return answer;
     }
+    case 'DECLINED_AFTER_UNKNOWN':
+      return applyCheckoutOutcome(tx, held, move, {
+        checkout: { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`) },
+        answer: { ...ids, paymentId: claim.paymentId },
+      });
     case 'DECLINED':
       return applyCheckoutOutcome(tx, held, move, {
         payment: declinedPayment(result),

@@ -1,13 +1,21 @@
 // The admin routes of subscriptions (DESIGN.md §5 "Admin routes"): list, read, pause, resume, cancel and change terms,
-// each with a reason for the audit trail (subscription-actions.service.ts holds the rules).
+// each with a reason for the audit trail; the rules are in the operations' files (pause-resume.ts, cancel.ts,
+// change-price.ts).
 import type { App } from '../../app-types.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
 import { ACTION_ERRORS, adminActions, who } from '../shared/admin-actions.ts';
 import { IdParams, ReasonBody } from '../shared/schemas.ts';
-import type { SubscriptionActions } from './subscription-actions.service.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
+import { createCancel } from './cancel.ts';
+import { createPriceChange } from './change-price.ts';
+import { createPauseResume } from './pause-resume.ts';
+import { pageSubscriptions, readSubscription } from './subscriptions.read.ts';
+import { serializeSubscription } from './subscriptions.shape.ts';
 import { AdminCancelBody, AdminSubscriptionsQuery, PatchSubscriptionBody, SubscriptionList, SubscriptionResponse } from './subscriptions.schemas.ts';
 
-export function subscriptionsAdminRoutes(subscriptions: SubscriptionActions, idempotency: Idempotency) {
+export function subscriptionsAdminRoutes(deps: ServiceDeps, idempotency: Idempotency) {
+  const { db } = deps;
+  const subscriptions = { ...createPauseResume({ ...deps, timezone: deps.config.timezone }), ...createCancel(deps), ...createPriceChange(deps) };
   return async (app: App) => {
     const tags = ['admin'];
     const action = adminActions(app, idempotency, tags);
@@ -23,12 +31,15 @@ export function subscriptionsAdminRoutes(subscriptions: SubscriptionActions, ide
           response: { 200: SubscriptionList },
         },
       },
-      async (request) => subscriptions.listSubscriptions(request.query),
+      async (request) => {
+        const page = await pageSubscriptions(db, request.query);
+        return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
+      },
     );
     app.get(
       '/subscriptions/:id',
       { schema: { operationId: 'adminGetSubscription', summary: 'Get a subscription', tags, params: IdParams, response: { 200: SubscriptionResponse } } },
-      async (request) => subscriptions.getSubscription(request.params.id),
+      async (request) => serializeSubscription(await readSubscription(db, request.params.id)),
     );
 
     for (const verb of ['pause', 'resume'] as const) {
@@ -56,7 +67,7 @@ export function subscriptionsAdminRoutes(subscriptions: SubscriptionActions, ide
         response: SubscriptionResponse,
         errors: ACTION_ERRORS,
       },
-      (id, body, request) => subscriptions.cancel(id, { atPeriodEnd: body.atPeriodEnd ?? false }, who(request, body.reason)),
+      (id, body, request) => subscriptions.cancelForOperator(id, { atPeriodEnd: body.atPeriodEnd ?? false }, who(request, body.reason)),
     );
 
     action(

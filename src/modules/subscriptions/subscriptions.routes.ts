@@ -12,13 +12,21 @@ import {
   SubscriptionList,
   SubscriptionResponse,
 } from './subscriptions.schemas.ts';
-import type { LifecycleService } from './lifecycle.service.ts';
 import { actorOf } from '../../plugins/auth.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { RULE_ERRORS } from '../ledger/payment.errors.ts';
-import { serializeSubscription, type createSubscriptionsService } from './subscriptions.service.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
+import { createCancel } from './cancel.ts';
+import { createPriceChange } from './change-price.ts';
+import { createConsents } from './consents.ts';
+import { pageSubscriptions, readSubscription } from './subscriptions.read.ts';
+import { serializeSubscription } from './subscriptions.shape.ts';
 
-export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptionsService>, lifecycle: LifecycleService, idempotency: Idempotency) {
+export function subscriptionsRoutes(deps: ServiceDeps, idempotency: Idempotency) {
+  const { db } = deps;
+  const { cancelForMerchant } = createCancel(deps);
+  const { changePrice } = createPriceChange(deps);
+  const { recordConsent } = createConsents(deps);
   return async (app: App) => {
     app.get(
       '/subscriptions',
@@ -32,7 +40,7 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
         },
       },
       async (request) => {
-        const page = await service.listSubscriptions(request.query);
+        const page = await pageSubscriptions(db, request.query);
         return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
       },
     );
@@ -48,7 +56,7 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
           response: { 200: SubscriptionResponse },
         },
       },
-      async (request) => serializeSubscription(await service.getSubscription(request.params.id)),
+      async (request) => serializeSubscription(await readSubscription(db, request.params.id)),
     );
 
     app.post(
@@ -69,7 +77,7 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
         const body = (request.body ?? {}) as { atPeriodEnd?: boolean };
         return idempotency.run(request, reply, async () => ({
           statusCode: 200,
-          body: serializeSubscription(await service.cancelSubscription(request.params.id, { atPeriodEnd: body.atPeriodEnd ?? false })),
+          body: serializeSubscription(await cancelForMerchant(request.params.id, { atPeriodEnd: body.atPeriodEnd ?? false })),
         }));
       },
     );
@@ -91,7 +99,7 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
       async (request, reply) =>
         idempotency.run(request, reply, async () => ({
           statusCode: 201,
-          body: await lifecycle.recordConsent(request.params.id, request.body, actorOf(request), request.id),
+          body: await recordConsent(request.params.id, request.body, actorOf(request), request.id),
         })),
     );
 
@@ -119,7 +127,7 @@ export function subscriptionsRoutes(service: ReturnType<typeof createSubscriptio
       async (request, reply) =>
         idempotency.run(request, reply, async () => ({
           statusCode: 200,
-          body: await lifecycle.changePrice(request.params.id, request.body.amount, actorOf(request), request.id),
+          body: await changePrice(request.params.id, request.body.amount, actorOf(request), request.id),
         })),
     );
   };

@@ -1,12 +1,13 @@
 // Claiming deliveries (DESIGN.md §5 "Delivery"): due deliveries are taken with FOR UPDATE SKIP LOCKED and a lease, so
 // replicas never send one at once. Each claim statement writes its own lease token (the process's owner name and a
 // counter) into "leaseOwner", and every write of a claim's outcome is fenced on that token: a delivery claimed again
-// since (after its lease expired, by this process or another) or queued again (resend, recover: events/requeue.ts
-// clears the lease) is not overwritten by the outcome of the older send.
+// since (after its lease expired, by this process or another) or queued again (resend, recover: REQUEUE_DELIVERY in
+// events/delivery.state.ts clears the lease) is not overwritten by the outcome of the older send.
 import { Prisma as P } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { EVENT_COLUMNS, type EventRow } from '../events/events.render.ts';
 import type { StoredSecret } from './secrets.ts';
+import { leaseFreeSql } from '../ledger/lease.queries.ts';
 
 /** A claimed delivery with what sending it needs: its endpoint, its event (one statement) and its lease token. */
 export interface Claimed extends EventRow {
@@ -48,7 +49,7 @@ export function createClaims(db: ServiceDeps['db'], owner: string, timeoutMs: nu
         CROSS JOIN LATERAL (
           SELECT d."id" FROM "webhook_deliveries" d
            WHERE d."endpointId" = w."id" AND d."status" = 'PENDING' AND d."nextAttemptAt" <= clock_timestamp()
-             AND (d."leaseExpiresAt" IS NULL OR d."leaseExpiresAt" < clock_timestamp())
+             AND ${P.raw(leaseFreeSql('d."leaseExpiresAt"', 'clock_timestamp()'))}
            ORDER BY d."nextAttemptAt"
            LIMIT ${perEndpoint}
            FOR UPDATE OF d SKIP LOCKED) d

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { sqlQuery } from '../../../src/db/prisma.ts';
 import { LIVE } from '../../../src/modules/ledger/schedule.rules.ts';
-import { dueClaimSql, dueSql, dueWhere, leaseFreeSql, leaseFreeWhere } from '../../../src/modules/ledger/subscription.queries.ts';
+import { dueClaimSql, dueSql, dueWhere } from '../../../src/modules/ledger/subscription.queries.ts';
+import { leaseFreeSql, leaseFreeWhere } from '../../../src/modules/ledger/lease.queries.ts';
 import { createSubscription } from '../../factories/index.ts';
 import { useTestDatabase } from '../../helpers/database.ts';
 

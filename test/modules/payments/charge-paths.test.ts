@@ -22,9 +22,19 @@ afterEach(() => {
 
 type Path = 'oneStatement' | 'transactional';
 
+/** What each engine logged as an answer it could not record (ledger/gateway-call.ts). */
+const unrecorded: Record<Path, unknown[]> = { oneStatement: [], transactional: [] };
+
 function engine(path: Path) {
   const { app } = running;
-  const deps = { db: app.db, gateway: app.gateway, clock: app.clock, config: app.config, keyring: createKeyring(app.config.encryptionKeys), log: app.log };
+  // The app's logger, with the error lines of this engine kept for the test.
+  const log = Object.assign(Object.create(app.log), {
+    error: (object: { reason?: string }, message?: string) => {
+      unrecorded[path].push(object.reason);
+      app.log.error(object, message);
+    },
+  }) as typeof app.log;
+  const deps = { db: app.db, gateway: app.gateway, clock: app.clock, config: app.config, keyring: createKeyring(app.config.encryptionKeys), log };
   return createChargeService(deps, { oneStatement: path === 'oneStatement' });
 }
 
@@ -37,6 +47,7 @@ const WRITE_TIMES = new Set([
   'completedAt',
   'trialWillEndAt',
   'pausedAt',
+  'leaseExpiresAt',
   'rawResponse',
   'pos',
   'xid',
@@ -82,6 +93,7 @@ async function written(id: string) {
     [subscription.userId, '<user>'],
   ]);
   if (payment.transactionId) names.set(payment.transactionId, '<transactionId>');
+  if (attempt.leaseOwner) names.set(attempt.leaseOwner, '<the pass’s lease>');
   if (payment.approvedAt) names.set(payment.approvedAt.toISOString(), '<approvedAt>');
   const events = await db.event.findMany({ where: { objectId: { in: [id, payment.id] } }, orderBy: { pos: 'asc' } });
   for (const [index, event] of events.entries()) names.set(event.id, `<event ${index}>`);
@@ -149,6 +161,50 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     expect(transactional.chargeTransactions).toBeGreaterThan(0);
     expect(oneStatement.rows).toEqual(transactional.rows);
     expect(oneStatement.rows).toMatchObject({ subscription: { status: 'ACTIVE' } });
+  });
+
+  it('the lease lost while the call was out: both record nothing, leave the attempt for the sweeper, and say LEASE_LOST', async () => {
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300, count: 2 });
+    const stealLease = async (id: string) => {
+      const { db } = running.app;
+      await waitFor(
+        'the charge in flight',
+        async () => (await db.paymentAttempt.count({ where: { payment: { subscriptionId: id }, status: 'IN_FLIGHT' } })) === 1,
+      );
+      await db.subscription.update({ where: { id }, data: { leaseOwner: 'another-replica' } });
+    };
+    unrecorded.oneStatement = [];
+    unrecorded.transactional = [];
+    const { oneStatement, transactional } = await twin(undefined, stealLease);
+    expect(oneStatement.chargeTransactions).toBe(0);
+    expect(transactional.chargeTransactions).toBeGreaterThan(0);
+    expect(oneStatement.rows).toEqual(transactional.rows);
+    expect(oneStatement.rows).toMatchObject({
+      payments: [{ status: 'PENDING', attempts: [{ status: 'IN_FLIGHT' }] }],
+      subscription: { leaseOwner: 'another-replica' },
+    });
+    expect(unrecorded).toEqual({ oneStatement: ['LEASE_LOST'], transactional: ['LEASE_LOST'] });
+  });
+
+  it('leases held but the payment moved on while the call was out: both record nothing and say RECORD_FAILED', async () => {
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300, count: 2 });
+    // No writer of ours moves an in-flight payment; a fixture does, to reach the record's guard on the payment's state.
+    const failPayment = async (id: string) => {
+      const { db } = running.app;
+      await waitFor(
+        'the charge in flight',
+        async () => (await db.paymentAttempt.count({ where: { payment: { subscriptionId: id }, status: 'IN_FLIGHT' } })) === 1,
+      );
+      await db.payment.updateMany({ where: { subscriptionId: id }, data: { status: 'CANCELED' } });
+    };
+    unrecorded.oneStatement = [];
+    unrecorded.transactional = [];
+    const { oneStatement, transactional } = await twin(undefined, failPayment);
+    expect(oneStatement.chargeTransactions).toBe(0);
+    expect(transactional.chargeTransactions).toBeGreaterThan(0);
+    expect(oneStatement.rows).toEqual(transactional.rows);
+    expect(oneStatement.rows).toMatchObject({ payments: [{ status: 'CANCELED', attempts: [{ status: 'IN_FLIGHT' }] }] });
+    expect(unrecorded).toEqual({ oneStatement: ['RECORD_FAILED'], transactional: ['RECORD_FAILED'] });
   });
 
   it('paused while the call was out: the success is recorded and nothing is scheduled, on both paths', async () => {

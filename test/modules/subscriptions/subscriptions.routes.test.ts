@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { apiHeaders, buildTestApp } from '../../helpers/app.ts';
 import { adminHeaders } from '../../helpers/billing.ts';
-import { serializeSubscription, WITH_KEY } from '../../../src/modules/subscriptions/subscriptions.service.ts';
+import { serializeSubscription, WITH_KEY } from '../../../src/modules/subscriptions/subscriptions.shape.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 import { createAttempt, createPayment, createRegistration, createSubscription } from '../../factories/index.ts';
 import { registrationByState } from '../../../src/modules/registrations/registrations.read.ts';

@@ -1,0 +1,73 @@
+// GET /admin/audit (DESIGN.md §5): the audit trail, newest first, filtered by entity and actor; a refund's entries are
+// on its payment, and a settlement import's resolutions carry `actor: "settlement-import:<import id>"`.
+import { Type } from 'typebox';
+import type { App } from '../../app-types.ts';
+import type { Db } from '../../db/prisma.ts';
+import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+import { Cursor, Limit } from '../shared/schemas.ts';
+
+const ENTITY_TYPES = ['payment', 'subscription', 'registration', 'order', 'webhook_endpoint', 'settlement_import', 'scheduler', 'clock'];
+
+const AuditQuery = Type.Object(
+  {
+    entityType: Type.Optional(Type.Union(ENTITY_TYPES.map((t) => Type.Literal(t)))),
+    entityId: Type.Optional(Type.String({ maxLength: 200 })),
+    actor: Type.Optional(Type.String({ maxLength: 200 })),
+    limit: Limit,
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false },
+);
+
+const AuditEntry = Type.Object({
+  id: Type.String(),
+  at: Type.String({ format: 'date-time' }),
+  actor: Type.String(),
+  action: Type.String(),
+  entityType: Type.String(),
+  entityId: Type.String(),
+  reason: Type.Optional(Type.String()),
+  before: Type.Optional(Type.Unknown()),
+  after: Type.Optional(Type.Unknown()),
+});
+
+export function auditRoutes(deps: { db: Db }) {
+  const { db } = deps;
+  return async (app: App) => {
+    app.get(
+      '/audit',
+      {
+        schema: {
+          operationId: 'listAudit',
+          summary: 'The audit trail, newest first (filters: entityType, entityId, actor)',
+          tags: ['admin'],
+          querystring: AuditQuery,
+          response: { 200: Type.Object({ items: Type.Array(AuditEntry), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
+        },
+      },
+      async (request) => {
+        const { entityType, entityId, actor, limit, cursor } = request.query;
+        const rows = await db.auditEvent.findMany({
+          where: { entityType, entityId, actor, ...afterCursor(decodeCursor(cursor)) },
+          orderBy: PAGE_ORDER,
+          take: limit + 1,
+        });
+        const page = toPage(rows, limit);
+        return {
+          items: page.items.map((row) => ({
+            id: row.id,
+            at: row.createdAt.toISOString(),
+            actor: row.actor,
+            action: row.action,
+            entityType: row.entityType,
+            entityId: row.entityId,
+            reason: row.reason ?? undefined,
+            before: row.before ?? undefined,
+            after: row.after ?? undefined,
+          })),
+          nextCursor: page.nextCursor,
+        };
+      },
+    );
+  };
+}

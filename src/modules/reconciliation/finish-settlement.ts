@@ -1,0 +1,87 @@
+// What a settlement file finishes (DESIGN.md §3 rule 14, §5 "What a file finishes"): a late outcome takes the live
+// path. An UNKNOWN payment that an APPROVAL line matches with the same amount is resolved SUCCEEDED with the line's
+// transactionId and trade time, and a refund of unknown outcome that a CANCEL line matches with the same amount is
+// settled SUCCEEDED, each by the operators' own code (payment-actions.service.ts `resolve`, `resolveRefund`: the same
+// transitions, ledger rows, events and audit entry), the actor naming the import. A FAILED payment that an APPROVAL
+// line shows approved (STATUS) is put under attention (SETTLEMENT_MISMATCH), which blocks its subscription's charges
+// until an operator resolves it. Absence from a file resolves nothing. Safe to run again: what is settled stays so.
+import { sqlQuery, type Db } from '../../db/prisma.ts';
+import { StateConflictError } from '../../lib/errors.ts';
+import { writeAudit, type Actor } from '../audit/audit.ts';
+import { SETTLEMENT_MISMATCH } from '../ledger/payment.state.ts';
+import type { PaymentActions } from '../payments/payment-actions.service.ts';
+import { serializePayment } from '../payments/payments.service.ts';
+import { reconciliationItemsSql, type ReconciliationRow } from './match-settlement.ts';
+
+const FLAGGED = 'payment.settlement_mismatch';
+
+export const settlementActor = (importId: string) => `settlement-import:${importId}`;
+
+export function createSettlementFinisher(deps: {
+  db: Db;
+  payments: Pick<PaymentActions, 'resolve' | 'resolveRefund'>;
+  log: { warn(o: object, m: string): void };
+}) {
+  const { db, payments, log } = deps;
+
+  /** Applies one resolution; false when another writer settled it first (the line then matches what they wrote). */
+  async function settle(apply: () => Promise<unknown>, row: ReconciliationRow): Promise<boolean> {
+    try {
+      await apply();
+      return true;
+    } catch (error) {
+      if (!(error instanceof StateConflictError)) throw error;
+      log.warn({ lineId: row.id, paymentId: row.paymentId }, `settlement line not applied: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  /**
+   * Raises a FAILED payment the gateway approved, and its subscription, for an operator (audited, in one transaction).
+   * Once per payment: after an operator resolved it FAILED (our record stands), no file raises it again.
+   */
+  async function flagMismatch(row: ReconciliationRow, who: Actor): Promise<boolean> {
+    return db.$transaction(async (tx) => {
+      const raised = await tx.auditEvent.count({ where: { entityType: 'payment', entityId: row.paymentId!, action: FLAGGED } });
+      if (raised > 0) return false;
+      const flagged = await tx.payment.updateMany({
+        where: { id: row.paymentId!, status: 'FAILED', attentionReason: null, subscriptionId: { not: null }, kind: { not: 'INITIAL' } },
+        data: { attentionReason: SETTLEMENT_MISMATCH },
+      });
+      if (flagged.count === 0) return false;
+      const payment = await tx.payment.findUniqueOrThrow({ where: { id: row.paymentId! } });
+      await tx.subscription.update({ where: { id: payment.subscriptionId! }, data: { needsAttention: true, attentionReason: SETTLEMENT_MISMATCH } });
+      await writeAudit(tx, {
+        ...who,
+        action: FLAGGED,
+        entityType: 'payment',
+        entityId: payment.id,
+        after: { ...serializePayment(payment), settlementLineId: row.id, transactionId: row.transactionId },
+      });
+      return true;
+    });
+  }
+
+  /** Finishes what the lines of one import prove; answers the counts. */
+  async function finish(importId: string) {
+    const rows = await sqlQuery<ReconciliationRow>(db, reconciliationItemsSql({ lines: 'l."importId" = $1::uuid' }), [importId]);
+    const counts = { payments: 0, refunds: 0, flagged: 0 };
+    for (const row of rows) {
+      const who = { actor: settlementActor(importId), reason: `settlement file line ${row.id} (${row.type} ${row.transactionId}, ${row.amount})` };
+      if (row.finish === 'RESOLVE_PAYMENT') {
+        const approvedAt = new Date(row.tradedAt).toISOString();
+        const done = await settle(() => payments.resolve(row.paymentId!, { outcome: 'SUCCEEDED', transactionId: row.transactionId!, approvedAt }, who), row);
+        if (done) counts.payments += 1;
+      } else if (row.finish === 'RESOLVE_REFUND') {
+        if (await settle(() => payments.resolveRefund(row.paymentId!, { outcome: 'SUCCEEDED' }, who), row)) counts.refunds += 1;
+      } else if (row.type === 'APPROVAL' && row.reasons.includes('STATUS') && row.ourStatus === 'FAILED') {
+        if (await flagMismatch(row, who)) counts.flagged += 1;
+      }
+    }
+    return counts;
+  }
+
+  return { finish };
+}
+
+export type SettlementFinisher = ReturnType<typeof createSettlementFinisher>;

@@ -1,0 +1,163 @@
+// Matching settlement lines with the ledger (DESIGN.md §5 "Matching"), one set-based statement for any set of lines:
+// - an APPROVAL line belongs to our charge attempt with its transactionId (or the payment that a settlement already
+//   resolved with it), else to the attempt with its orderId;
+// - a CANCEL line to our refund (a CANCEL attempt) of the payment with that transactionId, the k-th line of an amount
+//   to the k-th refund of that amount;
+// - MATCHED, MISMATCHED with reasons AMOUNT, DATE (another Korea calendar day), METHOD, STATUS (the gateway approved or
+//   cancelled what we hold as declined, failed or never sent), or UNMATCHED;
+// - `finish`: what the line proves of an outcome we do not know (an UNKNOWN charge or refund of the same amount):
+//   RESOLVE_PAYMENT or RESOLVE_REFUND (finish-settlement.ts applies it through the operators' own resolve). Its date
+//   is then the line's, so DATE is not a reason for it.
+// MISSING items are our succeeded payments (by approval time) and refunds (by the time they were sent) whose Korea
+// date lies inside an import's coverage and that no line matches. Korea dates are 'YYYY-MM-DD' text.
+
+/** The Korea calendar date of a timestamptz expression, as SQL. */
+export const koreaDateSql = (instant: string) => `to_char(${instant} AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD')`;
+
+/** A Korea date (text expression) inside the coverage of any import. */
+export const coveredSql = (d: string) => `EXISTS (SELECT 1 FROM "settlement_imports" i WHERE ${d} BETWEEN i."coverageFrom" AND i."coverageTo")`;
+
+export interface ItemsFilter {
+  /** A condition on settlement_lines aliased `l`, e.g. `l."id" = ANY($1::uuid[])`. */
+  lines: string;
+  /**
+   * Whether to add the MISSING ledger items, and which: a condition on their Korea date `d` (text) and instant `at`
+   * (coveredSql for "inside any import's coverage").
+   */
+  missing?: (d: string, at: string) => string;
+}
+
+/**
+ * The statement's lines (and, when asked, the ledger's missing items) as reconciliation items: `id, source, status,
+ * reasons, type, transactionId, orderId, amount, tradedAt, tradeDate, paymentId, ourAmount, ourStatus, importId,
+ * finish`.
+ */
+export function reconciliationItemsSql(filter: ItemsFilter): string {
+  const statement = `
+  lines AS (
+    SELECT l."id", l."importId", l."transactionId", l."orderId", l."type"::text AS "type", l."amount", l."tradedAt", l."tradeDate",
+           l."method"::text AS "method"
+      FROM "settlement_lines" l WHERE ${filter.lines}
+  ),
+  matched AS (
+    SELECT l.*, a."id" AS "attemptId", a."paymentId", a."amount" AS "ourAmount", a."status"::text AS "attemptStatus", a."at" AS "attemptAt"
+      FROM lines l
+      LEFT JOIN LATERAL (
+        SELECT x."id", x."paymentId", x."amount", x."status", x."at" FROM (
+          SELECT a."id", a."paymentId", a."amount", a."status", coalesce(a."approvedAt", a."sentAt", a."createdAt") AS "at", 1 AS "rank", a."attemptNumber"
+            FROM "payment_attempts" a WHERE a."transactionId" = l."transactionId" AND a."operation" <> 'CANCEL'
+          UNION ALL
+          SELECT a."id", a."paymentId", a."amount", a."status", coalesce(a."approvedAt", a."sentAt", a."createdAt"), 2, a."attemptNumber"
+            FROM "payments" p JOIN "payment_attempts" a ON a."paymentId" = p."id" AND a."orderId" = p."orderId"
+           WHERE p."transactionId" = l."transactionId" AND a."operation" <> 'CANCEL'
+          UNION ALL
+          SELECT a."id", a."paymentId", a."amount", a."status", coalesce(a."approvedAt", a."sentAt", a."createdAt"), 3, a."attemptNumber"
+            FROM "payment_attempts" a WHERE a."orderId" = l."orderId" AND a."operation" <> 'CANCEL'
+        ) x ORDER BY x."rank", x."attemptNumber" DESC LIMIT 1
+      ) a ON true
+     WHERE l."type" = 'APPROVAL'
+    UNION ALL
+    SELECT l.*, r."id", r."paymentId", r."amount", r."status"::text, coalesce(r."sentAt", r."createdAt")
+      FROM lines l
+      LEFT JOIN LATERAL (${refundOfCancelLine('l')}) r ON true
+     WHERE l."type" = 'CANCEL'
+  ),
+  judged AS (
+    SELECT m.*, p."status"::text AS "ourStatus", p."method"::text AS "ourMethod",
+           CASE WHEN m."type" = 'APPROVAL' AND p."status" = 'UNKNOWN' AND m."attemptStatus" = 'UNKNOWN' AND m."ourAmount" = m."amount" THEN 'RESOLVE_PAYMENT'
+                WHEN m."type" = 'CANCEL' AND m."attemptStatus" = 'UNKNOWN' AND m."ourAmount" = m."amount" THEN 'RESOLVE_REFUND' END AS "finish",
+           CASE WHEN m."type" = 'APPROVAL' AND p."transactionId" = m."transactionId" THEN p."approvedAt" ELSE m."attemptAt" END AS "ourAt",
+           CASE WHEN m."type" = 'APPROVAL'
+                THEN p."transactionId" IS DISTINCT FROM m."transactionId" AND (m."attemptStatus" IN ('DECLINED', 'NOT_SENT') OR p."status" = 'FAILED')
+                ELSE m."attemptStatus" = 'DECLINED' END AS "statusMismatch"
+      FROM matched m LEFT JOIN "payments" p ON p."id" = m."paymentId"
+  ),
+  statement AS (
+    SELECT j."id", 'STATEMENT' AS "source", j."type", j."transactionId", j."orderId", j."amount", j."tradedAt", j."tradeDate", j."paymentId",
+           j."ourAmount", j."ourStatus", j."importId", j."finish",
+           CASE WHEN j."attemptId" IS NULL THEN ARRAY[]::text[] ELSE array_remove(ARRAY[
+             CASE WHEN j."ourAmount" <> j."amount" THEN 'AMOUNT' END,
+             CASE WHEN j."finish" IS NULL AND ${koreaDateSql('j."ourAt"')} <> j."tradeDate" THEN 'DATE' END,
+             CASE WHEN j."method" IS NOT NULL AND j."method" <> j."ourMethod" THEN 'METHOD' END,
+             CASE WHEN j."statusMismatch" THEN 'STATUS' END], NULL) END AS "reasons",
+           j."attemptId" IS NULL AS "unmatched"
+      FROM judged j
+  )`;
+  const items = `SELECT s."id", s."source", CASE WHEN s."unmatched" THEN 'UNMATCHED' WHEN cardinality(s."reasons") = 0 THEN 'MATCHED' ELSE 'MISMATCHED' END AS "status",
+         s."reasons", s."type", s."transactionId", s."orderId", s."amount", s."tradedAt", s."tradeDate", s."paymentId", s."ourAmount", s."ourStatus",
+         s."importId", s."finish"
+    FROM statement s`;
+  if (!filter.missing) return `WITH ${statement} ${items}`;
+  const payDate = koreaDateSql('p."approvedAt"');
+  const refundAt = 'coalesce(r."sentAt", r."createdAt")';
+  const refundDate = koreaDateSql(refundAt);
+  return `WITH ${statement}
+  ${items}
+  UNION ALL
+  SELECT p."id", 'LEDGER', 'MISSING', ARRAY[]::text[], 'APPROVAL', p."transactionId", p."orderId", p."amount", p."approvedAt", ${payDate}, p."id",
+         p."amount", p."status"::text, NULL::uuid, NULL
+    FROM "payments" p
+   WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" IS NOT NULL AND ${filter.missing(payDate, 'p."approvedAt"')}
+     AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND (l."transactionId" = p."transactionId" OR l."orderId" = p."orderId"))
+  UNION ALL
+  SELECT r."id", 'LEDGER', 'MISSING', ARRAY[]::text[], 'CANCEL', p."transactionId", r."orderId", r."amount", ${refundAt}, ${refundDate}, p."id",
+         r."amount", p."status"::text, NULL::uuid, NULL
+    FROM "payment_attempts" r JOIN "payments" p ON p."id" = r."paymentId"
+   WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND ${filter.missing(refundDate, refundAt)}
+     AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l CROSS JOIN LATERAL (${refundOfCancelLine('l')}) m
+                      WHERE l."type" = 'CANCEL' AND l."transactionId" = p."transactionId" AND m."id" = r."id")`;
+}
+
+/**
+ * The refund a CANCEL line (aliased `line`) belongs to: of the payment with its transactionId, the k-th refund sent
+ * (NOT_SENT ones never reached the gateway) for the k-th line of that amount, refunds of that amount first. The same
+ * pairing decides a line's match and whether a refund is MISSING.
+ */
+function refundOfCancelLine(line: string): string {
+  return `SELECT r."id", r."paymentId", r."amount", r."status", r."sentAt", r."createdAt" FROM "payment_attempts" r
+         WHERE r."paymentId" = (SELECT p."id" FROM "payments" p WHERE p."transactionId" = ${line}."transactionId" ORDER BY p."createdAt" LIMIT 1)
+           AND r."operation" = 'CANCEL' AND r."status" <> 'NOT_SENT'
+         ORDER BY (r."amount" = ${line}."amount") DESC, r."attemptNumber"
+        OFFSET (SELECT count(*) FROM "settlement_lines" o
+                 WHERE o."type" = 'CANCEL' AND o."transactionId" = ${line}."transactionId" AND o."amount" = ${line}."amount"
+                   AND (o."tradedAt", o."id") < (${line}."tradedAt", ${line}."id"))
+         LIMIT 1`;
+}
+
+export interface ReconciliationRow {
+  id: string;
+  source: 'STATEMENT' | 'LEDGER';
+  status: 'MATCHED' | 'MISMATCHED' | 'UNMATCHED' | 'MISSING';
+  reasons: Array<'AMOUNT' | 'DATE' | 'METHOD' | 'STATUS'>;
+  type: 'APPROVAL' | 'CANCEL';
+  transactionId: string | null;
+  orderId: string | null;
+  amount: number;
+  tradedAt: Date;
+  tradeDate: string;
+  paymentId: string | null;
+  ourAmount: number | null;
+  ourStatus: string | null;
+  importId: string | null;
+  finish: 'RESOLVE_PAYMENT' | 'RESOLVE_REFUND' | null;
+}
+
+/** The public shape of an item (DESIGN.md §5). */
+export function serializeItem(row: ReconciliationRow) {
+  return {
+    id: row.id,
+    source: row.source,
+    status: row.status,
+    reasons: row.reasons,
+    type: row.type,
+    transactionId: row.transactionId ?? undefined,
+    orderId: row.orderId ?? undefined,
+    amount: row.amount,
+    tradedAt: new Date(row.tradedAt).toISOString(),
+    tradeDate: row.tradeDate,
+    paymentId: row.paymentId ?? undefined,
+    ourAmount: row.ourAmount ?? undefined,
+    ourStatus: row.ourStatus ?? undefined,
+    importId: row.importId ?? undefined,
+  };
+}

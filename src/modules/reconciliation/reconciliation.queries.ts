@@ -1,0 +1,176 @@
+// The reconciliation reads (DESIGN.md §5): imports (newest first), the items of the statement and the ledger with
+// their status (match-settlement.ts computes it, set-based, when read), and the summary of a period in Korea dates.
+import { DateTime } from 'luxon';
+import { sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { GATEWAY_ZONE } from '../../lib/calendar.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { afterCursor, decodeCursor, encodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
+import { settlementActor } from './finish-settlement.ts';
+import { coveredSql, reconciliationItemsSql, serializeItem, type ReconciliationRow } from './match-settlement.ts';
+
+type ImportRow = Prisma.SettlementImportGetPayload<object>;
+type Summary = { matched: number; mismatched: number; unmatched: number; missing: number };
+
+/** Payments and refunds each import resolved, from the audit trail (their actor names the import). */
+async function resolvedBy(db: Db, ids: string[]) {
+  const groups = await db.auditEvent.groupBy({
+    by: ['actor', 'action'],
+    where: { actor: { in: ids.map(settlementActor) }, action: { in: ['payment.resolve_succeeded', 'payment.refund_resolve_succeeded'] } },
+    _count: { _all: true },
+  });
+  const of = (id: string, action: string) => groups.find((g) => g.actor === settlementActor(id) && g.action === action)?._count._all ?? 0;
+  return (id: string) => ({ payments: of(id, 'payment.resolve_succeeded'), refunds: of(id, 'payment.refund_resolve_succeeded') });
+}
+
+function serializeImport(row: ImportRow, resolved: { payments: number; refunds: number }) {
+  return {
+    id: row.id,
+    filename: row.filename ?? undefined,
+    sha256: row.sha256,
+    encoding: row.encoding as 'UTF-8' | 'CP949',
+    rows: row.rows,
+    newLines: row.newLines,
+    duplicateLines: row.duplicateLines,
+    coverage: { from: row.coverageFrom, to: row.coverageTo },
+    summary: row.summary as Summary,
+    resolved,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export async function presentImport(db: Db, row: ImportRow) {
+  return serializeImport(row, (await resolvedBy(db, [row.id]))(row.id));
+}
+
+export async function getImport(db: Db, id: string) {
+  const row = await db.settlementImport.findUnique({ where: { id } });
+  if (!row) throw new NotFoundError('Settlement import');
+  return presentImport(db, row);
+}
+
+export async function listImports(db: Db, filter: { limit: number; cursor?: string }) {
+  const rows = await db.settlementImport.findMany({ where: afterCursor(decodeCursor(filter.cursor)), orderBy: PAGE_ORDER, take: filter.limit + 1 });
+  const page = toPage(rows, filter.limit);
+  const resolved = await resolvedBy(
+    db,
+    page.items.map((r) => r.id),
+  );
+  return { items: page.items.map((row) => serializeImport(row, resolved(row.id))), nextCursor: page.nextCursor };
+}
+
+export interface ItemFilter {
+  from?: string;
+  to?: string;
+  status?: ReconciliationRow['status'];
+  limit?: number;
+  cursor?: string;
+}
+
+/** The items SQL of a period (Korea dates, inclusive) with its parameters. */
+function itemsOfPeriod(filter: Pick<ItemFilter, 'from' | 'to'>, param: (value: unknown) => string) {
+  const within = (d: string) => [filter.from ? `${d} >= ${param(filter.from)}` : 'true', filter.to ? `${d} <= ${param(filter.to)}` : 'true'].join(' AND ');
+  return reconciliationItemsSql({ lines: within('l."tradeDate"'), missing: (d) => `${within(d)} AND ${coveredSql(d)}` });
+}
+
+/** Items newest first by trade time; without `limit`, every item of the filter (the CSV export). */
+export async function listItems(db: Db, filter: ItemFilter) {
+  const { values, param } = sqlParams();
+  const key = decodeCursor(filter.cursor);
+  const conditions = [
+    filter.status ? `i."status" = ${param(filter.status)}` : 'true',
+    key ? `(i."tradedAt", i."id") < (${param(key.createdAt)}::timestamptz, ${param(key.id)}::uuid)` : 'true',
+  ];
+  const sql = `SELECT i.* FROM (${itemsOfPeriod(filter, param)}) i WHERE ${conditions.join(' AND ')} ORDER BY i."tradedAt" DESC, i."id" DESC
+    ${filter.limit ? `LIMIT ${param(filter.limit + 1)}` : ''}`;
+  const rows = await sqlQuery<ReconciliationRow>(db, sql, values);
+  const items = filter.limit ? rows.slice(0, filter.limit) : rows;
+  const last = items[items.length - 1];
+  const more = filter.limit !== undefined && rows.length > filter.limit && last;
+  return { items: items.map(serializeItem), nextCursor: more ? encodeCursor({ createdAt: new Date(last.tradedAt), id: last.id }) : null };
+}
+
+const instantOf = (date: string) => DateTime.fromISO(date, { zone: GATEWAY_ZONE }).toJSDate();
+
+/** The period's statement and ledger totals, its items by status, and what the anomalies amount to. */
+export async function summarizePeriod(db: Db, period: { from: string; to: string }) {
+  const { values, param } = sqlParams();
+  const [items] = await sqlQuery<Record<string, string>>(
+    db,
+    `SELECT count(*) FILTER (WHERE i."source" = 'STATEMENT' AND i."type" = 'APPROVAL') AS "approvals",
+            coalesce(sum(i."amount") FILTER (WHERE i."source" = 'STATEMENT' AND i."type" = 'APPROVAL'), 0) AS "approvalAmount",
+            count(*) FILTER (WHERE i."source" = 'STATEMENT' AND i."type" = 'CANCEL') AS "cancels",
+            coalesce(sum(i."amount") FILTER (WHERE i."source" = 'STATEMENT' AND i."type" = 'CANCEL'), 0) AS "cancelAmount",
+            count(*) FILTER (WHERE i."status" = 'MATCHED') AS "matched", count(*) FILTER (WHERE i."status" = 'MISMATCHED') AS "mismatched",
+            count(*) FILTER (WHERE i."status" = 'UNMATCHED') AS "unmatched", count(*) FILTER (WHERE i."status" = 'MISSING') AS "missing",
+            coalesce(sum(CASE WHEN i."status" IN ('UNMATCHED', 'MISSING') THEN i."amount"
+                              WHEN 'STATUS' = ANY(i."reasons") THEN i."amount"
+                              WHEN 'AMOUNT' = ANY(i."reasons") THEN abs(i."amount" - i."ourAmount") ELSE 0 END), 0) AS "anomalyAmount"
+       FROM (${itemsOfPeriod(period, param)}) i`,
+    values,
+  );
+  const start = instantOf(period.from);
+  const end = DateTime.fromISO(period.to, { zone: GATEWAY_ZONE }).plus({ days: 1 }).toJSDate();
+  const [ledger] = await sqlQuery<Record<string, string>>(
+    db,
+    `SELECT (SELECT count(*) FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvals",
+            (SELECT coalesce(sum(p."amount"), 0) FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvalAmount",
+            (SELECT count(*) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refunds",
+            (SELECT coalesce(sum(r."amount"), 0) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refundAmount"`,
+    [start, end],
+  );
+  const n = (row: Record<string, string> | undefined, key: string) => Number(row?.[key] ?? 0);
+  const pair = (row: Record<string, string> | undefined, count: string, amount: string) => ({ count: n(row, count), amount: n(row, amount) });
+  return {
+    from: period.from,
+    to: period.to,
+    timezone: 'Asia/Seoul' as const,
+    statement: {
+      approvals: pair(items, 'approvals', 'approvalAmount'),
+      cancels: pair(items, 'cancels', 'cancelAmount'),
+      net: n(items, 'approvalAmount') - n(items, 'cancelAmount'),
+    },
+    ledger: {
+      approvals: pair(ledger, 'approvals', 'approvalAmount'),
+      refunds: pair(ledger, 'refunds', 'refundAmount'),
+      net: n(ledger, 'approvalAmount') - n(ledger, 'refundAmount'),
+    },
+    counts: { matched: n(items, 'matched'), mismatched: n(items, 'mismatched'), unmatched: n(items, 'unmatched'), missing: n(items, 'missing') },
+    anomalyAmount: n(items, 'anomalyAmount'),
+  };
+}
+
+/** The earliest coverage date of any import, if any (the summary's default start). */
+export async function earliestCoverage(db: Db): Promise<string | undefined> {
+  const first = await db.settlementImport.findFirst({ orderBy: { coverageFrom: 'asc' }, select: { coverageFrom: true } });
+  return first?.coverageFrom;
+}
+
+const CSV_COLUMNS = [
+  'id',
+  'source',
+  'status',
+  'reasons',
+  'type',
+  'transactionId',
+  'orderId',
+  'amount',
+  'tradedAt',
+  'tradeDate',
+  'paymentId',
+  'ourAmount',
+  'ourStatus',
+  'importId',
+] as const;
+
+/** RFC 4180 output: a field with a comma, quote or line break is quoted, its quotes doubled. */
+const csvField = (value: unknown) => {
+  const text = value === undefined || value === null ? '' : Array.isArray(value) ? value.join(';') : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+};
+
+/** The items as CSV: UTF-8 with BOM, a header row of the JSON field names, times in UTC ISO-8601. */
+export function itemsCsv(items: Array<ReturnType<typeof serializeItem>>): string {
+  const rows = items.map((item) => CSV_COLUMNS.map((column) => csvField(item[column])).join(','));
+  return `\ufeff${[CSV_COLUMNS.join(','), ...rows].join('\r\n')}\r\n`;
+}

@@ -1,0 +1,163 @@
+// The reconciliation admin routes (DESIGN.md §5): import a settlement file (text/csv or multipart/form-data; its
+// Idempotency-Key honoured), list and read imports, list the reconciliation items (JSON pages, or the whole filtered
+// list as CSV with Accept: text/csv) and summarise a period. Mounted by app.ts under /admin, behind the admin token.
+import multipart from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../app-types.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Db } from '../../db/prisma.ts';
+import { codesByStatus, defineError, ValidationError } from '../../lib/errors.ts';
+import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
+import { IdParams } from '../shared/schemas.ts';
+import type { Idempotency } from '../idempotency/idempotency.ts';
+import { koreaDate } from './settlement-fields.ts';
+import { SettlementFileInvalidError, sha256Of, type createSettlementImports, type SettlementUpload } from './import-settlement.ts';
+import { earliestCoverage, getImport, itemsCsv, listImports, listItems, summarizePeriod } from './reconciliation.queries.ts';
+import { ImportList, ImportQuery, ImportResponse, ItemList, ItemsQuery, ListQuery, SummaryQuery, SummaryResponse } from './reconciliation.schemas.ts';
+
+export const SettlementTooLargeError = defineError('PAYLOAD_TOO_LARGE', 'The settlement file is over %s bytes', 413);
+export const SettlementMediaTypeError = defineError('UNSUPPORTED_MEDIA_TYPE', 'Send the file as text/csv or multipart/form-data (field "file")', 415);
+
+/** A raw text/csv body, held where the generic input checks (NUL scan, idempotency hash) do not walk its bytes. */
+class CsvBody {
+  readonly #bytes: Buffer;
+  constructor(bytes: Buffer) {
+    this.#bytes = bytes;
+  }
+  get bytes() {
+    return this.#bytes;
+  }
+}
+
+const MULTIPART_FIELDS = new Set(['mapping', 'from', 'to']);
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The file and its options, from either body; multipart fields may come in any order. */
+async function readUpload(request: FastifyRequest, maxBytes: number): Promise<SettlementUpload> {
+  const query = request.query as Omit<SettlementUpload, 'bytes'>;
+  if (request.body instanceof CsvBody) return { ...query, bytes: request.body.bytes };
+  if (!request.isMultipart()) throw new SettlementMediaTypeError();
+  const upload: Partial<SettlementUpload> = { ...query };
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file' || upload.bytes) throw new ValidationError(`unexpected file field "${part.fieldname}": send one field "file"`);
+        upload.bytes = await part.toBuffer();
+        upload.filename = part.filename || upload.filename;
+      } else {
+        if (!MULTIPART_FIELDS.has(part.fieldname)) throw new ValidationError(`unknown field "${part.fieldname}"`);
+        const value = String(part.value);
+        if (part.fieldname !== 'mapping' && !DATE.test(value)) throw new ValidationError(`${part.fieldname} must be YYYY-MM-DD`);
+        upload[part.fieldname as 'mapping' | 'from' | 'to'] = value;
+      }
+    }
+  } catch (error) {
+    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new SettlementTooLargeError(maxBytes);
+    throw error;
+  }
+  if (!upload.bytes) throw new ValidationError('the multipart body has no field "file"');
+  return upload as SettlementUpload;
+}
+
+export function reconciliationRoutes(deps: {
+  db: Db;
+  clock: Clock;
+  imports: ReturnType<typeof createSettlementImports>;
+  idempotency: Idempotency;
+  maxBytes: number;
+}) {
+  const { db, clock, imports, idempotency, maxBytes } = deps;
+  return async (app: App) => {
+    const tags = ['reconciliation'];
+    app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: maxBytes }, (_request, body, done) => done(null, new CsvBody(body as Buffer)));
+    await app.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 } });
+
+    app.post(
+      '/settlement-imports',
+      {
+        schema: {
+          operationId: 'importSettlement',
+          summary: 'Import a gateway settlement file (text/csv body, or multipart/form-data with field "file"): all or nothing',
+          tags,
+          querystring: ImportQuery,
+          headers: IdempotencyHeader,
+          response: { 200: ImportResponse, 201: ImportResponse },
+          errors: codesByStatus(SettlementFileInvalidError, SettlementTooLargeError, SettlementMediaTypeError, ...IDEMPOTENT),
+        },
+      },
+      async (request, reply) => {
+        const upload = await readUpload(request, maxBytes);
+        // What the Idempotency-Key compares: the file by its hash and the options, never the bytes themselves.
+        (request as { body: unknown }).body = {
+          sha256: sha256Of(upload.bytes),
+          filename: upload.filename,
+          mapping: upload.mapping,
+          from: upload.from,
+          to: upload.to,
+        };
+        return idempotency.run(request, reply, () => imports.importSettlement(upload, who(request, 'settlement import')));
+      },
+    );
+
+    app.get(
+      '/settlement-imports',
+      {
+        schema: {
+          operationId: 'listSettlementImports',
+          summary: 'List settlement imports, newest first',
+          tags,
+          querystring: ListQuery,
+          response: { 200: ImportList },
+        },
+      },
+      async (request) => listImports(db, request.query),
+    );
+    app.get(
+      '/settlement-imports/:id',
+      { schema: { operationId: 'getSettlementImport', summary: 'Get a settlement import', tags, params: IdParams, response: { 200: ImportResponse } } },
+      async (request) => getImport(db, request.params.id),
+    );
+
+    app.get(
+      '/reconciliation',
+      {
+        schema: {
+          operationId: 'listReconciliation',
+          summary: 'Reconciliation items by Korea trade date and status (Accept: text/csv for the whole filtered list)',
+          tags,
+          querystring: ItemsQuery,
+          produces: ['application/json', 'text/csv'],
+          response: { 200: ItemList },
+        },
+      },
+      async (request, reply) => {
+        if (!request.headers.accept?.includes('text/csv')) return listItems(db, request.query);
+        const { items } = await listItems(db, { ...request.query, limit: undefined, cursor: undefined });
+        return reply
+          .type('text/csv; charset=utf-8')
+          .serializer((payload: unknown) => payload as string)
+          .send(itemsCsv(items) as never);
+      },
+    );
+
+    app.get(
+      '/reconciliation/summary',
+      {
+        schema: {
+          operationId: 'summarizeReconciliation',
+          summary: 'Statement and ledger totals of a period (Korea dates), items by status and the anomalies’ amount',
+          tags,
+          querystring: SummaryQuery,
+          response: { 200: SummaryResponse },
+        },
+      },
+      async (request) => {
+        const today = koreaDate(clock.now());
+        const from = request.query.from ?? (await earliestCoverage(db)) ?? today;
+        const to = request.query.to ?? today;
+        if (from > to) throw new ValidationError('from is after to');
+        return summarizePeriod(db, { from, to });
+      },
+    );
+  };
+}

@@ -1,0 +1,44 @@
+// A customer's consent, recorded by the merchant (POST /api/v1/subscriptions/:id/consents, DESIGN.md §3 rule 13): a
+// trial's conversion or a price increase is charged only with a consent obtained within the 30 days before the charge.
+import type { ServiceDeps } from '../shared/service-deps.ts';
+import { StateConflictError, ValidationError } from '../../lib/errors.ts';
+import { writeAudit } from '../audit/audit.ts';
+import { loadSubscription } from './audited-change.ts';
+import { serializeConsent } from './subscriptions.shape.ts';
+
+export interface ConsentInput {
+  kind: 'TRIAL_CONVERSION' | 'PRICE_INCREASE';
+  obtainedAt?: string;
+  channel?: string;
+  reference?: string;
+}
+
+export function createConsents(deps: Pick<ServiceDeps, 'db' | 'clock'>) {
+  const { db, clock } = deps;
+
+  /** Records a consent (immutable; the database refuses changes), audit-logged in the same transaction. */
+  async function recordConsent(id: string, input: ConsentInput, actor: string, requestId?: string) {
+    const now = clock.now();
+    const obtainedAt = input.obtainedAt ? new Date(input.obtainedAt) : now;
+    if (obtainedAt > now) throw new ValidationError('obtainedAt must not be in the future');
+    return db.$transaction(async (tx) => {
+      const row = await loadSubscription(tx, id);
+      if (row.status === 'CANCELED') throw new StateConflictError('A CANCELED subscription takes no consent');
+      const consent = await tx.consent.create({
+        data: { subscriptionId: id, kind: input.kind, obtainedAt, channel: input.channel, reference: input.reference },
+      });
+      await writeAudit(tx, {
+        actor,
+        action: 'subscription.consent',
+        entityType: 'subscription',
+        entityId: id,
+        reason: input.kind,
+        after: serializeConsent(consent),
+        requestId,
+      });
+      return serializeConsent(consent);
+    });
+  }
+
+  return { recordConsent };
+}
