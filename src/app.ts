@@ -33,6 +33,8 @@ import { createChargeService } from './modules/payments/charge.service.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { subscriptionsAdminRoutes } from './modules/subscriptions/subscriptions.admin-routes.ts';
 import { paymentsAdminRoutes } from './modules/payments/payments.admin-routes.ts';
+import { readCurrentMrr } from './modules/reports/mrr.ts';
+import { reportsRoutes } from './modules/reports/reports.routes.ts';
 import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { createPaymentActions } from './modules/payments/payment-actions.service.ts';
 import { createChargeNow } from './modules/payments/charge-now.ts';
@@ -134,7 +136,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     connectionString: config.databaseUrl,
     poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4,
   });
-  await app.register(metricsPlugin, { countDue: () => app.db.subscription.count({ where: dueWhere(clock.now()) }) });
+  await app.register(metricsPlugin, {
+    countDue: () => app.db.subscription.count({ where: dueWhere(clock.now()) }),
+    readMrr: () => readCurrentMrr(app.db),
+  });
   await app.register(gatewayPlugin);
   await app.register(healthRoutes);
 
@@ -195,6 +200,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const imports = createSettlementImports({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements });
     await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }), { prefix: '/admin' });
     await admin.register(auditRoutes({ db: app.db }), { prefix: '/admin' });
+    await admin.register(reportsRoutes(), { prefix: '/admin' });
   });
 
   return app;

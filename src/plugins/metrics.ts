@@ -54,6 +54,8 @@ export function instrumentGateway(client: GatewayClient, metrics: Metrics): Gate
 export interface MetricsOptions {
   /** Subscriptions due now (the ledger's due predicate, ledger/subscription.queries.ts). */
   countDue(): Promise<number>;
+  /** The MRR now and the subscriptions counting in it (ACTIVE or PAST_DUE; reports/mrr.ts). */
+  readMrr(): Promise<{ mrr: number; subscriptions: number }>;
 }
 
 async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
@@ -92,6 +94,28 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
     registers: [registry],
     async collect() {
       this.set(await options.countDue());
+    },
+  });
+  // One read serves both gauges of a scrape (prom-client collects them one after the other).
+  let mrrRead: Promise<{ mrr: number; subscriptions: number }> | undefined;
+  const readMrrOnce = () => {
+    mrrRead ??= options.readMrr().finally(() => setImmediate(() => (mrrRead = undefined)));
+    return mrrRead;
+  };
+  new Gauge({
+    name: 'billing_mrr_krw',
+    help: 'Monthly recurring revenue now, in KRW: the sum of the MRR of every ACTIVE or PAST_DUE subscription',
+    registers: [registry],
+    async collect() {
+      this.set((await readMrrOnce()).mrr);
+    },
+  });
+  new Gauge({
+    name: 'billing_active_subscriptions',
+    help: 'Subscriptions counting in MRR now (ACTIVE or PAST_DUE)',
+    registers: [registry],
+    async collect() {
+      this.set((await readMrrOnce()).subscriptions);
     },
   });
   new Gauge({

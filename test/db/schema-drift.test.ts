@@ -38,6 +38,7 @@ const SQL_ONLY_CHECKS = [
   'event_sequencer.event_sequencer_single_row',
   'webhook_deliveries.webhook_deliveries_attempts_nonnegative',
   'webhook_deliveries.webhook_deliveries_pending_has_time',
+  'mrr_movements.mrr_movements_delta',
 ];
 const SQL_ONLY_PARTIAL_INDEXES = [
   'payment_attempts.payment_attempts_billing_orderId_key(orderId) WHERE (operation = \'BILLING_CONFIRM\'::"GatewayOperation")',

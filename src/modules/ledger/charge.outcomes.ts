@@ -20,6 +20,8 @@ export interface SuccessInput {
   transactionId: string;
   approvedAt: Date;
   timezone: string;
+  /** The service's clock as the success is recorded: the time of the MRR movement it may cause (a trial converted, an increase applied). */
+  now: Date;
   /** The subscription as this transaction already read and locked it (the charge record's lease release), if it did. */
   current?: Prisma.SubscriptionGetPayload<object>;
   /** The payment's move: `succeed` (from PENDING or UNKNOWN), or `settle` (a FAILED one a settlement file shows approved). */
@@ -38,7 +40,7 @@ export const RECOVERING: readonly string[] = SUBSCRIPTION_TRANSITIONS.recover.fr
  */
 export function chargeSuccessWrite(
   sub: Pick<ChargeableSubscription, 'method' | 'anchorAt' | 'intervalUnit' | 'intervalCount'>,
-  paid: Pick<SuccessInput, 'cycle' | 'dueAt' | 'amount' | 'transactionId' | 'approvedAt' | 'timezone'>,
+  paid: Pick<SuccessInput, 'cycle' | 'dueAt' | 'amount' | 'transactionId' | 'approvedAt' | 'timezone' | 'now'>,
 ) {
   const { nextCycle, period } = periodAfterSuccess(sub, paid);
   return {
@@ -54,6 +56,8 @@ export function chargeSuccessWrite(
     nextCycle,
     period,
     chainHead: { lastTransactionId: paid.transactionId, lastAmount: paid.amount, lastTransactionAt: paid.approvedAt },
+    /** The time of the MRR movement the success may cause (a trial converted, an increase applied). */
+    changedAt: paid.now,
   };
 }
 
@@ -75,6 +79,7 @@ export function subscriptionAfterSuccess(sub: Pick<ChargeableSubscription, 'stat
       currentPeriodEnd: write.period.end,
       nextChargeAt: isLive(sub.status) ? write.period.end : sub.status === 'PAUSED' ? sub.nextChargeAt : null,
       ...write.chainHead,
+      changedAt: write.changedAt,
       ...(pendingCharged ? { amount: write.chainHead.lastAmount, pendingAmount: null, pendingAmountRequestedAt: null } : {}),
     },
   };
@@ -137,12 +142,17 @@ export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{
   if (!isLive(sub.status) || payment.cycle !== sub.cycle) return { plan, declines };
   if (plan.action === 'RETRY') {
     await tx.payment.update({ where: { id: input.paymentId }, data: { nextRetryAt: plan.retryAt } });
-    await transitionSubscription(tx, sub.id, 'decline', { nextChargeAt: plan.retryAt });
+    await transitionSubscription(tx, sub.id, 'decline', { nextChargeAt: plan.retryAt, changedAt: input.now });
   } else if (plan.action === 'CANCEL') {
-    await transitionSubscription(tx, sub.id, 'cancel', { canceledAt: input.now, nextChargeAt: null, cancelReason: plan.reason });
+    await transitionSubscription(tx, sub.id, 'cancel', { canceledAt: input.now, nextChargeAt: null, cancelReason: plan.reason, changedAt: input.now });
     await revokeBillingKey(tx, sub.billingKeyId, input.now);
   } else {
-    await transitionSubscription(tx, sub.id, 'decline', { nextChargeAt: null, needsAttention: true, attentionReason: 'MOBILE_WINDOW_CLOSED' });
+    await transitionSubscription(tx, sub.id, 'decline', {
+      nextChargeAt: null,
+      needsAttention: true,
+      attentionReason: 'MOBILE_WINDOW_CLOSED',
+      changedAt: input.now,
+    });
   }
   return { plan, declines };
 }

@@ -20,11 +20,20 @@ export const SUBSCRIPTION_TRANSITIONS = {
 
 export type SubscriptionTransition = keyof typeof SUBSCRIPTION_TRANSITIONS;
 
+/**
+ * The service's clock at a write of status or terms: the time of the MRR movement the database records for it
+ * (prisma/migrations/20261124170000_mrr_movements). Every move and creation carries it; so does every other write
+ * of amount or interval.
+ */
+export interface ChangedAt {
+  changedAt: Date;
+}
+
 /** A new subscription starts ACTIVE, or TRIALING for a trial: the only other write of a subscription's status. */
 export function createSubscription(
   tx: Prisma.TransactionClient,
   initial: 'ACTIVE' | 'TRIALING',
-  data: Omit<Prisma.SubscriptionUncheckedCreateInput, 'status'>,
+  data: Omit<Prisma.SubscriptionUncheckedCreateInput, 'status' | 'changedAt'> & ChangedAt,
 ) {
   return tx.subscription.create({ data: { ...data, status: initial } });
 }
@@ -33,7 +42,7 @@ export async function transitionSubscription(
   tx: Prisma.TransactionClient,
   id: string,
   transition: SubscriptionTransition,
-  data: Prisma.SubscriptionUpdateManyMutationInput = {},
+  data: Omit<Prisma.SubscriptionUpdateManyMutationInput, 'changedAt'> & ChangedAt,
 ): Promise<void> {
   await applyMove(
     'Subscription',

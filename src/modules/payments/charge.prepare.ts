@@ -127,21 +127,27 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
       const plan = planCharge(planSub, openInput, ctx);
 
       if (plan.action === 'CANCEL_AT_PERIOD_END') {
-        await transitionSubscription(tx, id, 'cancel', { canceledAt: now, nextChargeAt: null, cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END' });
+        await transitionSubscription(tx, id, 'cancel', {
+          canceledAt: now,
+          nextChargeAt: null,
+          cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END',
+          // It churns at the period's end (DESIGN.md §5 "Reports"), whenever the pass that ends it runs.
+          changedAt: sub.currentPeriodEnd,
+        });
         await release(tx, id, owner);
         await revokeBillingKey(tx, sub.billingKeyId, now);
         log.info({ subscriptionId: id }, 'subscription cancelled at the end of its period');
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CANCELED_AT_PERIOD_END' } };
       }
       if (plan.action === 'CANCEL_CONSENT_MISSING') {
-        await transitionSubscription(tx, id, 'cancel', { canceledAt: now, nextChargeAt: null, cancelReason: 'CONSENT_MISSING' });
+        await transitionSubscription(tx, id, 'cancel', { canceledAt: now, nextChargeAt: null, cancelReason: 'CONSENT_MISSING', changedAt: now });
         await release(tx, id, owner);
         await revokeBillingKey(tx, sub.billingKeyId, now);
         log.info({ subscriptionId: id }, 'trial ended without the customer’s consent to convert (the consent rule): cancelled, not charged');
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'CONSENT_MISSING' } };
       }
       if (plan.action === 'REFUSE') {
-        if (plan.pastDue) await transitionSubscription(tx, id, 'decline', { nextChargeAt: null });
+        if (plan.pastDue) await transitionSubscription(tx, id, 'decline', { nextChargeAt: null, changedAt: now });
         await release(tx, id, owner, plan.attention ? plan.code : undefined);
         if (plan.attention) log.warn({ subscriptionId: id, code: plan.code }, `subscription needs attention: ${plan.message}`);
         return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: plan.code, message: plan.message, paymentId: open?.id } };

@@ -40,6 +40,7 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
       transactionId: result.fields.transactionId!,
       approvedAt: result.fields.transactionDateTime ?? now,
       timezone: zone,
+      now,
     });
     const { payment: pay, chainHead: head, period } = write;
     const outcome = attemptOutcomeValues(result, now);
@@ -71,7 +72,7 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
           "lastTransactionId" = ${$(head.lastTransactionId)}, "lastAmount" = ${$(head.lastAmount)}, "lastTransactionAt" = ${$(head.lastTransactionAt)},
           "status" = CASE WHEN "subscriptions"."status"::text = ANY (${$(RECOVERING)}::text[]) THEN ${$(SUBSCRIPTION_TRANSITIONS.recover.to)}::"SubscriptionStatus"
                           ELSE "subscriptions"."status" END,
-          "updatedAt" = now()
+          "changedAt" = ${$(write.changedAt)}, "updatedAt" = now()
           FROM g WHERE "subscriptions"."id" = g."id" RETURNING 1)
       SELECT (SELECT count(*) FROM a)::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM s)::int AS "written"`,
       values,
@@ -119,6 +120,7 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
           transactionId: result.fields.transactionId!,
           approvedAt: result.fields.transactionDateTime ?? now,
           timezone: zone,
+          now,
           current,
         });
         log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');

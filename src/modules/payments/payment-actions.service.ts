@@ -120,6 +120,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
             transactionId: input.transactionId!,
             approvedAt,
             timezone: config.timezone,
+            now,
             move: settling ? 'settle' : 'succeed',
           });
         } else {

@@ -204,6 +204,7 @@ export async function recordPaymentMethod(
           // What a new key settles: the window that closed, a missing chain, a key revoked or unreadable.
           needsAttention: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? false : undefined,
           attentionReason: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? null : undefined,
+          changedAt: now,
         },
       });
       if (pastDueCard) {
@@ -220,6 +221,7 @@ export async function recordPaymentMethod(
           transactionId: result.fields.transactionId!,
           approvedAt,
           timezone: config.timezone,
+          now,
         });
       }
       if (sub.billingKeyId !== key.id) await revokeBillingKey(tx, sub.billingKeyId, now);

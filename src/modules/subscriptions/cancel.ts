@@ -23,10 +23,10 @@ export async function applyCancel(tx: Tx, id: string, options: { atPeriodEnd: bo
       where: { id, status: { in: [...SUBSCRIPTION_TRANSITIONS.cancel.from] } },
       data: { cancelAtPeriodEnd: true, cancelReason: options.reason },
     });
-    if (updated.count === 0) await transitionSubscription(tx, id, 'cancel');
+    if (updated.count === 0) await transitionSubscription(tx, id, 'cancel', { changedAt: options.now });
     return;
   }
-  await transitionSubscription(tx, id, 'cancel', { canceledAt: options.now, nextChargeAt: null, cancelReason: options.reason });
+  await transitionSubscription(tx, id, 'cancel', { canceledAt: options.now, nextChargeAt: null, cancelReason: options.reason, changedAt: options.now });
   const row = await tx.subscription.findUniqueOrThrow({ where: { id } });
   await revokeBillingKey(tx, row.billingKeyId, options.now);
 }

@@ -38,6 +38,7 @@ export async function applyPriceChange(
       amount: increase ? undefined : amount,
       pendingAmount: increase ? amount : null,
       pendingAmountRequestedAt: increase ? context.now : null,
+      changedAt: context.now,
     },
   });
 }

@@ -51,6 +51,7 @@ export async function createSubscriptionFromRegistration(tx: Tx, input: NewSubsc
     lastTransactionId: input.initialPayment?.transactionId,
     lastAmount: input.initialPayment?.amount,
     lastTransactionAt: input.initialPayment?.approvedAt,
+    changedAt: input.now,
   });
 }
 
@@ -85,6 +86,7 @@ async function createTrial(tx: Tx, input: NewSubscriptionInput, trialDays: numbe
     currentPeriodStart: approvedAt,
     currentPeriodEnd: trialEnd,
     nextChargeAt: trialEnd,
+    changedAt: input.now,
   });
   await noteTrialsEnding(tx, input.now, created.id);
   return created;

@@ -12,12 +12,12 @@ export function createPauseResume(deps: { db: Db; clock: Clock; timezone: string
 
   const pause = (id: string, who: Actor) =>
     changeSubscription(db, id, { ...who, action: 'subscription.pause' }, async (tx) => {
-      await transitionSubscription(tx, id, 'pause', { pausedAt: clock.now(), nextChargeAt: null });
+      await transitionSubscription(tx, id, 'pause', { pausedAt: clock.now(), nextChargeAt: null, changedAt: clock.now() });
     });
 
   const resume = (id: string, who: Actor) =>
     changeSubscription(db, id, { ...who, action: 'subscription.resume' }, async (tx, row) => {
-      await transitionSubscription(tx, id, 'resume', { ...scheduleAfterResume(row, clock.now(), timezone), pausedAt: null });
+      await transitionSubscription(tx, id, 'resume', { ...scheduleAfterResume(row, clock.now(), timezone), pausedAt: null, changedAt: clock.now() });
     });
 
   return { pause, resume };

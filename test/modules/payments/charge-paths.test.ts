@@ -42,6 +42,7 @@ function engine(path: Path) {
 const WRITE_TIMES = new Set([
   'createdAt',
   'updatedAt',
+  'changedAt',
   'sentAt',
   'completedAt',
   'trialWillEndAt',

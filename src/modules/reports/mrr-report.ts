@@ -1,0 +1,103 @@
+// GET /admin/reports/mrr (DESIGN.md §5 "Reports"): MRR movements by Korea calendar month, read from the movements
+// ledger alone (mrr_movements, written by the database with every change that moves MRR; never the events table,
+// whose rows expire). One set-based query: what counted before the first month, and each month's movements; each
+// month's starting figures are the previous month's ending, so ending = starting + new + expansion + reactivation −
+// contraction − churn holds to the won by construction.
+import type { Db } from '../../db/prisma.ts';
+import { sqlQuery } from '../../db/prisma.ts';
+import { type Period, rate } from './periods.ts';
+
+export interface MrrMonth {
+  month: string;
+  startingMrr: number;
+  new: number;
+  expansion: number;
+  reactivation: number;
+  contraction: number;
+  churn: number;
+  endingMrr: number;
+  startingSubscriptions: number;
+  endingSubscriptions: number;
+  newSubscriptions: number;
+  churnedSubscriptions: number;
+  logoChurnRate: number | null;
+  grossMrrChurnRate: number | null;
+  netMrrChurnRate: number | null;
+}
+
+interface Row {
+  i: number;
+  new: number;
+  expansion: number;
+  reactivation: number;
+  contraction: number;
+  churn: number;
+  newCount: number;
+  reactivated: number;
+  churned: number;
+}
+
+/** ±1 subscription for each movement that starts or stops counting. */
+const COUNT_DELTA = `CASE m."kind" WHEN 'NEW' THEN 1 WHEN 'REACTIVATION' THEN 1 WHEN 'CHURN' THEN -1 ELSE 0 END`;
+
+/** What counted before `instant`: the sum of every movement dated before it. */
+export async function readMrrBefore(db: Db, instant: Date): Promise<{ mrr: number; subscriptions: number }> {
+  const [row] = await sqlQuery<{ mrr: number; subscriptions: number }>(
+    db,
+    `SELECT COALESCE(sum(m."delta"), 0)::float8 AS "mrr", COALESCE(sum(${COUNT_DELTA}), 0)::int AS "subscriptions"
+       FROM "mrr_movements" m WHERE m."at" < $1`,
+    [instant],
+  );
+  return { mrr: Number(row?.mrr ?? 0), subscriptions: row?.subscriptions ?? 0 };
+}
+
+export async function buildMrrReport(db: Db, periods: Period[]): Promise<MrrMonth[]> {
+  const first = periods[0];
+  if (!first) return [];
+  const base = await readMrrBefore(db, first.start);
+  const rows = await sqlQuery<Row>(
+    db,
+    `WITH p AS (SELECT * FROM unnest($1::timestamptz[], $2::timestamptz[]) WITH ORDINALITY AS p("start", "end", "i"))
+     SELECT p."i"::int AS "i",
+            COALESCE(sum(m."delta") FILTER (WHERE m."kind" = 'NEW'), 0)::float8 AS "new",
+            COALESCE(sum(m."delta") FILTER (WHERE m."kind" = 'EXPANSION'), 0)::float8 AS "expansion",
+            COALESCE(sum(m."delta") FILTER (WHERE m."kind" = 'REACTIVATION'), 0)::float8 AS "reactivation",
+            COALESCE(-sum(m."delta") FILTER (WHERE m."kind" = 'CONTRACTION'), 0)::float8 AS "contraction",
+            COALESCE(-sum(m."delta") FILTER (WHERE m."kind" = 'CHURN'), 0)::float8 AS "churn",
+            count(m."id") FILTER (WHERE m."kind" = 'NEW')::int AS "newCount",
+            count(m."id") FILTER (WHERE m."kind" = 'REACTIVATION')::int AS "reactivated",
+            count(m."id") FILTER (WHERE m."kind" = 'CHURN')::int AS "churned"
+       FROM p LEFT JOIN "mrr_movements" m ON m."at" >= p."start" AND m."at" < p."end"
+      GROUP BY p."i" ORDER BY p."i"`,
+    [periods.map((p) => p.start), periods.map((p) => p.end)],
+  );
+  let mrr = base.mrr;
+  let subscriptions = base.subscriptions;
+  return periods.map((period, index) => {
+    const row = rows[index]!;
+    const moved = {
+      new: Number(row.new),
+      expansion: Number(row.expansion),
+      reactivation: Number(row.reactivation),
+      contraction: Number(row.contraction),
+      churn: Number(row.churn),
+    };
+    const startingMrr = mrr;
+    const startingSubscriptions = subscriptions;
+    mrr = startingMrr + moved.new + moved.expansion + moved.reactivation - moved.contraction - moved.churn;
+    subscriptions = startingSubscriptions + row.newCount + row.reactivated - row.churned;
+    return {
+      month: period.label,
+      startingMrr,
+      ...moved,
+      endingMrr: mrr,
+      startingSubscriptions,
+      endingSubscriptions: subscriptions,
+      newSubscriptions: row.newCount,
+      churnedSubscriptions: row.churned,
+      logoChurnRate: rate(row.churned, startingSubscriptions),
+      grossMrrChurnRate: rate(moved.churn + moved.contraction, startingMrr),
+      netMrrChurnRate: rate(moved.churn + moved.contraction - moved.expansion - moved.reactivation, startingMrr),
+    };
+  });
+}

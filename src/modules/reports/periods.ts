@@ -1,0 +1,49 @@
+// The reports' calendar (DESIGN.md §5 "Reports"): Korea calendar months and days. A month runs from 00:00 Korea time
+// on its first day (15:00 UTC the day before); the period that contains the service's now ends now.
+import { DateTime } from 'luxon';
+import { ValidationError } from '../../lib/errors.ts';
+
+export interface Period {
+  /** `YYYY-MM` or `YYYY-MM-DD`. */
+  label: string;
+  start: Date;
+  /** Exclusive; just after now for the period that contains now (and the start of one that has not begun). */
+  end: Date;
+}
+
+export type Granularity = 'day' | 'month';
+
+const MAX_PERIODS = 1000;
+
+function parse(text: string, granularity: Granularity, zone: string): DateTime {
+  const format = granularity === 'month' ? 'yyyy-MM' : 'yyyy-MM-dd';
+  const parsed = DateTime.fromFormat(text, format, { zone });
+  if (!parsed.isValid) throw new ValidationError(`${text} is not a ${granularity === 'month' ? 'month (YYYY-MM)' : 'date (YYYY-MM-DD)'}`);
+  return parsed.startOf(granularity);
+}
+
+/** Every period from `from` to `to` (inclusive) in `zone`, their ends clamped to now. */
+export function periodsBetween(from: string, to: string, granularity: Granularity, zone: string, now: Date): Period[] {
+  const first = parse(from, granularity, zone);
+  const last = parse(to, granularity, zone);
+  if (last < first) throw new ValidationError(`to (${to}) is before from (${from})`);
+  const step = granularity === 'month' ? { months: 1 } : { days: 1 };
+  const periods: Period[] = [];
+  // Instants are kept to the millisecond: the period that contains now includes now itself.
+  const clamp = (instant: Date) => new Date(Math.min(instant.getTime(), now.getTime() + 1));
+  for (let at = first; at <= last; at = at.plus(step)) {
+    if (periods.length === MAX_PERIODS) throw new ValidationError(`At most ${MAX_PERIODS} periods per report`);
+    periods.push({
+      label: at.toFormat(granularity === 'month' ? 'yyyy-MM' : 'yyyy-MM-dd'),
+      start: clamp(at.toJSDate()),
+      end: clamp(at.plus(step).toJSDate()),
+    });
+  }
+  return periods;
+}
+
+/** A rate as the contract gives it: a decimal rounded to 4 places, null when its base is 0. */
+export function rate(numerator: number, base: number): number | null {
+  if (base === 0) return null;
+  return Math.round((numerator / base) * 10_000) / 10_000;
+}

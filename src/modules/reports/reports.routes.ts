@@ -1,0 +1,87 @@
+// The reports' admin routes (DESIGN.md §5 "Reports"): MRR movements, revenue and recovery by Korea calendar period,
+// in JSON, or in CSV with `Accept: text/csv`. Each reads its figures in one set-based query; the period that contains
+// the service's now (app.clock) ends now.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../../app-types.ts';
+import { toCsv } from './csv.ts';
+import { buildMrrReport } from './mrr-report.ts';
+import { periodsBetween } from './periods.ts';
+import { buildRecoveryReport } from './recovery-report.ts';
+import { MonthRangeQuery, MrrReport, RecoveryReport, RevenueQuery, RevenueReport } from './reports.schemas.ts';
+import { buildRevenueReport } from './revenue-report.ts';
+
+const CSV = 'text/csv';
+
+/** The rows as CSV when the caller asked for it (a report's periods), else the JSON answer. */
+function answer<T extends object>(request: FastifyRequest, reply: FastifyReply, body: T, rows: readonly object[]) {
+  if (!request.headers.accept?.toLowerCase().includes(CSV)) return body;
+  return reply.type(`${CSV}; charset=utf-8`).send(toCsv(rows));
+}
+
+export function reportsRoutes() {
+  return async (app: App) => {
+    const tags = ['admin', 'reports'];
+    const zone = app.config.timezone;
+    const csvNote = ' With `Accept: text/csv`: the periods as CSV (UTF-8 with BOM, nested names joined by dots).';
+
+    app.get(
+      '/reports/mrr',
+      {
+        schema: {
+          operationId: 'reportMrr',
+          summary: 'MRR movements by Korea calendar month',
+          description: `Starting MRR, new, expansion, reactivation, contraction, churn and ending MRR per month, with subscription counts and churn rates.${csvNote}`,
+          tags,
+          querystring: MonthRangeQuery,
+          response: { 200: MrrReport },
+        },
+      },
+      async (request, reply) => {
+        const periods = periodsBetween(request.query.from, request.query.to, 'month', zone, app.clock.now());
+        const months = await buildMrrReport(app.db, periods);
+        return answer(request, reply, { timezone: zone, currency: 'KRW' as const, months }, months);
+      },
+    );
+
+    app.get(
+      '/reports/revenue',
+      {
+        schema: {
+          operationId: 'reportRevenue',
+          summary: 'Payments and refunds by Korea calendar day or month',
+          description: `Succeeded payments by the date of approval, succeeded refunds by the date they were requested, net, and each by method.${csvNote}`,
+          tags,
+          querystring: RevenueQuery,
+          response: { 200: RevenueReport },
+        },
+      },
+      async (request, reply) => {
+        const granularity = request.query.granularity ?? 'day';
+        const from = granularity === 'month' ? request.query.from.slice(0, 7) : request.query.from;
+        const to = granularity === 'month' ? request.query.to.slice(0, 7) : request.query.to;
+        const periods = periodsBetween(from, to, granularity, zone, app.clock.now());
+        const items = await buildRevenueReport(app.db, periods);
+        return answer(request, reply, { timezone: zone, currency: 'KRW' as const, items }, items);
+      },
+    );
+
+    app.get(
+      '/reports/recovery',
+      {
+        schema: {
+          operationId: 'reportRecovery',
+          summary: 'Declined recurring cycles by Korea calendar month of their first decline, and what became of them',
+          description: `Failed cycles, recovered, lost and still open, the recovery rate and the amount recovered.${csvNote}`,
+          tags,
+          querystring: MonthRangeQuery,
+          response: { 200: RecoveryReport },
+        },
+      },
+      async (request, reply) => {
+        const periods = periodsBetween(request.query.from, request.query.to, 'month', zone, app.clock.now());
+        const months = await buildRecoveryReport(app.db, periods);
+        return answer(request, reply, { months }, months);
+      },
+    );
+  };
+}

@@ -1,0 +1,68 @@
+// The reports' query strings and answers (DESIGN.md §5 "Reports").
+import { Type } from 'typebox';
+
+const Month = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$', description: 'a Korea calendar month, YYYY-MM' });
+const Day = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'a Korea calendar date, YYYY-MM-DD' });
+const Rate = Type.Union([Type.Number(), Type.Null()], { description: 'a decimal rounded to 4 places; null when its base is 0' });
+const Count = Type.Integer();
+
+export const MonthRangeQuery = Type.Object({ from: Month, to: Month }, { additionalProperties: false });
+export const RevenueQuery = Type.Object(
+  { from: Day, to: Day, granularity: Type.Optional(Type.Union([Type.Literal('day'), Type.Literal('month')], { default: 'day' })) },
+  { additionalProperties: false },
+);
+
+export const MrrReport = Type.Object({
+  timezone: Type.String(),
+  currency: Type.Literal('KRW'),
+  months: Type.Array(
+    Type.Object({
+      month: Type.String(),
+      startingMrr: Count,
+      new: Count,
+      expansion: Count,
+      reactivation: Count,
+      contraction: Count,
+      churn: Count,
+      endingMrr: Count,
+      startingSubscriptions: Count,
+      endingSubscriptions: Count,
+      newSubscriptions: Count,
+      churnedSubscriptions: Count,
+      logoChurnRate: Rate,
+      grossMrrChurnRate: Rate,
+      netMrrChurnRate: Rate,
+    }),
+  ),
+});
+
+const Money = Type.Object({ count: Count, amount: Count });
+const Figures = Type.Object({ payments: Money, refunds: Money, net: Count });
+
+export const RevenueReport = Type.Object({
+  timezone: Type.String(),
+  currency: Type.Literal('KRW'),
+  items: Type.Array(
+    Type.Object({
+      period: Type.String(),
+      payments: Money,
+      refunds: Money,
+      net: Count,
+      byMethod: Type.Object({ CARD: Figures, MOBILE: Figures }),
+    }),
+  ),
+});
+
+export const RecoveryReport = Type.Object({
+  months: Type.Array(
+    Type.Object({
+      month: Type.String(),
+      failedCycles: Count,
+      recovered: Count,
+      lost: Count,
+      open: Count,
+      recoveryRate: Rate,
+      recoveredAmount: Count,
+    }),
+  ),
+});
