@@ -28,7 +28,9 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
    * (attemptOutcomeValues), the payment takes chargeSuccessWrite's values, and the subscription takes
    * subscriptionAfterSuccess's, decided by its status in SQL (scheduled while live, kept while paused, nothing once
    * cancelled, ACTIVE when RECOVERING). The events trigger sees the same updates. Any other outcome answers undefined:
-   * the transactional record handles it.
+   * the transactional record handles it. subscriptionAfterSuccess's pending-increase rule has no rendering here: the
+   * one-statement prepare only runs with no pendingAmount, and an increase asked while the call is out is above the
+   * amount charged, so it never applies to this success.
    */
   async function recordAtOnce(ready: Ready, result: GatewayResult, now: Date): Promise<ChargeReport | undefined> {
     if (!ready.newCycle || result.outcome !== 'SUCCEEDED') return undefined;
