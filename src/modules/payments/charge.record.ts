@@ -21,6 +21,17 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
   const { db, config, log } = deps;
   const zone = config.timezone;
 
+  /** What an approved charge paid, for the ledger's success write: the same input on both renderings. */
+  const paidBy = (ready: Ready, result: GatewayResult, now: Date) => ({
+    cycle: ready.plan.cycle,
+    dueAt: ready.plan.dueAt,
+    amount: ready.plan.amount,
+    transactionId: result.fields.transactionId!,
+    approvedAt: result.fields.transactionDateTime ?? now,
+    timezone: zone,
+    now,
+  });
+
   /**
    * A new cycle's approval (the common case) in one statement: the same write as the transactional record, rendered
    * in SQL. A guard locks the subscription under our lease, the attempt IN_FLIGHT under our lease and the payment in a
@@ -35,15 +46,7 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
   async function recordAtOnce(ready: Ready, result: GatewayResult, now: Date): Promise<ChargeReport | undefined> {
     if (!ready.newCycle || result.outcome !== 'SUCCEEDED') return undefined;
     const { subscriptionId: id, plan, paymentId, leaseOwner: owner } = ready;
-    const write = chargeSuccessWrite(ready.newCycle, {
-      cycle: plan.cycle,
-      dueAt: plan.dueAt,
-      amount: plan.amount,
-      transactionId: result.fields.transactionId!,
-      approvedAt: result.fields.transactionDateTime ?? now,
-      timezone: zone,
-      now,
-    });
+    const write = chargeSuccessWrite(ready.newCycle, paidBy(ready, result, now));
     const { payment: pay, chainHead: head, period } = write;
     const outcome = attemptOutcomeValues(result, now);
     const { values, param: $ } = sqlParams();
@@ -113,18 +116,7 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
 
     switch (result.outcome) {
       case 'SUCCEEDED': {
-        await applyChargeSuccess(tx, {
-          subscriptionId: id,
-          paymentId,
-          cycle: plan.cycle,
-          dueAt: plan.dueAt,
-          amount: plan.amount,
-          transactionId: result.fields.transactionId!,
-          approvedAt: result.fields.transactionDateTime ?? now,
-          timezone: zone,
-          now,
-          current,
-        });
+        await applyChargeSuccess(tx, { subscriptionId: id, paymentId, ...paidBy(ready, result, now), current });
         log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');
         return { ...base, outcome: 'SUCCEEDED' };
       }
