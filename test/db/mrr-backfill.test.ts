@@ -55,7 +55,7 @@ describe('the MRR movements migration', () => {
       const result = await migrate({ connectionString: database.url, log: quiet });
       expect(result.applied).toContain(MOVEMENTS);
       const movements = await client.query(
-        `SELECT s."userId", m."kind", m."mrrBefore", m."mrrAfter", m."delta", m."at", m."method", s."changedAt" = s."updatedAt" AS "changedAtKept"
+        `SELECT s."userId", m."kind", m."mrrBefore"::float8 AS "mrrBefore", m."mrrAfter"::float8 AS "mrrAfter", m."delta"::float8 AS "delta", m."at", m."method", s."changedAt" = s."updatedAt" AS "changedAtKept"
            FROM "mrr_movements" m JOIN "subscriptions" s ON s."id" = m."subscriptionId" ORDER BY s."userId"`,
       );
       expect(movements.rows).toEqual([

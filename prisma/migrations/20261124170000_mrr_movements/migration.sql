@@ -20,9 +20,9 @@ CREATE TABLE "mrr_movements" (
     "subscriptionId" UUID NOT NULL,
     "at" TIMESTAMPTZ(3) NOT NULL,
     "kind" "MrrMovementKind" NOT NULL,
-    "mrrBefore" INTEGER NOT NULL,
-    "mrrAfter" INTEGER NOT NULL,
-    "delta" INTEGER NOT NULL,
+    "mrrBefore" BIGINT NOT NULL,
+    "mrrAfter" BIGINT NOT NULL,
+    "delta" BIGINT NOT NULL,
     "method" "PaymentMethod" NOT NULL,
     "statusBefore" "SubscriptionStatus",
     "statusAfter" "SubscriptionStatus" NOT NULL,
@@ -42,11 +42,12 @@ CREATE TRIGGER "mrr_movements_immutable" BEFORE UPDATE OR DELETE ON "mrr_movemen
 
 -- A subscription's MRR (DESIGN.md §5 "Reports"), the SQL twin of src/modules/reports/mrr.ts's subscriptionMrr
 -- (test/modules/reports/mrr.test.ts compares them on the migrated database): the amount per month, rounded half up
--- per subscription, in integers (round(n / d) half up = (2n + d) div 2d); nothing unless ACTIVE or PAST_DUE.
+-- per subscription, in integers (round(n / d) half up = (2n + d) div 2d); nothing unless ACTIVE or PAST_DUE. In
+-- bigint: a daily amount over about 70 million won is over 2^31 a month.
 CREATE FUNCTION "subscription_mrr"(status "SubscriptionStatus", amount integer, unit "IntervalUnit", count integer)
-RETURNS integer LANGUAGE sql IMMUTABLE AS $$
+RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE WHEN status NOT IN ('ACTIVE', 'PAST_DUE') THEN 0 ELSE (
-    SELECT ((2 * n + d) / (2 * d))::integer FROM (SELECT
+    SELECT (2 * n + d) / (2 * d) FROM (SELECT
       CASE unit WHEN 'month' THEN amount::bigint WHEN 'year' THEN amount::bigint
                 WHEN 'week' THEN amount::bigint * 52 ELSE amount::bigint * 365 END AS n,
       CASE unit WHEN 'month' THEN count::bigint ELSE 12 * count::bigint END AS d) f) END
@@ -58,8 +59,8 @@ $$;
 -- EXPANSION / CONTRACTION when its MRR changes while it counts. Nothing else moves MRR (refunds never do).
 CREATE FUNCTION "record_mrr_movement"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  before_mrr integer := 0;
-  after_mrr integer := "subscription_mrr"(NEW."status", NEW."amount", NEW."intervalUnit", NEW."intervalCount");
+  before_mrr bigint := 0;
+  after_mrr bigint := "subscription_mrr"(NEW."status", NEW."amount", NEW."intervalUnit", NEW."intervalCount");
   counted boolean := false;
   counts boolean := NEW."status" IN ('ACTIVE', 'PAST_DUE');
   before_status "SubscriptionStatus";

@@ -15,7 +15,8 @@ const UNITS = ['day', 'week', 'month', 'year'] as const;
 async function sqlMrr(terms: MrrTerms[]): Promise<number[]> {
   const rows = await sqlQuery<{ mrr: number }>(
     database.db,
-    `SELECT "subscription_mrr"(t.s::"SubscriptionStatus", t.a, t.u::"IntervalUnit", t.c) AS "mrr"
+    // bigint comes back from node-postgres as a string; a float8 holds every MRR exactly (under 2^53).
+    `SELECT "subscription_mrr"(t.s::"SubscriptionStatus", t.a, t.u::"IntervalUnit", t.c)::float8 AS "mrr"
        FROM unnest($1::text[], $2::int[], $3::text[], $4::int[]) WITH ORDINALITY AS t(s, a, u, c, i) ORDER BY t.i`,
     [terms.map((t) => t.status), terms.map((t) => t.amount), terms.map((t) => t.intervalUnit), terms.map((t) => t.intervalCount)],
   );
@@ -39,7 +40,7 @@ describe('subscription MRR', () => {
   it('the TypeScript function and the database’s subscription_mrr agree on every status, unit, count and amount', async () => {
     const terms = fc.record({
       status: fc.constantFrom(...STATUSES),
-      amount: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 1, max: 100_000_000 })),
+      amount: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 1, max: 100_000_000 }), fc.integer({ min: 1, max: 2_147_483_647 })),
       intervalUnit: fc.constantFrom(...UNITS),
       intervalCount: fc.integer({ min: 1, max: 36 }),
     });
@@ -51,12 +52,22 @@ describe('subscription MRR', () => {
     );
   });
 
+  it('a daily subscription of the largest amount the API takes has its MRR over 2^31 recorded, not refused', async () => {
+    const { db } = database;
+    const terms = { status: 'ACTIVE' as const, amount: 2_147_483_647, intervalUnit: 'day' as const, intervalCount: 1 };
+    expect(await sqlMrr([terms])).toEqual([subscriptionMrr(terms)]);
+    const sub = await createSubscription(db, { amount: terms.amount, intervalUnit: 'day', intervalCount: 1 });
+    const [movement] = await db.mrrMovement.findMany({ where: { subscriptionId: sub.id } });
+    expect(movement).toMatchObject({ kind: 'NEW', mrrAfter: BigInt(subscriptionMrr(terms)) });
+    expect(subscriptionMrr(terms)).toBeGreaterThan(2 ** 31);
+  });
+
   it('mrr_movements are immutable: the database refuses to change or delete one', async () => {
     const { db } = database;
     const sub = await createSubscription(db);
     const [movement] = await db.mrrMovement.findMany({ where: { subscriptionId: sub.id } });
-    expect(movement).toMatchObject({ kind: 'NEW', mrrBefore: 0, mrrAfter: 9900, delta: 9900, method: 'CARD' });
-    await expect(db.mrrMovement.update({ where: { id: movement!.id }, data: { delta: 1 } })).rejects.toThrow(/immutable/);
+    expect(movement).toMatchObject({ kind: 'NEW', mrrBefore: 0n, mrrAfter: 9900n, delta: 9900n, method: 'CARD' });
+    await expect(db.mrrMovement.update({ where: { id: movement!.id }, data: { delta: 1n } })).rejects.toThrow(/immutable/);
     await expect(db.mrrMovement.delete({ where: { id: movement!.id } })).rejects.toThrow(/immutable/);
     expect(await db.mrrMovement.count()).toBe(1);
   });
