@@ -55,11 +55,20 @@ export async function startTestApp(
   options: { env?: Record<string, string>; logs?: LogCapture } = {},
 ): Promise<{ app: App; baseUrl: string }> {
   const { freePort } = await import('../setup/global-setup.ts');
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const app = await buildTestApp(databaseUrl, { ...options, env: { PUBLIC_BASE_URL: baseUrl, ...options.env } });
-  await app.listen({ host: '127.0.0.1', port });
-  return { app, baseUrl };
+  // A free port can be taken by another process (a parallel test file's server or database) between the probe and
+  // the listen: then the app is built again on another port, a few times at most.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const app = await buildTestApp(databaseUrl, { ...options, env: { PUBLIC_BASE_URL: baseUrl, ...options.env } });
+    try {
+      await app.listen({ host: '127.0.0.1', port });
+      return { app, baseUrl };
+    } catch (error) {
+      await app.close();
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 5) throw error;
+    }
+  }
 }
 
 export const apiHeaders = { authorization: `Bearer ${TEST_API_KEY}` };
