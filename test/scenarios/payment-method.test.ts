@@ -105,6 +105,32 @@ describe('MOBILE: window closed, updated, charged on the new chain', () => {
     expect(await running.app.db.registration.count({ where: { purpose: 'PAYMENT_METHOD' } })).toBe(0);
   });
 
+  it('never charges a cycle a settlement file shows the gateway approved (SETTLEMENT_MISMATCH): refused up front and at the redirect', async () => {
+    await setClock(running.app, kst('2030-01-10T10:00:00'));
+    const id = await subscribe(running.app, { method: 'MOBILE', amount: 5500, itemCode: 'ITEM01' });
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', code: 'LIMIT_EXCEEDED' });
+    await setClock(running.app, (await getSubscription(running.app, id)).nextChargeAt!);
+    expect(await runPass(running.app)).toMatchObject({ declined: 1 });
+    // A window opened while the cycle was owed and nothing else was known.
+    const created = await post(`/api/v1/subscriptions/${id}/payment-method`, {});
+    expect(created.statusCode, created.body).toBe(201);
+    const window = await decideWindow(running.app, created.json().window);
+    // Then a settlement file shows that declined charge approved: what finish-settlement.ts writes on a STATUS line.
+    const { db } = running.app;
+    const [declined] = (await paymentsOf(running.app, id)).filter((p) => p.cycle === 1);
+    await db.payment.update({ where: { id: declined!.id }, data: { attentionReason: 'SETTLEMENT_MISMATCH' } });
+    await db.subscription.update({ where: { id }, data: { needsAttention: true, attentionReason: 'SETTLEMENT_MISMATCH' } });
+    const chargesBefore = (await charges()).length;
+
+    const redirect = await follow(running.app, window.redirectUrl, { json: true });
+    expect(redirect.statusCode).not.toBe(200);
+    expect((await charges()).length).toBe(chargesBefore);
+    expect((await paymentsOf(running.app, id)).filter((p) => p.cycle === 1)).toMatchObject([{ status: 'FAILED' }]);
+    const refused = await post(`/api/v1/subscriptions/${id}/payment-method`, {});
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().code).toBe('PAYMENT_OUTCOME_UNKNOWN');
+  });
+
   it('the window payment pays the owed cycle, clears the attention and anchors the new chain; next month chains on it within ±5 days', async () => {
     const start = kst('2030-01-10T10:00:00');
     await setClock(running.app, start);

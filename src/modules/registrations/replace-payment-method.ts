@@ -11,7 +11,8 @@ import { calendarDaysBetween, GATEWAY_ZONE, MOBILE_WINDOW_DAYS } from '../../lib
 import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
-import { CHARGED_AFTER_CANCEL } from '../ledger/payment.queries.ts';
+import { CHARGED_AFTER_CANCEL, paymentNeedsAttention } from '../ledger/payment.queries.ts';
+import { SETTLEMENT_MISMATCH } from '../ledger/payment.state.ts';
 import { releaseSubscription } from '../ledger/subscription.queries.ts';
 import { leaseFreeWhere } from '../ledger/lease.queries.ts';
 import { validateTerms, type Method } from '../shared/terms.ts';
@@ -65,8 +66,9 @@ export async function createPaymentMethodRegistration(deps: Pick<ServiceDeps, 'd
       sub.status === 'PAST_DUE' || (sub.nextChargeAt !== null && Math.abs(calendarDaysBetween(now, sub.nextChargeAt, GATEWAY_ZONE)) <= MOBILE_WINDOW_DAYS);
     if (!owed)
       throw new RULE_ERRORS.NOT_DUE('A MOBILE window charges at once: it is taken only while a cycle is owed (PAST_DUE, or the next charge within ±5 days)');
-    // The owed cycle's charge may have gone through: nothing is charged again until an operator settles it.
-    if (sub.attentionReason === 'PAYMENT_OUTCOME_UNKNOWN') {
+    // The owed cycle's charge may have gone through (its outcome unknown, or a settlement file shows the gateway
+    // approved what we hold as declined): nothing is charged again until an operator settles it.
+    if (sub.attentionReason === 'PAYMENT_OUTCOME_UNKNOWN' || sub.attentionReason === SETTLEMENT_MISMATCH) {
       throw new RULE_ERRORS.PAYMENT_OUTCOME_UNKNOWN(
         'The outcome of this cycle’s charge is unknown; an operator must resolve it before a MOBILE window may charge',
       );
@@ -111,7 +113,9 @@ async function prepareOwedCycleAttempt(tx: Tx, row: RegistrationRow, subscriptio
   const { now } = lease;
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
   const existing = await tx.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId, cycle: sub.cycle } } });
-  if (existing && (existing.status === 'UNKNOWN' || existing.status === 'SUCCEEDED')) {
+  // Paid, or waiting for an operator (an unknown outcome, a settlement file's approval of what we hold as declined):
+  // never charged through a window.
+  if (existing && (existing.status === 'SUCCEEDED' || paymentNeedsAttention(existing))) {
     throw new StateConflictError(`cycle ${sub.cycle}'s payment is ${existing.status}; an operator must settle it first`);
   }
   const payment = existing
