@@ -86,12 +86,21 @@ export function subscriptionAfterSuccess(sub: Pick<ChargeableSubscription, 'stat
 }
 
 /**
+ * The subscription read under its row lock, for a writer that did not lock it already (an operator's resolve, a
+ * settlement file): a concurrent pause or price change waits, instead of being overwritten by what this read.
+ */
+async function lockedSubscription(tx: Tx, id: string) {
+  await tx.$queryRaw`SELECT 1 FROM "subscriptions" WHERE "id" = ${id}::uuid FOR UPDATE`;
+  return tx.subscription.findUniqueOrThrow({ where: { id } });
+}
+
+/**
  * The payment SUCCEEDED; the subscription moves to the next cycle: CARD on its anchor (past the period that contains
  * the payment), MOBILE one month after this success, whose transactionId becomes the chain head in this same
  * transaction (rule 6). One update of each row, as the one-statement record makes.
  */
 export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<void> {
-  const sub = input.current ?? (await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } }));
+  const sub = input.current ?? (await lockedSubscription(tx, input.subscriptionId));
   const write = chargeSuccessWrite(sub, input);
   await transitionPayment(tx, input.paymentId, input.move ?? 'succeed', write.payment);
   const { recover, data } = subscriptionAfterSuccess(sub, write);

@@ -61,6 +61,13 @@ export function summarize(rows: Array<Pick<ReconciliationRow, 'status'>>): Summa
   return summary;
 }
 
+/** A real day of the calendar as YYYY-MM-DD (2026-02-30 is not). */
+function isCalendarDay(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}
+
 export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'>; finisher: SettlementFinisher; observer?: SettlementObserver }) {
   const { db, log, finisher, observer } = deps;
 
@@ -74,6 +81,12 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
   }
 
   async function importSettlement(upload: SettlementUpload, who: { actor: string; requestId?: string }) {
+    for (const [name, day] of [
+      ['from', upload.from],
+      ['to', upload.to],
+    ] as const) {
+      if (day !== undefined && !isCalendarDay(day)) throw new ValidationError(`${name}: "${day.slice(0, 20)}" is not a calendar day (YYYY-MM-DD)`);
+    }
     if (upload.from && upload.to && upload.from > upload.to) throw new ValidationError('from is after to');
     const mapping = readMapping(upload.mapping);
     const sha256 = sha256Of(upload.bytes);

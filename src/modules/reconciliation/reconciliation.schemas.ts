@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import { Cursor, Limit, Uuid } from '../shared/schemas.ts';
 
 /** A Korea calendar date. */
-export const KoreaDate = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD, Korea time' });
+/** A calendar day (format 'date' refuses 2026-02-30, which the pattern alone let through to the database: a 500). */
+export const KoreaDate = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', format: 'date', description: 'YYYY-MM-DD, Korea time' });
 
 export const ImportQuery = Type.Object(
   {
