@@ -20,18 +20,28 @@ export const settlementActor = (importId: string) => `settlement-import:${import
 export function createSettlementFinisher(deps: {
   db: Db;
   payments: Pick<PaymentActions, 'resolve' | 'resolveRefund'>;
-  log: { warn(o: object, m: string): void };
+  log: { warn(o: object, m: string): void; error(o: object, m: string): void };
 }) {
   const { db, payments, log } = deps;
 
-  /** Applies one resolution; false when another writer settled it first (the line then matches what they wrote). */
+  /**
+   * Applies one line's resolution; false when another writer settled it first (the line then matches what they wrote)
+   * or the write failed. The import itself is committed already: one line's failure is logged and the others go on, and
+   * the same bytes uploaded again finish what is left.
+   */
   async function settle(apply: () => Promise<unknown>, row: ReconciliationRow): Promise<boolean> {
     try {
       await apply();
       return true;
     } catch (error) {
-      if (!(error instanceof StateConflictError)) throw error;
-      log.warn({ lineId: row.id, paymentId: row.paymentId }, `settlement line not applied: ${(error as Error).message}`);
+      if (error instanceof StateConflictError) {
+        log.warn({ lineId: row.id, paymentId: row.paymentId }, `settlement line not applied: ${(error as Error).message}`);
+      } else {
+        log.error(
+          { lineId: row.id, paymentId: row.paymentId, err: error },
+          'settlement line not applied: the write failed; importing the file again retries it',
+        );
+      }
       return false;
     }
   }
@@ -42,6 +52,10 @@ export function createSettlementFinisher(deps: {
    */
   async function flagMismatch(row: ReconciliationRow, who: Actor): Promise<boolean> {
     return db.$transaction(async (tx) => {
+      // The subscription's row first, then the payment's: the order the charging pass takes them in.
+      const owner = await tx.payment.findUnique({ where: { id: row.paymentId! }, select: { subscriptionId: true } });
+      if (!owner?.subscriptionId) return false;
+      await tx.$queryRaw`SELECT 1 FROM "subscriptions" WHERE "id" = ${owner.subscriptionId}::uuid FOR UPDATE`;
       const raised = await tx.auditEvent.count({ where: { entityType: 'payment', entityId: row.paymentId!, action: FLAGGED } });
       if (raised > 0) return false;
       const flagged = await tx.payment.updateMany({
@@ -50,7 +64,12 @@ export function createSettlementFinisher(deps: {
       });
       if (flagged.count === 0) return false;
       const payment = await tx.payment.findUniqueOrThrow({ where: { id: row.paymentId! } });
-      await tx.subscription.update({ where: { id: payment.subscriptionId! }, data: { needsAttention: true, attentionReason: SETTLEMENT_MISMATCH } });
+      // Blocks its charges. A subscription already waiting for an operator keeps its own reason (and stays blocked);
+      // the payment's reason lists the mismatch for them.
+      await tx.subscription.updateMany({
+        where: { id: payment.subscriptionId!, needsAttention: false },
+        data: { needsAttention: true, attentionReason: SETTLEMENT_MISMATCH },
+      });
       await writeAudit(tx, {
         ...who,
         action: FLAGGED,
@@ -75,7 +94,11 @@ export function createSettlementFinisher(deps: {
       } else if (row.finish === 'RESOLVE_REFUND') {
         if (await settle(() => payments.resolveRefund(row.paymentId!, { outcome: 'SUCCEEDED' }, who), row)) counts.refunds += 1;
       } else if (row.type === 'APPROVAL' && row.reasons.includes('STATUS') && row.ourStatus === 'FAILED') {
-        if (await flagMismatch(row, who)) counts.flagged += 1;
+        let flagged = false;
+        await settle(async () => {
+          flagged = await flagMismatch(row, who);
+        }, row);
+        if (flagged) counts.flagged += 1;
       }
     }
     return counts;

@@ -68,7 +68,12 @@ export async function createPaymentMethodRegistration(deps: Pick<ServiceDeps, 'd
       throw new RULE_ERRORS.NOT_DUE('A MOBILE window charges at once: it is taken only while a cycle is owed (PAST_DUE, or the next charge within ±5 days)');
     // The owed cycle's charge may have gone through (its outcome unknown, or a settlement file shows the gateway
     // approved what we hold as declined): nothing is charged again until an operator settles it.
-    if (sub.attentionReason === 'PAYMENT_OUTCOME_UNKNOWN' || sub.attentionReason === SETTLEMENT_MISMATCH) {
+    const owedPayment = await db.payment.findUnique({ where: { subscriptionId_cycle: { subscriptionId, cycle: sub.cycle } } });
+    if (
+      sub.attentionReason === 'PAYMENT_OUTCOME_UNKNOWN' ||
+      sub.attentionReason === SETTLEMENT_MISMATCH ||
+      (owedPayment && paymentNeedsAttention(owedPayment))
+    ) {
       throw new RULE_ERRORS.PAYMENT_OUTCOME_UNKNOWN(
         'The outcome of this cycle’s charge is unknown; an operator must resolve it before a MOBILE window may charge',
       );
