@@ -81,7 +81,15 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    * payment that a settlement file shows approved (SETTLEMENT_MISMATCH) resolves too: SUCCEEDED pays its cycle as a
    * success would; FAILED leaves our record as it stands (its retries go on as scheduled).
    */
-  async function resolve(id: string, input: { outcome: 'SUCCEEDED' | 'FAILED'; transactionId?: string; approvedAt?: string }, who: Actor) {
+  /**
+   * `expect` (a settlement file's line): the attempt the outcome was established for, by its amount and orderId; when
+   * the attempt waiting now is another one (a later attempt, or an operator came first), nothing is resolved (409).
+   */
+  async function resolve(
+    id: string,
+    input: { outcome: 'SUCCEEDED' | 'FAILED'; transactionId?: string; approvedAt?: string; expect?: { amount: number; orderId?: string } },
+    who: Actor,
+  ) {
     if (input.outcome === 'SUCCEEDED' && !input.transactionId) throw new ValidationError('transactionId is required to resolve as SUCCEEDED');
     if (input.outcome === 'FAILED' && input.transactionId) throw new ValidationError('transactionId is only for SUCCEEDED');
     const now = clock.now();
@@ -98,6 +106,10 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
       // Default: the time of the attempt the outcome is for (the UNKNOWN one, or the last charge of a settled FAILED one).
       const timed = unknownAttempt ?? (settling ? before.attempts.filter((a) => a.operation !== 'CANCEL').at(-1) : undefined);
+      const { expect } = input;
+      if (expect && (!timed || timed.amount !== expect.amount || (expect.orderId !== undefined && timed.orderId !== expect.orderId))) {
+        throw new StateConflictError('The attempt this outcome was established for is no longer the one waiting for it');
+      }
       const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (timed?.sentAt ?? timed?.createdAt ?? now);
       const note = `resolved by operator: ${who.reason}`.slice(0, 500);
       if (unknownAttempt) {

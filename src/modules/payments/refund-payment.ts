@@ -135,7 +135,8 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
    * refunded (the payment is CANCELED when nothing remains), FAILED records that nothing was refunded. Either way
    * the payment can be refunded again. Fenced on the refund still being UNKNOWN.
    */
-  async function resolveRefund(id: string, input: { outcome: 'SUCCEEDED' | 'FAILED' }, who: Actor) {
+  /** `expect` (a settlement file's line): the refund's amount; another refund waiting now resolves nothing (409). */
+  async function resolveRefund(id: string, input: { outcome: 'SUCCEEDED' | 'FAILED'; expect?: { amount: number } }, who: Actor) {
     const now = clock.now();
     await sweepExpiredAttempts(db, now, log, id);
     return db.$transaction(async (tx) => {
@@ -144,6 +145,9 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
       const before = await load(tx, id);
       const refund = before.attempts.find((a) => a.operation === 'CANCEL' && a.status === 'UNKNOWN');
       if (!refund) throw new StateConflictError('No refund of this payment has an unknown outcome');
+      if (input.expect && refund.amount !== input.expect.amount) {
+        throw new StateConflictError('The refund waiting now is not the one this outcome was established for');
+      }
       const note = `resolved by operator: ${who.reason}`.slice(0, 500);
       const settled =
         input.outcome === 'SUCCEEDED'

@@ -89,10 +89,16 @@ export function createSettlementFinisher(deps: {
       const who = { actor: settlementActor(importId), reason: `settlement file line ${row.id} (${row.type} ${row.transactionId}, ${row.amount})` };
       if (row.finish === 'RESOLVE_PAYMENT') {
         const approvedAt = new Date(row.tradedAt).toISOString();
-        const done = await settle(() => payments.resolve(row.paymentId!, { outcome: 'SUCCEEDED', transactionId: row.transactionId!, approvedAt }, who), row);
+        // Fenced on the attempt the line matched still being the one waiting: the rows were read before this loop.
+        const expect = { amount: row.amount, ...(row.orderId ? { orderId: row.orderId } : {}) };
+        const done = await settle(
+          () => payments.resolve(row.paymentId!, { outcome: 'SUCCEEDED', transactionId: row.transactionId!, approvedAt, expect }, who),
+          row,
+        );
         if (done) counts.payments += 1;
       } else if (row.finish === 'RESOLVE_REFUND') {
-        if (await settle(() => payments.resolveRefund(row.paymentId!, { outcome: 'SUCCEEDED' }, who), row)) counts.refunds += 1;
+        const expect = { amount: row.amount };
+        if (await settle(() => payments.resolveRefund(row.paymentId!, { outcome: 'SUCCEEDED', expect }, who), row)) counts.refunds += 1;
       } else if (row.type === 'APPROVAL' && row.reasons.includes('STATUS') && row.ourStatus === 'FAILED') {
         let flagged = false;
         await settle(async () => {

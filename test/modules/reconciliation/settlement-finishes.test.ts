@@ -4,6 +4,7 @@
 // amount resolves nothing; a charge we hold as FAILED that the export shows approved is raised for an operator and
 // blocks its subscription until resolved. The files are the sandbox gateway's own exports.
 import { beforeEach, describe, expect, it } from 'vitest';
+import { createPaymentActions } from '../../../src/modules/payments/payment-actions.service.ts';
 import { apiHeaders } from '../../helpers/app.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
@@ -163,5 +164,25 @@ describe('a charge we hold as FAILED that the file shows approved (STATUS)', () 
     expect(await payment(renewal.id)).toMatchObject({ status: 'FAILED', needsAttention: false });
     expect(await getSubscription(running.app, id)).toMatchObject({ needsAttention: false });
     expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+  });
+});
+
+describe('a line finishes only the attempt it matched', () => {
+  // The finisher reads its rows, then applies them one by one: by the time a row is applied, the attempt waiting for an
+  // outcome can be another one (an operator resolved, a later attempt went out). resolve takes what the line matched
+  // and settles nothing when the waiting attempt differs (the same fence for a refund's amount).
+  it('resolve with an expected attempt of another amount or orderId answers 409 and changes nothing', async () => {
+    const { renewal, booked } = await unknownRenewal();
+    const { db, gateway, clock, config, log } = running.app;
+    const actions = createPaymentActions({ db, gateway, clock, config, log });
+    const who = { actor: 'settlement-import:test', reason: 'a line of another attempt' };
+    const input = { outcome: 'SUCCEEDED' as const, transactionId: booked.transactionId!, approvedAt: booked.at };
+    await expect(actions.resolve(renewal.id, { ...input, expect: { amount: renewal.amount + 1 } }, who)).rejects.toMatchObject({ code: 'STATE_CONFLICT' });
+    await expect(actions.resolve(renewal.id, { ...input, expect: { amount: renewal.amount, orderId: 'another-order' } }, who)).rejects.toMatchObject({
+      code: 'STATE_CONFLICT',
+    });
+    expect(await payment(renewal.id)).toMatchObject({ status: 'UNKNOWN', needsAttention: true });
+    await actions.resolve(renewal.id, { ...input, expect: { amount: renewal.amount, orderId: renewal.orderId } }, who);
+    expect(await payment(renewal.id)).toMatchObject({ status: 'SUCCEEDED', transactionId: booked.transactionId });
   });
 });
