@@ -17,6 +17,7 @@ import { migrate } from '../src/db/migrator.ts';
 import { createPrismaClient, type Db } from '../src/db/prisma.ts';
 import { createKeyring } from '../src/lib/crypto.ts';
 import { seedDueSubscriptions } from '../test/helpers/bulk.ts';
+import { truncateAll } from '../test/helpers/database.ts';
 import { freePort } from '../test/setup/global-setup.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -27,19 +28,6 @@ const SECRET = 'bench_gateway_secret_key';
 const MERCHANT = 'BENCH';
 const ENCRYPTION_KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 const EVENT_TRIGGERS = ['subscriptions', 'payments', 'registrations', 'orders'];
-const TABLES = [
-  'webhook_deliveries',
-  'events',
-  'consents',
-  'audit_events',
-  'idempotency_records',
-  'payment_attempts',
-  'payments',
-  'subscriptions',
-  'billing_keys',
-  'orders',
-  'registrations',
-];
 
 interface WorkerResult {
   report: { claimed: number; succeeded: number; declined: number; unknown: number; skipped: number };
@@ -90,7 +78,8 @@ async function control(url: string, pathname: string, body?: unknown) {
 }
 
 async function prepare(db: Db, sandboxUrl: string, count: number, latencyMs: number, events: boolean) {
-  await db.$executeRawUnsafe(`TRUNCATE ${TABLES.map((t) => `"${t}"`).join(', ')} CASCADE`);
+  // The same emptying as between test files: every domain table, one list (test/helpers/database.ts).
+  await truncateAll(db);
   for (const table of EVENT_TRIGGERS) {
     for (const trigger of [`${table}_merchant_events`, `${table}_merchant_events_insert`]) {
       await db.$executeRawUnsafe(`ALTER TABLE "${table}" ${events ? 'ENABLE' : 'DISABLE'} TRIGGER "${trigger}"`);
