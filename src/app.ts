@@ -52,6 +52,8 @@ import { reconciliationRoutes } from './modules/reconciliation/reconciliation.ro
 import { createSettlementImports } from './modules/reconciliation/import-settlement.ts';
 import { createSettlementFinisher } from './modules/reconciliation/finish-settlement.ts';
 import { auditRoutes } from './modules/audit/audit.routes.ts';
+import { consoleRoutes } from './modules/console/index.ts';
+import { createConsoleSessions } from './modules/console/console-sessions.ts';
 
 export type { App } from './app-types.ts';
 
@@ -202,6 +204,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(auditRoutes({ db: app.db }), { prefix: '/admin' });
     await admin.register(reportsRoutes(), { prefix: '/admin' });
   });
+
+  // The operator console: its own CSP, cookies, CSRF and session guard (src/modules/console/index.ts). Sessions last
+  // CONSOLE_SESSION_TTL of real time, whatever the billing clock says.
+  const realClock = createSystemClock();
+  const sessions = createConsoleSessions({ db: app.db, now: () => realClock.now(), ttlMs: config.console.sessionTtlMs });
+  await app.register(
+    async (scope) => {
+      guardInput(scope, { jsonOnly: false });
+      await scope.register(consoleRoutes({ service: deps, sessions, idempotency }));
+    },
+    { prefix: '/console' },
+  );
 
   return app;
 }
