@@ -187,6 +187,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { prefix: '/api/v1' },
   );
+  const paymentActions = createPaymentActions(deps);
+  // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the
+  // import); the admin route and the console's Reconciliation page import through this one service.
+  const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
+  const imports = createSettlementImports({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements });
   await app.register(async (admin) => {
     guardInput(admin, { jsonOnly: true });
     await limitRequests(admin, config.rateLimit.admin, app.rateLimitKey('admin'));
@@ -195,11 +200,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const chargeNow = createChargeNow({ db: app.db, charges });
     await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
     await admin.register(subscriptionsAdminRoutes(deps, idempotency), { prefix: '/admin' });
-    const paymentActions = createPaymentActions(deps);
     await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }), { prefix: '/admin' });
-    // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the import).
-    const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
-    const imports = createSettlementImports({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements });
     await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }), { prefix: '/admin' });
     await admin.register(auditRoutes({ db: app.db }), { prefix: '/admin' });
     await admin.register(reportsRoutes(), { prefix: '/admin' });
@@ -212,7 +213,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(
     async (scope) => {
       guardInput(scope, { jsonOnly: false });
-      await scope.register(consoleRoutes({ service: deps, sessions, idempotency }));
+      await scope.register(consoleRoutes({ service: deps, sessions, idempotency, settlementImports: imports }));
     },
     { prefix: '/console' },
   );

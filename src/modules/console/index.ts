@@ -26,7 +26,10 @@ import { TooManyAuthFailuresError } from '../../plugins/auth.ts';
 import { consoleAuthRoutes, requireConsoleSession } from './console-auth.routes.ts';
 import { renderError } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
+import { listPages } from './lists.page.ts';
 import { needsAttentionPage } from './needs-attention.page.ts';
+import { reconciliationPage } from './reconciliation.page.ts';
+import { reportsPage } from './reports.page.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const HTMX_DIR = path.dirname(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js'));
@@ -99,6 +102,9 @@ export function consoleRoutes(deps: ConsoleDeps) {
     await scope.register(async (pages) => {
       pages.addHook('onRequest', requireConsoleSession(pages, sessions));
       await pages.register(needsAttentionPage(deps));
+      await pages.register(listPages(deps));
+      await pages.register(reconciliationPage(deps));
+      await pages.register(reportsPage(deps));
     });
   };
 }

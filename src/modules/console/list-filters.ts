@@ -40,7 +40,9 @@ export function dropBlankFields(query: unknown): unknown {
  * The admin filter of a console query: `from` is 00:00 Korea time of that date, `to` the end of its day (the next
  * day's 00:00, exclusive), so both dates are included, as they read on the form.
  */
-export function toAdminFilter<Q extends { from?: string; to?: string; [key: string]: unknown }>(query: Q): Omit<Q, 'from' | 'to'> & { createdFrom?: string; createdTo?: string } {
+export function toAdminFilter<Q extends { from?: string; to?: string; [key: string]: unknown }>(
+  query: Q,
+): Omit<Q, 'from' | 'to'> & { createdFrom?: string; createdTo?: string } {
   const { from, to, ...filter } = query;
   if (from && to && from > to) throw new ValidationError(`to (${to}) is before from (${from})`);
   const startOf = (date: string) => DateTime.fromISO(date, { zone: GATEWAY_ZONE }).startOf('day');

@@ -205,3 +205,5 @@ async function storeLines(tx: Prisma.TransactionClient, importId: string, lines:
   );
   return { inserted, lineIds: ids.map((r) => r.id) };
 }
+
+export type SettlementImports = ReturnType<typeof createSettlementImports>;

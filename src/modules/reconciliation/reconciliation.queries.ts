@@ -4,9 +4,10 @@ import { DateTime } from 'luxon';
 import { sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { GATEWAY_ZONE } from '../../lib/calendar.ts';
-import { NotFoundError } from '../../lib/errors.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, encodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { settlementActor } from './finish-settlement.ts';
+import { koreaDate } from './settlement-fields.ts';
 import { coveredSql, reconciliationItemsSql, serializeItem, type ReconciliationRow } from './match-settlement.ts';
 
 type ImportRow = Prisma.SettlementImportGetPayload<object>;
@@ -138,6 +139,18 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
     counts: { matched: n(items, 'matched'), mismatched: n(items, 'mismatched'), unmatched: n(items, 'unmatched'), missing: n(items, 'missing') },
     anomalyAmount: n(items, 'anomalyAmount'),
   };
+}
+
+/**
+ * The period a summary covers when it is not given in full: from the earliest coverage of any import (else today) to
+ * today, Korea dates by the service's clock.
+ */
+export async function summaryPeriod(db: Db, now: Date, given: { from?: string; to?: string }): Promise<{ from: string; to: string }> {
+  const today = koreaDate(now);
+  const from = given.from ?? (await earliestCoverage(db)) ?? today;
+  const to = given.to ?? today;
+  if (from > to) throw new ValidationError('from is after to');
+  return { from, to };
 }
 
 /** The earliest coverage date of any import, if any (the summary's default start). */
