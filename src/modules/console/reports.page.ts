@@ -24,7 +24,7 @@ const MonthsQuery = Type.Object(
 );
 
 /** Each report by its name in the export's URL: its rows over the periods, as the admin route answers them in CSV. */
-const REPORTS: Record<'mrr' | 'revenue' | 'recovery', (db: Db, periods: Period[]) => Promise<readonly object[]>> = {
+const REPORTS: Record<'mrr' | 'revenue' | 'recovery', (db: Db, periods: Period[], zone: string) => Promise<readonly object[]>> = {
   mrr: buildMrrReport,
   revenue: buildRevenueReport,
   recovery: buildRecoveryReport,
@@ -52,7 +52,11 @@ export function reportsPage(deps: ConsoleDeps) {
   return async (scope: App) => {
     scope.get('/reports', { schema: { querystring: MonthsQuery }, preValidation: dropBlank }, async (request, reply) => {
       const { months, periods } = periodsOf(request.query);
-      const [mrr, revenue, recovery] = await Promise.all([buildMrrReport(db, periods), buildRevenueReport(db, periods), buildRecoveryReport(db, periods)]);
+      const [mrr, revenue, recovery] = await Promise.all([
+        buildMrrReport(db, periods, zone),
+        buildRevenueReport(db, periods, zone),
+        buildRecoveryReport(db, periods, zone),
+      ]);
       const exportHref = (name: keyof typeof REPORTS) => listHref(`/console/reports/${name}/export`, months);
       return renderPage(request, reply, 'reports', {
         title: 'Reports',
@@ -69,7 +73,7 @@ export function reportsPage(deps: ConsoleDeps) {
     for (const name of Object.keys(REPORTS) as Array<keyof typeof REPORTS>) {
       scope.get(`/reports/${name}/export`, { schema: { querystring: MonthsQuery }, preValidation: dropBlank }, async (request, reply) => {
         const { months, periods } = periodsOf(request.query);
-        const rows = await REPORTS[name](db, periods);
+        const rows = await REPORTS[name](db, periods, zone);
         return reply
           .type('text/csv; charset=utf-8')
           .header('content-disposition', `attachment; filename="${name}-${months.from}-${months.to}.csv"`)
