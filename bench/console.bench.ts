@@ -1,0 +1,154 @@
+// npm run bench (part 6): the operator console's pages under load (issue 24's speed target). Seeds a merchant's
+// history (bench/seed.ts: 100,000 subscriptions and 1,000,000 payments with their attempts over 36 months, so the
+// oldest monthly subscriptions have 36 months of history), starts the service in a process of its own, signs in to
+// the console once as an operator would (the login form's CSRF token, an admin token, the session cookie), and
+// drives each page with autocannon at 10 connections with that session cookie: Needs attention, the Subscription
+// page of the subscription with the most payments, and a payments list page (the first one, and one deep in the
+// list through its cursor). Target: p99 < 100 ms for each, rendered server-side.
+//
+//   BENCH_CONSOLE_SECONDS (10 per page)  BENCH_CONSOLE_ROUNDS (3: each page this many times, in turn)
+//   BENCH_SEED_SUBSCRIPTIONS (100,000)  BENCH_SEED_PAYMENTS (1,000,000)  BENCH_SEED_MONTHS (36)
+//   BENCH_DATABASE_URL: an already seeded database (skips the embedded cluster and the seeding).
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import pino from 'pino';
+import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
+import { migrate } from '../src/db/migrator.ts';
+import { freePort } from '../test/setup/global-setup.ts';
+import { writeResults } from './charging.bench.ts';
+import { seedHistory } from './seed.ts';
+import { BENCH_ADMIN_TOKEN, startService } from './service-process.ts';
+
+const SECONDS = Number(process.env.BENCH_CONSOLE_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_CONSOLE_ROUNDS ?? 3);
+const SUBSCRIPTIONS = Number(process.env.BENCH_SEED_SUBSCRIPTIONS ?? 100_000);
+const PAYMENTS = Number(process.env.BENCH_SEED_PAYMENTS ?? 1_000_000);
+const MONTHS = Number(process.env.BENCH_SEED_MONTHS ?? 36);
+const TARGET_MS = 100;
+const SESSION_KEYS = Buffer.alloc(32, 3).toString('base64');
+
+/** The Set-Cookie headers of a response as one Cookie header (name=value pairs). */
+function cookiesOf(response: Response, jar: Map<string, string>): Map<string, string> {
+  for (const line of response.headers.getSetCookie()) {
+    const [pair] = line.split(';');
+    const at = pair!.indexOf('=');
+    jar.set(pair!.slice(0, at).trim(), pair!.slice(at + 1).trim());
+  }
+  return jar;
+}
+const cookieHeader = (jar: Map<string, string>) => [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+
+/** Signs in through the login form, as a browser does: its CSRF cookie and token, then the admin token. */
+async function signIn(base: string): Promise<string> {
+  const jar = new Map<string, string>();
+  const form = await fetch(`${base}/console/login`);
+  cookiesOf(form, jar);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1];
+  if (!csrf) throw new Error('the login form has no CSRF token');
+  const response = await fetch(`${base}/console/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
+    body: new URLSearchParams({ _csrf: csrf, token: BENCH_ADMIN_TOKEN, next: '/console' }).toString(),
+    redirect: 'manual',
+  });
+  if (response.status !== 303) throw new Error(`sign-in answered ${response.status}: ${await response.text()}`);
+  cookiesOf(response, jar);
+  if (!jar.has('console_session')) throw new Error('sign-in set no session cookie');
+  return cookieHeader(jar);
+}
+
+/** The pages' subjects: the subscription with the most payments, and a cursor some thousand payments deep. */
+async function subjects(databaseUrl: string) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const busiest = await client.query<{ subscriptionId: string; payments: number; months: number }>(
+      `SELECT p."subscriptionId", count(*)::int AS "payments",
+              (extract(year FROM age(max(p."createdAt"), min(p."createdAt"))) * 12 + extract(month FROM age(max(p."createdAt"), min(p."createdAt"))))::int AS "months"
+         FROM "payments" p JOIN "subscriptions" s ON s."id" = p."subscriptionId"
+        WHERE s."intervalUnit" = 'month' AND s."intervalCount" = 1
+        GROUP BY p."subscriptionId" ORDER BY count(*) DESC, p."subscriptionId" LIMIT 1`,
+    );
+    const deep = await client.query<{ createdAt: Date; id: string }>(`SELECT "createdAt", "id" FROM "payments" ORDER BY "createdAt" DESC, "id" DESC OFFSET 5000 LIMIT 1`);
+    const unknown = await client.query<{ count: number }>(`SELECT count(*)::int AS "count" FROM "payments" WHERE "status" = 'UNKNOWN'`);
+    return { busiest: busiest.rows[0]!, deep: deep.rows[0]!, unknownPayments: unknown.rows[0]!.count };
+  } finally {
+    await client.end();
+  }
+}
+
+/** The cursor of lib/pagination.ts for a row's key (opaque to clients; the bench builds it like api.bench.ts). */
+const cursorOf = (key: { createdAt: Date; id: string }) => Buffer.from(JSON.stringify([key.createdAt.toISOString(), key.id]), 'utf8').toString('base64url');
+
+async function main() {
+  const log = pino({ level: 'error' });
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'billing-bench-console-'));
+  const embedded = process.env.BENCH_DATABASE_URL
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: path.join(workDir, 'pg'), port: await freePort(), database: 'postgres', persistent: false, log });
+  const databaseUrl = process.env.BENCH_DATABASE_URL ?? embedded!.adminConnectionString;
+  const results: Record<string, unknown>[] = [];
+  let failed = false;
+  try {
+    let seeded: Record<string, unknown> = { reused: databaseUrl };
+    if (embedded) {
+      await migrate({ connectionString: databaseUrl, log });
+      seeded = { ...(await seedHistory(databaseUrl, { subscriptions: SUBSCRIPTIONS, payments: PAYMENTS, months: MONTHS })) };
+    }
+    const subject = await subjects(databaseUrl);
+    results.push({ seeded, subject });
+    console.log(
+      `\nConsole: seeded ${JSON.stringify(seeded)}; the Subscription page's subscription has ${subject.busiest.payments} payments over ${subject.busiest.months} months; ` +
+        `${subject.unknownPayments} UNKNOWN payments; 10 connections, ${SECONDS} s per page, ${ROUNDS} rounds`,
+    );
+    const service = await startService(databaseUrl, { CONSOLE_SESSION_KEYS: SESSION_KEYS });
+    const byPage = new Map<string, Array<{ p50: number; p99: number; requestsPerSecond: number }>>();
+    try {
+      const headers = { cookie: await signIn(service.base) };
+      const pages: Array<[string, string]> = [
+        ['Needs attention', '/console'],
+        [`Subscription (${subject.busiest.payments} payments)`, `/console/subscriptions/${subject.busiest.subscriptionId}`],
+        ['Payments list, first page', '/console/payments'],
+        ['Payments list, 5,000 deep', `/console/payments?cursor=${cursorOf(subject.deep)}`],
+      ];
+      for (const [name, url] of pages) {
+        const warm = await fetch(`${service.base}${url}`, { headers, redirect: 'manual' });
+        const body = await warm.text();
+        if (warm.status !== 200 || !body.includes('<h1>')) throw new Error(`${name} (${url}) answered ${warm.status}: ${body.slice(0, 300)}`);
+      }
+      for (let round = 0; round < ROUNDS; round += 1) {
+        for (const [name, url] of pages) {
+          const r = await autocannon({ url: `${service.base}${url}`, connections: 10, duration: SECONDS, headers });
+          const run = { name, round, p50: r.latency.p50, p99: r.latency.p99, requestsPerSecond: r.requests.average, non2xx: r.non2xx, errors: r.errors };
+          if (r.non2xx || r.errors) failed = true;
+          results.push(run);
+          byPage.set(name, [...(byPage.get(name) ?? []), run]);
+        }
+      }
+    } finally {
+      await service.stop();
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    console.log(`${'page'.padEnd(36)} ${'p50 ms'.padStart(7)} ${'p99 ms (median; runs)'.padStart(26)} ${'req/s'.padStart(7)}   target p99 < ${TARGET_MS} ms`);
+    for (const [name, runs] of byPage) {
+      const p99 = median(runs.map((r) => r.p99));
+      console.log(
+        `${name.padEnd(36)} ${String(median(runs.map((r) => r.p50))).padStart(7)} ${`${p99} (${runs.map((r) => r.p99).join(', ')})`.padStart(26)} ${median(
+          runs.map((r) => r.requestsPerSecond),
+        )
+          .toFixed(0)
+          .padStart(7)}   ${p99 < TARGET_MS ? 'met' : 'MISSED'}`,
+      );
+    }
+    writeResults('console', results);
+  } finally {
+    await embedded?.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+  if (failed) process.exitCode = 1;
+}
+
+await main();
