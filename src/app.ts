@@ -187,15 +187,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { prefix: '/api/v1' },
   );
+  // The operators' payment actions, shared by the admin routes and the console (one service, one set of rules).
+  const chargeNow = createChargeNow({ db: app.db, charges });
+  const paymentActions = createPaymentActions(deps);
   await app.register(async (admin) => {
     guardInput(admin, { jsonOnly: true });
     await limitRequests(admin, config.rateLimit.admin, app.rateLimitKey('admin'));
     // After the limiter (a refused token is counted), before every admin route.
     admin.addHook('onRequest', app.requireAdminToken);
-    const chargeNow = createChargeNow({ db: app.db, charges });
     await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
     await admin.register(subscriptionsAdminRoutes(deps, idempotency), { prefix: '/admin' });
-    const paymentActions = createPaymentActions(deps);
     await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }), { prefix: '/admin' });
     // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the import).
     const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
@@ -212,7 +213,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(
     async (scope) => {
       guardInput(scope, { jsonOnly: false });
-      await scope.register(consoleRoutes({ service: deps, sessions, idempotency }));
+      await scope.register(consoleRoutes({ service: deps, sessions, idempotency, payments: paymentActions, chargeNow }));
     },
     { prefix: '/console' },
   );
