@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
-import { startTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
+import { apiHeaders, startTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, getSubscription, paymentsOf, setClock, subscribe } from '../helpers/billing.ts';
 import { sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -190,6 +190,46 @@ async function formFields(page: Page, action: string): Promise<Record<string, st
 }
 
 describe('Needs attention, Payment page and its actions', () => {
+  it('lists settlement lines an operator must look at (with their transactionId, linking to Reconciliation) and disabled webhook endpoints', async () => {
+    // A gateway approval we never recorded: UNMATCHED.
+    const file = '거래번호,주문번호,거래구분,거래금액,거래일시\r\nT-CONSOLE-UNMATCHED-1,O-CONSOLE-1,승인,30000,20270309100000\r\n';
+    const imported = await fetch(`${baseUrl}/admin/settlement-imports`, {
+      method: 'POST',
+      headers: { ...adminHeaders, 'content-type': 'text/csv', 'idempotency-key': 'console-import' },
+      body: file,
+    });
+    expect(imported.status).toBe(201);
+    const created = await fetch(`${baseUrl}/api/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { ...apiHeaders, 'content-type': 'application/json', 'idempotency-key': 'console-endpoint' },
+      body: JSON.stringify({ url: 'https://hooks.example.test/billing' }),
+    });
+    const endpoint = (await created.json()) as { id: string };
+    const disabled = await fetch(`${baseUrl}/api/v1/webhook-endpoints/${endpoint.id}`, {
+      method: 'PATCH',
+      headers: { ...apiHeaders, 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'DISABLED' }),
+    });
+    expect(disabled.status).toBe(200);
+
+    const { context, page } = await newContext();
+    try {
+      await signIn(page);
+      await page.waitForURL(`${baseUrl}/console`);
+      const line = page.locator('#attention tr[data-kind="Settlement line"]');
+      await expect(line.textContent()).resolves.toContain('T-CONSOLE-UNMATCHED-1');
+      await expect(line.textContent()).resolves.toContain('UNMATCHED');
+      expect(await line.getByRole('link').getAttribute('href')).toBe('/console/reconciliation?status=UNMATCHED');
+      const hook = page.locator(`#attention tr[data-id="${endpoint.id}"]`);
+      await expect(hook.textContent()).resolves.toContain('https://hooks.example.test/billing');
+      await hook.getByRole('link').click();
+      await page.waitForURL(`${baseUrl}/console/search?q=${endpoint.id}`);
+      await expect(page.locator(`#hits tr[data-id="${endpoint.id}"]`).textContent()).resolves.toContain('DISABLED');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('resolves an UNKNOWN payment from Needs attention: the row links to the payment, Resolve runs the admin service with the operator named', async () => {
     const { payment, transactionId, subscriptionId } = await unknownPayment('console-resolve');
     const { context, page } = await newContext();
