@@ -72,7 +72,9 @@ async function subjects(databaseUrl: string) {
         WHERE s."intervalUnit" = 'month' AND s."intervalCount" = 1
         GROUP BY p."subscriptionId" ORDER BY count(*) DESC, p."subscriptionId" LIMIT 1`,
     );
-    const deep = await client.query<{ createdAt: Date; id: string }>(`SELECT "createdAt", "id" FROM "payments" ORDER BY "createdAt" DESC, "id" DESC OFFSET 5000 LIMIT 1`);
+    const deep = await client.query<{ createdAt: Date; id: string }>(
+      `SELECT "createdAt", "id" FROM "payments" ORDER BY "createdAt" DESC, "id" DESC OFFSET 5000 LIMIT 1`,
+    );
     const unknown = await client.query<{ count: number }>(`SELECT count(*)::int AS "count" FROM "payments" WHERE "status" = 'UNKNOWN'`);
     return { busiest: busiest.rows[0]!, deep: deep.rows[0]!, unknownPayments: unknown.rows[0]!.count };
   } finally {

@@ -187,6 +187,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { prefix: '/api/v1' },
   );
+  // The operators' payment actions, shared by the admin routes and the console (one service, one set of rules).
+  const chargeNow = createChargeNow({ db: app.db, charges });
   const paymentActions = createPaymentActions(deps);
   // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the
   // import); the admin route and the console's Reconciliation page import through this one service.
@@ -197,7 +199,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await limitRequests(admin, config.rateLimit.admin, app.rateLimitKey('admin'));
     // After the limiter (a refused token is counted), before every admin route.
     admin.addHook('onRequest', app.requireAdminToken);
-    const chargeNow = createChargeNow({ db: app.db, charges });
     await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
     await admin.register(subscriptionsAdminRoutes(deps, idempotency), { prefix: '/admin' });
     await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }), { prefix: '/admin' });
@@ -213,7 +214,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(
     async (scope) => {
       guardInput(scope, { jsonOnly: false });
-      await scope.register(consoleRoutes({ service: deps, sessions, idempotency, settlementImports: imports }));
+      await scope.register(consoleRoutes({ service: deps, sessions, idempotency, payments: paymentActions, chargeNow, settlementImports: imports }));
     },
     { prefix: '/console' },
   );

@@ -15,3 +15,7 @@ CREATE TABLE "console_sessions" (
 
 CREATE UNIQUE INDEX "console_sessions_secretHash_key" ON "console_sessions"("secretHash");
 CREATE INDEX "console_sessions_expiresAt_idx" ON "console_sessions"("expiresAt");
+
+-- The console's subscription and payment timelines read an object's events, newest first: without this index
+-- that is a scan of the whole events table per page (the complaint about Kaui's 10-15 s timelines).
+CREATE INDEX "events_objectId_pos_idx" ON "events"("objectId", "pos");

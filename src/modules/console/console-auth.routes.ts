@@ -17,9 +17,16 @@ const LoginBody = Type.Object(
 );
 const LoginQuery = Type.Object({ next: Type.Optional(Type.String({ maxLength: 2000 })) });
 
-/** Only a console path of this service (never `//host` or another origin) is a place to go back to after sign-in. */
+/**
+ * Where sign-in goes next: a console page of this service only, as the browser would resolve it (`/console/../admin`
+ * is /admin, refused; `//host` and `/\host` are other origins, refused); anything else is Needs attention.
+ */
 function safeNext(next: string | undefined): string {
-  return next && /^\/console(\/[^/\\]|\/?$|\?)/.test(next) && !next.includes('\\') ? next : '/console';
+  const base = 'http://console.invalid';
+  if (!next || !next.startsWith('/') || next.includes('\\')) return '/console';
+  const url = new URL(next, base);
+  const onConsole = url.origin === base && (url.pathname === '/console' || url.pathname.startsWith('/console/'));
+  return onConsole ? `${url.pathname}${url.search}` : '/console';
 }
 
 export function consoleAuthRoutes(deps: { sessions: ConsoleSessions; ttlMs: number; secureCookies: boolean }) {

@@ -2,6 +2,8 @@
 // dependencies, the console's sessions, the idempotency store the admin routes use, and the services of the admin
 // actions, so that a console action runs the very code its admin route runs.
 import type { Idempotency } from '../idempotency/idempotency.ts';
+import type { ChargeNow } from '../payments/charge-now.ts';
+import type { PaymentActions } from '../payments/payment-actions.service.ts';
 import type { SettlementImports } from '../reconciliation/import-settlement.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { ConsoleSessions } from './console-sessions.ts';
@@ -10,6 +12,9 @@ export interface ConsoleDeps {
   service: ServiceDeps;
   sessions: ConsoleSessions;
   idempotency: Idempotency;
+  /** The admin routes' payment actions (resolve, refund, settle a refund's outcome) and charge-now. */
+  payments: PaymentActions;
+  chargeNow: ChargeNow;
   /** The settlement import of POST /admin/settlement-imports (the Reconciliation page's upload). */
   settlementImports: SettlementImports;
 }

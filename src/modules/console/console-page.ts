@@ -3,7 +3,9 @@
 // `<%= %>` escapes, `<%~ %>` is only for HTML rendered by a template), wrapped in views/layout.eta by @fastify/view.
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Static, type TObject, type TProperties, Type } from 'typebox';
+import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
+import { Value } from 'typebox/value';
+import { ValidationError } from '../../lib/errors.ts';
 import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
@@ -66,42 +68,67 @@ export function actionForm(action: string, button: string, fields: FormField[] =
   return { action, button, fields, idempotencyKey: randomUUID(), danger: options.danger };
 }
 
-/** The fields every action form posts. */
-const ActionBase = {
-  _csrf: Type.String(),
-  idempotencyKey: Type.String({ minLength: 1, maxLength: 200 }),
-  reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' }),
-};
+/** The fields every action form posts besides its own (all text, as a form sends them). */
+const FormBase = { _csrf: Type.String(), idempotencyKey: Type.String({ minLength: 1, maxLength: 200 }), reason: Type.String({ maxLength: 500 }) };
+
+/** The form's words for a body the admin route's schema refuses: "Amount must be >= 1". */
+function describeInvalid(schema: TSchema, body: unknown, labels: Record<string, string>): string {
+  const [first] = Value.Errors(schema, body);
+  if (!first) return 'The form is not valid';
+  const field = first.instancePath.replace(/^\//, '') || String((first.params as { requiredProperties?: string[] }).requiredProperties?.[0] ?? '');
+  return `${labels[field] ?? field} ${first.message}`;
+}
 
 /**
- * Registers `POST <url>` (in the console scope, so under /console and behind the session and CSRF guards): the
- * operator's action `act` runs through the admin route's own service, under the admin route's idempotency scope
- * (`adminRoute`, e.g. '/admin/payments/:id/resolve') with the form's key. Success (and its replay) answers 303 to
- * `redirect(id)`; a coded error (and its replay) renders the error page with its status, in words.
+ * Registers `POST <url>` in the console scope (under /console, behind the session guard) with CSRF, for one
+ * operator action:
+ * - the form's text fields (`fields`, plus `_csrf`, `idempotencyKey` and `reason`) become the admin route's body
+ *   (`toBody`: "" for an optional field means absent) and are checked against the admin route's own body schema
+ *   (`adminBody`), so a value the admin route refuses is refused here in the same terms;
+ * - `act` runs the admin route's service under the admin route's idempotency scope (`adminRoute`, e.g.
+ *   '/admin/payments/:id/resolve') with the key the form was rendered with: a second submit of the same form does not
+ *   act again and answers like the first;
+ * - success (and its replay) answers 303 to `redirect(id)`; a coded error (and its replay) renders the error page
+ *   with its status, in words.
  */
-export function registerAction<P extends TProperties>(
+export function registerAction<P extends TProperties, B extends TSchema>(
   scope: App,
   idempotency: Idempotency,
   spec: {
     url: string;
     adminRoute: string;
     fields: P;
-    act: (id: string, body: Static<TObject<P>> & { reason: string }, request: FastifyRequest) => Promise<unknown>;
+    labels: Record<string, string>;
+    adminBody: B;
+    toBody: (form: Static<TObject<P>> & { reason: string }) => Record<string, unknown>;
+    act: (id: string, body: Static<B>, request: FastifyRequest) => Promise<unknown>;
     redirect: (id: string) => string;
   },
 ) {
-  const body = Type.Object({ ...ActionBase, ...spec.fields }, { additionalProperties: false });
-  scope.post(spec.url, { schema: { params: IdParams, body }, preHandler: scope.csrfProtection }, async (request, reply) => {
+  const form = Type.Object({ ...FormBase, ...spec.fields }, { additionalProperties: false });
+  const labels = { reason: 'Reason', ...spec.labels };
+  scope.post(spec.url, { schema: { params: IdParams, body: form }, preHandler: scope.csrfProtection }, async (request, reply) => {
     const { id } = request.params as { id: string };
-    const { _csrf, idempotencyKey, ...input } = request.body as Record<string, string>;
-    const { outcome } = await idempotency.once(scopeOf('POST', spec.adminRoute, id), idempotencyKey!, { body: input }, async () => ({
+    const { _csrf, idempotencyKey, ...fields } = request.body as Record<string, string>;
+    const body = spec.toBody({ ...fields, reason: fields.reason!.trim() } as never);
+    if (!Value.Check(spec.adminBody, body)) throw new ValidationError(describeInvalid(spec.adminBody, body, labels));
+    const { outcome } = await idempotency.once(scopeOf('POST', spec.adminRoute, id), idempotencyKey!, { body }, async () => ({
       statusCode: 200,
-      body: await spec.act(id, input as never, request),
+      body: await spec.act(id, body as Static<B>, request),
     }));
     if (outcome.statusCode >= 400) return renderError(request, reply, outcome.statusCode, outcome.body as { code?: string; message?: string });
     return reply.redirect(spec.redirect(id), 303);
   });
 }
+
+/** "" (a field left empty) as absent. */
+export const optional = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());
+
+/** A whole number typed in a form ("12,900" or "12900"), or the text itself when it is not one (the schema then refuses it). */
+export const wholeNumber = (value: string | undefined): number | string | undefined => {
+  const text = optional(value)?.replace(/,/g, '');
+  return text === undefined ? undefined : /^\d+$/.test(text) ? Number(text) : text;
+};
 
 /** The error page: the status and the service's message in words, with a way back. */
 export function renderError(request: FastifyRequest, reply: FastifyReply, statusCode: number, error: { code?: string; message?: string }) {
@@ -114,8 +141,20 @@ export function renderError(request: FastifyRequest, reply: FastifyReply, status
       statusCode,
       code: error.code ?? 'ERROR',
       message: error.message ?? 'Something went wrong',
-      back: request.headers.referer,
+      back: backLink(request),
     },
     statusCode,
   );
+}
+
+/** Where "Back" goes from an error: the console page the form was on (never another origin). */
+function backLink(request: FastifyRequest): string | undefined {
+  const referer = request.headers.referer;
+  if (!referer) return undefined;
+  try {
+    const url = new URL(referer);
+    return url.host === request.host && url.pathname.startsWith('/console') ? `${url.pathname}${url.search}` : undefined;
+  } catch {
+    return undefined;
+  }
 }

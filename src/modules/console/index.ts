@@ -28,8 +28,11 @@ import { renderError } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { listPages } from './lists.page.ts';
 import { needsAttentionPage } from './needs-attention.page.ts';
+import { paymentPage } from './payment.page.ts';
 import { reconciliationPage } from './reconciliation.page.ts';
 import { reportsPage } from './reports.page.ts';
+import { searchPage } from './search.page.ts';
+import { subscriptionPage } from './subscription.page.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const HTMX_DIR = path.dirname(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js'));
@@ -56,10 +59,6 @@ export function consoleRoutes(deps: ConsoleDeps) {
     });
     // Per client address, like the other browser routes (sign-in included).
     await scope.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
-    // An address past RATE_LIMIT_AUTH_FAILURES is answered 429 whatever it sends, until its minute is over.
-    scope.addHook('onRequest', async (request) => {
-      if (scope.authFailures.exceeded(request.ip)) throw new TooManyAuthFailuresError();
-    });
     // Outside production the keys are generated under .data/ (dev-secrets.ts); a bare buildApp without them (a
     // benchmark) signs with a key of this process only: its sign-ins end with the process.
     const keys = config.console.sessionKeys.length > 0 ? config.console.sessionKeys : [randomBytes(32)];
@@ -67,6 +66,11 @@ export function consoleRoutes(deps: ConsoleDeps) {
     await scope.register(csrf, {
       sessionPlugin: '@fastify/cookie',
       cookieOpts: { path: '/console', httpOnly: true, sameSite: 'strict', secure: config.console.secureCookies, signed: true },
+    });
+    // An address past RATE_LIMIT_AUTH_FAILURES is answered 429 whatever it sends, until its minute is over (after the
+    // cookie plugin's own hook, so the refusal renders as a page like any other error).
+    scope.addHook('onRequest', async (request) => {
+      if (scope.authFailures.exceeded(request.ip)) throw new TooManyAuthFailuresError();
     });
     await scope.register(view, {
       engine: { eta: new Eta({ views: path.join(HERE, 'views'), cache: true }) },
@@ -102,6 +106,9 @@ export function consoleRoutes(deps: ConsoleDeps) {
     await scope.register(async (pages) => {
       pages.addHook('onRequest', requireConsoleSession(pages, sessions));
       await pages.register(needsAttentionPage(deps));
+      await pages.register(searchPage(deps));
+      await pages.register(subscriptionPage(deps));
+      await pages.register(paymentPage(deps));
       await pages.register(listPages(deps));
       await pages.register(reconciliationPage(deps));
       await pages.register(reportsPage(deps));

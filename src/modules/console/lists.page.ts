@@ -4,7 +4,6 @@
 // whole filtered list as CSV (list-export.ts). Each row links to its Subscription or Payment page.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app-types.ts';
-import { createPaymentActions } from '../payments/payment-actions.service.ts';
 import { pageSubscriptions } from '../subscriptions/subscriptions.read.ts';
 import { serializeSubscription } from '../subscriptions/subscriptions.shape.ts';
 import { renderPage } from './console-page.ts';
@@ -38,7 +37,7 @@ function sendCsv<T extends object>(reply: FastifyReply, name: string, columns: r
 
 export function listPages(deps: ConsoleDeps) {
   const { db } = deps.service;
-  const payments = createPaymentActions(deps.service);
+  const { payments } = deps;
   const readSubscriptions =
     (filter: ReturnType<typeof toAdminFilter<ConsoleSubscriptionsQuery>>): PageReader<ReturnType<typeof serializeSubscription>> =>
     async (cursor, limit) => {
