@@ -175,6 +175,11 @@ describe('Subscriptions and Payments lists', () => {
       const createdAt = header!.split(',').indexOf('createdAt');
       expect(rows.map((r) => r.split(',')[createdAt])).toEqual(active.map((s) => s.createdAt));
       expect(csv.text).not.toContain(TEST_ADMIN_TOKEN);
+
+      // A row's link opens its Subscription page.
+      await page.getByRole('link', { name: `Subscription ${active[2]!.id}` }).click();
+      await page.waitForURL(`${baseUrl}/console/subscriptions/${active[2]!.id}`);
+      await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toMatch(/^Subscription/);
     } finally {
       await context.close();
     }
