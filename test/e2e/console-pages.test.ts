@@ -310,6 +310,45 @@ describe('Reconciliation', () => {
   });
 });
 
+describe('Reconciliation upload form', () => {
+  it('a double submit imports once and answers like the first; the same form with another file, or without the page’s CSRF token, imports nothing', async () => {
+    const { context, page } = await signedIn();
+    try {
+      await page.goto(`${baseUrl}/console/reconciliation`);
+      const field = (name: string) => page.locator(`form[action="/console/reconciliation/imports"] input[name="${name}"]`).getAttribute('value');
+      const form = { _csrf: (await field('_csrf'))!, idempotencyKey: (await field('idempotencyKey'))! };
+      const file = (transactionId: string) => ({
+        name: `${transactionId}.csv`,
+        mimeType: 'text/csv',
+        buffer: Buffer.from(`거래번호,주문번호,거래구분,금액,거래일시\n${transactionId},order-${transactionId},승인,1000,20261101120000\n`, 'utf8'),
+      });
+      const submit = (transactionId: string) =>
+        context.request.post(`${baseUrl}/console/reconciliation/imports`, { multipart: { ...form, file: file(transactionId) }, maxRedirects: 0 });
+      const before = (await adminGet<{ items: unknown[] }>(app, '/admin/settlement-imports?limit=100')).items.length;
+      const first = await submit('TX-DOUBLE-1');
+      const second = await submit('TX-DOUBLE-1');
+      expect(first.status()).toBe(303);
+      expect(second.status()).toBe(303);
+      expect(second.headers().location).toBe(first.headers().location);
+      expect((await adminGet<{ items: unknown[] }>(app, '/admin/settlement-imports?limit=100')).items.length).toBe(before + 1);
+      // The key belongs to the first file: another file under it is refused, and nothing is imported.
+      const other = await submit('TX-DOUBLE-2');
+      expect(other.status()).toBe(409);
+      expect(await other.text()).toContain('IDEMPOTENCY_KEY_REUSED');
+      expect((await adminGet<{ items: unknown[] }>(app, '/admin/settlement-imports?limit=100')).items.length).toBe(before + 1);
+      // Without the page's CSRF token nothing is imported.
+      const forged = await context.request.post(`${baseUrl}/console/reconciliation/imports`, {
+        multipart: { _csrf: 'forged', idempotencyKey: randomUUID(), file: file('TX-FORGED') },
+        maxRedirects: 0,
+      });
+      expect(forged.status()).toBe(403);
+      expect((await adminGet<{ items: unknown[] }>(app, '/admin/settlement-imports?limit=100')).items.length).toBe(before + 1);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('Reports', () => {
   it('shows MRR movements as a chart and a table equal to GET /admin/reports/mrr for the last 12 months, with revenue and recovery', async () => {
     const { context, page } = await signedIn();
