@@ -118,6 +118,11 @@ async function expectAccessible(page: Page) {
   expect(violations).toEqual([]);
 }
 
+/** The page names its time zone once (the layout's "Times in KST (Asia/Seoul)"), nowhere else. */
+async function expectZoneNamedOnce(page: Page) {
+  expect((await page.content()).match(/KST|Asia\/Seoul/g)).toEqual(['KST', 'Asia/Seoul']);
+}
+
 /** The first cell's link targets of the list's table, in order. */
 async function rowLinks(page: Page): Promise<string[]> {
   return page.locator('table tbody tr td:first-child a').evaluateAll((links) => links.map((a) => a.getAttribute('href') ?? ''));
@@ -142,6 +147,7 @@ describe('Subscriptions and Payments lists', () => {
     try {
       await page.getByRole('navigation').getByRole('link', { name: 'Subscriptions', exact: true }).click();
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Subscriptions');
+      await expectZoneNamedOnce(page);
       const everything = await adminGet<{ items: Sub[] }>(app, '/admin/subscriptions?limit=100');
       expect(everything.items).toHaveLength(5);
       // All five, newest first, each linking to its Subscription page.
@@ -190,6 +196,7 @@ describe('Subscriptions and Payments lists', () => {
     try {
       await page.goto(`${baseUrl}/console/payments`);
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Payments');
+      await expectZoneNamedOnce(page);
       await expectAccessible(page);
       const succeeded = (await adminGet<{ items: Pay[] }>(app, '/admin/payments?status=SUCCEEDED&limit=100')).items;
       expect(succeeded.length).toBeGreaterThan(10);
@@ -243,6 +250,7 @@ describe('Reconciliation', () => {
     try {
       await page.getByRole('navigation').getByRole('link', { name: 'Reconciliation', exact: true }).click();
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Reconciliation');
+      await expectZoneNamedOnce(page);
       await expectAccessible(page);
 
       const file = await sandboxSettlementFile(app, { encoding: 'cp949' });
@@ -355,6 +363,7 @@ describe('Reports', () => {
     try {
       await page.getByRole('navigation').getByRole('link', { name: 'Reports', exact: true }).click();
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Reports');
+      await expectZoneNamedOnce(page);
       // The simulated clock is in 2026-11: the twelve months to it.
       const expected = await adminGet<{ months: MrrMonth[] }>(app, '/admin/reports/mrr?from=2025-12&to=2026-11');
       expect(expected.months.some((m) => m.churn > 0) && expected.months.some((m) => m.new > 0)).toBe(true);

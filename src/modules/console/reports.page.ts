@@ -61,7 +61,6 @@ export function reportsPage(deps: ConsoleDeps) {
       return renderPage(request, reply, 'reports', {
         title: 'Reports',
         months,
-        zone,
         mrr,
         chart: renderMrrChart(mrr),
         revenue,
