@@ -9,6 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import { ValidationError } from '../../lib/errors.ts';
+import { containsNul } from '../../lib/input.ts';
 import { scopeOf } from '../idempotency/idempotency.ts';
 import { sha256Of } from '../reconciliation/import-settlement.ts';
 import { getImport, itemsCsv, listImports, listItems, summarizePeriod, summaryPeriod } from '../reconciliation/reconciliation.queries.ts';
@@ -116,6 +117,9 @@ export function reconciliationPage(deps: ConsoleDeps) {
         {
           schema: { body: UploadBody },
           preValidation: async (request) => {
+            // The scope's NUL guard ran before the multipart parser filled the body: the fields are checked here.
+            const { file: _file, ...fields } = (request.body ?? {}) as Record<string, unknown>;
+            if (containsNul(fields)) throw new ValidationError('strings must not contain NUL characters');
             dropBlankFields(request.body);
           },
           preHandler: upload.csrfProtection,
