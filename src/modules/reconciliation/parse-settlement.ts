@@ -92,7 +92,8 @@ function detectDelimiter(text: string): ',' | '\t' {
 }
 
 /** The physical line where a record starts: csv-parse counts lines to its end, and a quoted field may span several. */
-const startLine = (endLine: number, record: string[]) => endLine - record.reduce((sum, field) => sum + (field.match(/\n/g)?.length ?? 0), 0);
+const startLine = (endLine: number, record: string[]) =>
+  endLine - record.reduce((sum, field) => sum + (field.includes('\n') ? (field.match(/\n/g)?.length ?? 0) : 0), 0);
 
 /** Which columns feed each field, in header order; the mapping, when it names a field, replaces the aliases. */
 function mapColumns(headers: string[], mapping: Record<string, string>, errors: SettlementError[]) {
@@ -153,10 +154,11 @@ export function parseSettlement(bytes: Buffer, options: ParseOptions = {}): Pars
   if (errors.length > 0) return result([], data.length);
 
   const lines: ParsedLine[] = [];
+  const mapped = new Set([...columns.values()].flat());
   for (const { record, info } of data) {
     if (errors.length >= MAX_ERRORS) break;
     const line = startLine(info.lines, record);
-    const parsed = readRow(record, line, headers, columns, options, errors);
+    const parsed = readRow(record, line, headers, columns, mapped, options, errors);
     if (parsed) lines.push(parsed);
   }
   return result(errors.length === 0 ? lines : [], data.length);
@@ -167,6 +169,8 @@ function readRow(
   line: number,
   headers: string[],
   columns: Map<SettlementField, number[]>,
+  /** The columns some field reads (the others go to `extra`). */
+  mapped: Set<number>,
   options: ParseOptions,
   errors: SettlementError[],
 ): ParsedLine | undefined {
@@ -177,6 +181,10 @@ function readRow(
   const before = errors.length;
   const cell = (field: SettlementField, prefer?: (index: number) => boolean) => {
     const indexes = columns.get(field) ?? [];
+    if (indexes.length === 1) {
+      const value = record[indexes[0]!]!.trim();
+      return value === '' ? undefined : { value, column: headers[indexes[0]!]! };
+    }
     const filled = indexes.filter((i) => record[i]!.trim() !== '');
     const index = filled.find((i) => prefer?.(i)) ?? filled[0];
     return index === undefined ? undefined : { value: record[index]!.trim(), column: headers[index]! };
@@ -211,8 +219,7 @@ function readRow(
   }
   if (errors.length > before) return undefined;
 
-  const read_ = new Set([...columns.values()].flat());
-  const extra = Object.fromEntries(headers.flatMap((h, i) => (read_.has(i) || record[i] === '' ? [] : [[h || `column${i + 1}`, record[i]!]])));
+  const extra = Object.fromEntries(headers.flatMap((h, i) => (mapped.has(i) || record[i] === '' ? [] : [[h || `column${i + 1}`, record[i]!]])));
   return {
     line,
     transactionId: transactionId!,
