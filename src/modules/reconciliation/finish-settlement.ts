@@ -94,11 +94,9 @@ export function createSettlementFinisher(deps: {
   async function finish(importId: string, actionable?: ReconciliationRow[]) {
     const rows =
       actionable ??
-      (await sqlQuery<ReconciliationRow>(
-        db,
-        `SELECT i.* FROM (${reconciliationItemsSql({ lines: 'l."importId" = $1::uuid' })}) i WHERE ${ACTIONABLE_SQL}`,
-        [importId],
-      ));
+      (await sqlQuery<ReconciliationRow>(db, `SELECT i.* FROM (${reconciliationItemsSql({ lines: 'l."importId" = $1::uuid' })}) i WHERE ${ACTIONABLE_SQL}`, [
+        importId,
+      ]));
     const counts = { payments: 0, refunds: 0, flagged: 0 };
     for (const row of rows) {
       const who = { actor: settlementActor(importId), reason: `settlement file line ${row.id} (${row.type} ${row.transactionId}, ${row.amount})` };

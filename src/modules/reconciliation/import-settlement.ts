@@ -32,6 +32,9 @@ export interface SettlementObserver {
 
 export type Summary = { matched: number; mismatched: number; unmatched: number; missing: number };
 
+/** Lines stored per INSERT statement. */
+const STORE_CHUNK = 5000;
+
 /** A large file's lines and their matching take longer than Prisma's default 5 s for an interactive transaction. */
 const TRANSACTION = { maxWait: 10_000, timeout: 300_000 };
 
@@ -98,17 +101,28 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
         },
       );
     }
-    const dates = parsed.lines.map((l) => l.tradeDate).sort();
-    const coverage = { from: upload.from ?? dates[0]!, to: upload.to ?? dates[dates.length - 1]! };
+    let first = parsed.lines[0]?.tradeDate ?? '';
+    let last = first;
+    for (const { tradeDate } of parsed.lines) {
+      if (tradeDate < first) first = tradeDate;
+      if (tradeDate > last) last = tradeDate;
+    }
+    const coverage = { from: upload.from ?? first, to: upload.to ?? last };
+    const lineCount = parsed.lines.length;
     const id = randomUUID();
     let created: Prisma.SettlementImportGetPayload<object>;
     let actionable: ReconciliationRow[] = [];
     try {
       created = await db.$transaction(async (tx) => {
-        const inserted = await storeLines(tx, id, parsed.lines);
+        // In statements of STORE_CHUNK lines: the parameters of one statement for 100,000 lines were several copies of
+        // the file in the service's memory at once.
+        let inserted = 0;
+        for (let i = 0; i < lineCount; i += STORE_CHUNK) inserted += await storeLines(tx, id, parsed.lines.slice(i, i + STORE_CHUNK));
         // The file's lines: all stored by this import, or (when some were imported before, from another file) found by
         // their keys.
-        const lineIds = inserted === parsed.lines.length ? undefined : await storedLineIds(tx, parsed.lines);
+        const lineIds = inserted === lineCount ? undefined : await storedLineIds(tx, parsed.lines);
+        // Stored: the parsed lines are not needed any more, and matching a large file takes a while.
+        parsed.lines.length = 0;
         // The file's items counted by status in SQL, and only those the file acts on brought back (a file of 100,000
         // lines would otherwise be 100,000 rows in memory for a handful of resolutions).
         const [matched] = await tx.$queryRawUnsafe<Array<{ summary: Partial<Summary> | null; actionable: ReconciliationRow[] }>>(
@@ -131,7 +145,7 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
             encoding: parsed.encoding,
             rows: parsed.rows,
             newLines: inserted,
-            duplicateLines: parsed.lines.length - inserted,
+            duplicateLines: lineCount - inserted,
             coverageFrom: coverage.from,
             coverageTo: coverage.to,
             summary: { matched: 0, mismatched: 0, unmatched: 0, missing: 0, ...matched?.summary },

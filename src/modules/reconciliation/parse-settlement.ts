@@ -130,38 +130,45 @@ export function parseSettlement(bytes: Buffer, options: ParseOptions = {}): Pars
     errors.push({ line: text.slice(0, binary).split(/\r\n|\n|\r/).length, message: 'the file is not text (binary or undecodable bytes)' });
     return result([], 0);
   }
-  let records: Array<{ record: string[]; info: { lines: number } }>;
+  // Each record is read as csv-parse finds it (on_record) and then dropped: the file's records are never all held at
+  // once (a 100,000-line file was over 100 MB of them), and once a problem is found no more lines are kept.
+  let headers: string[] | undefined;
+  let columns = new Map<SettlementField, number[]>();
+  let mapped = new Set<number>();
+  let headerInvalid = false;
+  let rows = 0;
+  const lines: ParsedLine[] = [];
   try {
-    records = parse(text, {
+    parse(text, {
       delimiter: detectDelimiter(text),
       record_delimiter: '\n',
       relax_column_count: true,
       skip_empty_lines: true,
-      info: true,
-    }) as unknown as Array<{ record: string[]; info: { lines: number } }>;
+      on_record: (record: string[], context: { lines: number }) => {
+        if (!record.some((field) => field.trim() !== '')) return null;
+        if (!headers) {
+          headers = record.map((h) => h.trim());
+          columns = mapColumns(headers, options.mapping ?? {}, errors);
+          mapped = new Set([...columns.values()].flat());
+          headerInvalid = errors.length > 0;
+          return null;
+        }
+        rows += 1;
+        if (headerInvalid || errors.length >= MAX_ERRORS) return null;
+        const parsed = readRow(record, startLine(context.lines, record), headers, columns, mapped, options, errors);
+        if (parsed && errors.length === 0) lines.push(parsed);
+        return null;
+      },
+    });
   } catch (error) {
     errors.push({ line: (error as { lines?: number }).lines ?? 1, message: `not a valid CSV file: ${(error as Error).message}` });
     return result([], 0);
   }
-  const nonBlank = records.filter(({ record }) => record.some((field) => field.trim() !== ''));
-  const [header, ...data] = nonBlank;
-  if (!header) {
+  if (!headers) {
     errors.push({ line: 1, message: 'the file has no header row' });
     return result([], 0);
   }
-  const headers = header.record.map((h) => h.trim());
-  const columns = mapColumns(headers, options.mapping ?? {}, errors);
-  if (errors.length > 0) return result([], data.length);
-
-  const lines: ParsedLine[] = [];
-  const mapped = new Set([...columns.values()].flat());
-  for (const { record, info } of data) {
-    if (errors.length >= MAX_ERRORS) break;
-    const line = startLine(info.lines, record);
-    const parsed = readRow(record, line, headers, columns, mapped, options, errors);
-    if (parsed) lines.push(parsed);
-  }
-  return result(errors.length === 0 ? lines : [], data.length);
+  return result(errors.length === 0 ? lines : [], rows);
 }
 
 function readRow(

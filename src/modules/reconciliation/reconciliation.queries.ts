@@ -97,7 +97,6 @@ export async function listItems(db: Db, filter: ItemFilter) {
   return { items: items.map(serializeItem), nextCursor: more ? encodeCursor({ createdAt: new Date(last.tradedAt), id: last.id }) : null };
 }
 
-
 /** The period's statement and ledger totals, its items by status, and what the anomalies amount to. */
 export async function summarizePeriod(db: Db, period: { from: string; to: string }) {
   const { values, param } = sqlParams();
