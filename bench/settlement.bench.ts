@@ -12,11 +12,12 @@
 //
 //   BENCH_SETTLEMENT_LINES (100,000)  BENCH_SETTLEMENT_RUNS (3)  BENCH_SEED_SUBSCRIPTIONS (100,000)  BENCH_SEED_PAYMENTS (1,000,000)
 //   BENCH_DATABASE_URL: an already seeded database (skips the embedded cluster and the seeding; files already imported
-//   there are then replays or duplicates).
+//   there are then replays or duplicates: BENCH_SETTLEMENT_FIRST=<n> starts at the n-th window).
 //   BENCH_PROFILE=<dir>: a V8 CPU profile of the service.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import pino from 'pino';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
@@ -30,6 +31,8 @@ import { BENCH_ADMIN_TOKEN, memoryOf, startService } from './service-process.ts'
 
 const LINES = Number(process.env.BENCH_SETTLEMENT_LINES ?? 100_000);
 const RUNS = Number(process.env.BENCH_SETTLEMENT_RUNS ?? 3);
+/** The first window (with BENCH_DATABASE_URL, to import files not imported there yet). */
+const FIRST = Number(process.env.BENCH_SETTLEMENT_FIRST ?? 0);
 const SUBSCRIPTIONS = Number(process.env.BENCH_SEED_SUBSCRIPTIONS ?? 100_000);
 const PAYMENTS = Number(process.env.BENCH_SEED_PAYMENTS ?? 1_000_000);
 /** One approval line in this many shows another amount than ours; one in FOREIGN is a transaction we never made. */
@@ -47,7 +50,7 @@ interface Booked {
 }
 
 /** What the gateway booked, newest first, in the run's window: approvals, refunds' cancels, and our UNKNOWN charges' approvals. */
-async function gatewayLedger(client: pg.Client, run: number): Promise<LedgerEntry[]> {
+export async function gatewayLedger(client: pg.Client, run: number): Promise<LedgerEntry[]> {
   const { rows } = await client.query<Booked>(
     `WITH approvals AS (
        SELECT p."id", p."transactionId", p."orderId", p."amount", p."method", p."approvedAt" AS "at"
@@ -115,7 +118,7 @@ async function main() {
     );
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
-    for (let run = 0; run < RUNS; run += 1) {
+    for (let run = FIRST; run < FIRST + RUNS; run += 1) {
       const entries = await gatewayLedger(client, run);
       const file = settlementExport(entries, { encoding: 'utf-8', delimiter: ',' });
       const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
@@ -175,4 +178,4 @@ async function main() {
   }
 }
 
-await main();
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
