@@ -1,6 +1,7 @@
 // npm run bench (part 6): the operator console's pages under load (issue 24's speed target). Seeds a merchant's
 // history (bench/seed.ts: 100,000 subscriptions and 1,000,000 payments with their attempts over 36 months, so the
-// oldest monthly subscriptions have 36 months of history), starts the service in a process of its own, signs in to
+// oldest monthly subscriptions have 36 months of history), starts the service in a process of its own, imports a
+// settlement file of the last 7 days (importLastWeek: reconciliation items for Needs attention), signs in to
 // the console once as an operator would (the login form's CSRF token, an admin token, the session cookie), and
 // drives each page with autocannon at 10 connections with that session cookie: Needs attention, the Subscription
 // page of a monthly subscription with 36 months of payments (fillHistory), and a payments list page (the first one,
@@ -111,6 +112,37 @@ async function subjects(databaseUrl: string) {
   }
 }
 
+/**
+ * A settlement file of the last 7 days' succeeded payments, every 50th left out (so the ledger has MISSING items for
+ * Needs attention), imported through the admin route as an operator would: the console's reads then cover real
+ * reconciliation items. Answers the import's summary.
+ */
+async function importLastWeek(databaseUrl: string, base: string): Promise<Record<string, unknown>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ line: string }>(
+      `SELECT concat_ws(',', p."transactionId", p."orderId", 'APPROVAL', p."amount", to_char(p."approvedAt" AT TIME ZONE 'Asia/Seoul', 'YYYYMMDDHH24MISS')) AS "line"
+         FROM "payments" p
+        WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= now() - interval '7 days' AND p."transactionId" IS NOT NULL
+        ORDER BY p."approvedAt", p."id"`,
+    );
+    const kept = rows.filter((_, i) => i % 50 !== 0).map((r) => r.line);
+    const csv = `transactionId,orderId,type,amount,tradedAt\n${kept.join('\n')}\n`;
+    const response = await fetch(`${base}/admin/settlement-imports?filename=last-week.csv`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, 'content-type': 'text/csv' },
+      body: csv,
+    });
+    const body = (await response.json()) as Record<string, unknown>;
+    if (response.status !== 201 && response.status !== 200)
+      throw new Error(`the settlement import answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
+    return { lines: kept.length, coverage: body.coverage, summary: body.summary };
+  } finally {
+    await client.end();
+  }
+}
+
 /** The cursor of lib/pagination.ts for a row's key (opaque to clients; the bench builds it like api.bench.ts). */
 const cursorOf = (key: { createdAt: Date; id: string }) => Buffer.from(JSON.stringify([key.createdAt.toISOString(), key.id]), 'utf8').toString('base64url');
 
@@ -138,6 +170,9 @@ async function main() {
     const service = await startService(databaseUrl, { CONSOLE_SESSION_KEYS: SESSION_KEYS });
     const byPage = new Map<string, Array<{ p50: number; p99: number; requestsPerSecond: number }>>();
     try {
+      const settlement = await importLastWeek(databaseUrl, service.base);
+      results.push({ settlement });
+      console.log(`Settlement file imported: ${JSON.stringify(settlement)}`);
       const headers = { cookie: await signIn(service.base) };
       const pages: Array<[string, string]> = [
         ['Needs attention', '/console'],
@@ -149,6 +184,19 @@ async function main() {
         const warm = await fetch(`${service.base}${url}`, { headers, redirect: 'manual' });
         const body = await warm.text();
         if (warm.status !== 200 || !body.includes('<h1>')) throw new Error(`${name} (${url}) answered ${warm.status}: ${body.slice(0, 300)}`);
+      }
+      // One request at a time first: what a page costs when nothing queues (the machine is shared; see BENCHMARKS.md).
+      for (const [name, url] of pages) {
+        const times: number[] = [];
+        for (let i = 0; i < 20; i += 1) {
+          const started = performance.now();
+          await (await fetch(`${service.base}${url}`, { headers })).text();
+          times.push(performance.now() - started);
+        }
+        times.sort((a, b) => a - b);
+        const alone = { name, alone: true, p50: Math.round(times[10]!), max: Math.round(times[19]!) };
+        results.push(alone);
+        console.log(`${name}: one at a time, 20 requests: median ${alone.p50} ms, slowest ${alone.max} ms`);
       }
       for (let round = 0; round < ROUNDS; round += 1) {
         for (const [name, url] of pages) {

@@ -82,8 +82,27 @@ function itemsOfPeriod(filter: Pick<ItemFilter, 'from' | 'to'>, param: (value: u
   return reconciliationItemsSql({ lines: within('l."tradeDate"'), missing: (d, instant) => `${within(d)} AND ${at(instant)} AND ${coveredSql(d)}` });
 }
 
+/**
+ * The period with each open end closed at the imports' outer coverage, or undefined when nothing was imported. Every
+ * item lies inside some import's coverage (a line inside its own file's, a MISSING item by definition), so this
+ * changes no answer; but a period open at either end made the ledger's side test every succeeded payment there is
+ * (about 0.6 s at 1,000,000 payments, for the console's Needs attention), where a closed one reads its indexes.
+ */
+async function closedPeriod(db: Db, filter: ItemFilter): Promise<ItemFilter | undefined> {
+  if (filter.from && filter.to) return filter;
+  const [outer] = await sqlQuery<{ from: string | null; to: string | null }>(
+    db,
+    'SELECT min("coverageFrom") AS "from", max("coverageTo") AS "to" FROM "settlement_imports"',
+    [],
+  );
+  if (!outer?.from || !outer.to) return undefined;
+  return { ...filter, from: filter.from ?? outer.from, to: filter.to ?? outer.to };
+}
+
 /** Items newest first by trade time; without `limit`, every item of the filter (the CSV export). */
-export async function listItems(db: Db, filter: ItemFilter) {
+export async function listItems(db: Db, given: ItemFilter) {
+  const filter = await closedPeriod(db, given);
+  if (!filter) return { items: [], nextCursor: null };
   const { values, param } = sqlParams();
   const key = decodeCursor(filter.cursor);
   const conditions = [
