@@ -354,6 +354,40 @@ describe('Needs attention, Payment page and its actions', () => {
     }
   }, 30_000);
 
+  it('settles a refund whose outcome is unknown: listed under Needs attention, Settle refund as Succeeded', async () => {
+    const { payment } = await paidSubscription('console-refund-unknown', 20_000);
+    // The cancellation is booked by the gateway, then the answer is lost: the refund's outcome is unknown.
+    await sandboxFault(app, { operation: 'CANCEL', kind: 'timeout', holdMs: 100 });
+    const refund = await fetch(`${baseUrl}/admin/payments/${payment.id}/cancel`, {
+      method: 'POST',
+      headers: { ...adminHeaders, 'content-type': 'application/json', 'idempotency-key': 'console-refund-unknown' },
+      body: JSON.stringify({ reason: 'test setup' }),
+    });
+    expect(((await refund.json()) as { code?: string }).code).toBe('PAYMENT_OUTCOME_UNKNOWN');
+    const { context, page } = await newContext();
+    try {
+      await signIn(page);
+      await page.waitForURL(`${baseUrl}/console`);
+      const row = page.locator(`#attention tr[data-id="${payment.id}"]`);
+      await expect(row.textContent()).resolves.toContain('Refund outcome unknown');
+      await row.getByRole('link').click();
+      await page.waitForURL(`${baseUrl}/console/payments/${payment.id}`);
+      // No second refund is offered while the first one's outcome is unknown.
+      expect(await page.locator(`form[action="/console/payments/${payment.id}/refund"]`).count()).toBe(0);
+      const settle = page.locator(`form[action="/console/payments/${payment.id}/refund-outcome"]`);
+      await settle.getByLabel('Succeeded').check();
+      await settle.getByLabel('Reason').fill('cancellation shown in the gateway console');
+      await settle.getByRole('button', { name: 'Settle refund' }).click();
+      await page.waitForURL(`${baseUrl}/console/payments/${payment.id}?done=refund-outcome`);
+      await expect(page.locator('#payment-status').textContent()).resolves.toBe('CANCELED');
+      expect(await readPayment(payment.id)).toMatchObject({ status: 'CANCELED', canceledAmount: 20_000 });
+      expect((await auditOf(payment.id)).map((a) => [a.actor, a.reason])).toContainEqual([`admin:${OPERATOR}`, 'cancellation shown in the gateway console']);
+      await expectAccessible(page);
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+
   it('refuses a form without the CSRF token of this browser: 403 in words, nothing done', async () => {
     const { payment } = await paidSubscription('console-csrf', 20_000);
     const { context, page } = await newContext();
