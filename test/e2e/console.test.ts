@@ -60,8 +60,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function newContext(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext();
+async function newContext(options: { javaScriptEnabled?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext(options);
   context.on('request', (request) => requested.push(request.url()));
   return { context, page: await context.newPage() };
 }
@@ -354,6 +354,40 @@ describe('Needs attention, Payment page and its actions', () => {
     }
   }, 30_000);
 
+  it('settles a refund whose outcome is unknown: listed under Needs attention, Settle refund as Succeeded', async () => {
+    const { payment } = await paidSubscription('console-refund-unknown', 20_000);
+    // The cancellation is booked by the gateway, then the answer is lost: the refund's outcome is unknown.
+    await sandboxFault(app, { operation: 'CANCEL', kind: 'timeout', holdMs: 100 });
+    const refund = await fetch(`${baseUrl}/admin/payments/${payment.id}/cancel`, {
+      method: 'POST',
+      headers: { ...adminHeaders, 'content-type': 'application/json', 'idempotency-key': 'console-refund-unknown' },
+      body: JSON.stringify({ reason: 'test setup' }),
+    });
+    expect(((await refund.json()) as { code?: string }).code).toBe('PAYMENT_OUTCOME_UNKNOWN');
+    const { context, page } = await newContext();
+    try {
+      await signIn(page);
+      await page.waitForURL(`${baseUrl}/console`);
+      const row = page.locator(`#attention tr[data-id="${payment.id}"]`);
+      await expect(row.textContent()).resolves.toContain('Refund outcome unknown');
+      await row.getByRole('link').click();
+      await page.waitForURL(`${baseUrl}/console/payments/${payment.id}`);
+      // No second refund is offered while the first one's outcome is unknown.
+      expect(await page.locator(`form[action="/console/payments/${payment.id}/refund"]`).count()).toBe(0);
+      const settle = page.locator(`form[action="/console/payments/${payment.id}/refund-outcome"]`);
+      await settle.getByLabel('Succeeded').check();
+      await settle.getByLabel('Reason').fill('cancellation shown in the gateway console');
+      await settle.getByRole('button', { name: 'Settle refund' }).click();
+      await page.waitForURL(`${baseUrl}/console/payments/${payment.id}?done=refund-outcome`);
+      await expect(page.locator('#payment-status').textContent()).resolves.toBe('CANCELED');
+      expect(await readPayment(payment.id)).toMatchObject({ status: 'CANCELED', canceledAmount: 20_000 });
+      expect((await auditOf(payment.id)).map((a) => [a.actor, a.reason])).toContainEqual([`admin:${OPERATOR}`, 'cancellation shown in the gateway console']);
+      await expectAccessible(page);
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+
   it('refuses a form without the CSRF token of this browser: 403 in words, nothing done', async () => {
     const { payment } = await paidSubscription('console-csrf', 20_000);
     const { context, page } = await newContext();
@@ -422,6 +456,38 @@ describe('Subscription page and search', () => {
       ]);
       // A Reason is required: the browser refuses an empty one (and the server, when sent anyway, 400).
       expect(await page.locator(`form[action="/console/subscriptions/${subscriptionId}/pause"] input[name="reason"]`).getAttribute('required')).toBe('');
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+});
+
+describe('with JavaScript off', () => {
+  it('Charge now is refused in words when nothing is due, and Cancel at the end of the period works: plain forms', async () => {
+    const { subscriptionId } = await paidSubscription('console-no-js', 9_900);
+    const { context, page } = await newContext({ javaScriptEnabled: false });
+    try {
+      await signIn(page, TEST_ADMIN_TOKEN, baseUrl, `/console/subscriptions/${subscriptionId}`);
+      await page.waitForURL(`${baseUrl}/console/subscriptions/${subscriptionId}`);
+      const charge = page.locator(`form[action="/console/subscriptions/${subscriptionId}/charge"]`);
+      await charge.getByLabel('Reason').fill('customer asked to pay early');
+      await charge.getByRole('button', { name: 'Charge now' }).click();
+      const alert = await page.getByRole('alert').textContent();
+      expect(alert).toMatch(/HTTP 4\d\d/);
+      expect(alert).toMatch(/[A-Z_]{5,}/);
+      expect((await paymentsOf(app, subscriptionId)).map((p) => p.kind)).toEqual(['INITIAL']);
+
+      await page.goto(`${baseUrl}/console/subscriptions/${subscriptionId}`);
+      const cancel = page.locator(`form[action="/console/subscriptions/${subscriptionId}/cancel"]`);
+      await cancel.getByLabel('At the end of the period').check();
+      await cancel.getByLabel('Reason').fill('customer is moving abroad');
+      await cancel.getByRole('button', { name: 'Cancel' }).click();
+      await page.waitForURL(`${baseUrl}/console/subscriptions/${subscriptionId}?done=cancel`);
+      await expect(page.locator('#subscription-status').textContent()).resolves.toContain('cancels at the end of the period');
+      expect(await getSubscription(app, subscriptionId)).toMatchObject({ status: 'ACTIVE', cancelAtPeriodEnd: true });
+      expect((await auditOf(subscriptionId)).map((a) => [a.actor, a.action, a.reason])).toEqual([
+        [`admin:${OPERATOR}`, 'subscription.cancel_at_period_end', 'customer is moving abroad'],
+      ]);
     } finally {
       await context.close();
     }

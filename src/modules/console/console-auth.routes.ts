@@ -23,7 +23,7 @@ const LoginQuery = Type.Object({ next: Type.Optional(Type.String({ maxLength: 20
  */
 function safeNext(next: string | undefined): string {
   const base = 'http://console.invalid';
-  if (!next || !next.startsWith('/') || next.includes('\\')) return '/console';
+  if (!next?.startsWith('/') || next.includes('\\')) return '/console';
   const url = new URL(next, base);
   const onConsole = url.origin === base && (url.pathname === '/console' || url.pathname.startsWith('/console/'));
   return onConsole ? `${url.pathname}${url.search}` : '/console';

@@ -6,8 +6,8 @@
 //    { title, ...data })`. Register it below in the `pages` scope (behind the session guard), and link it in layout.eta.
 // 3. A form that changes something: build it with `actionForm(url, button, fields)` in the handler, render it with
 //    `<%~ include('./partials/action-form', { form: it.forms.x, csrf: it.csrf }) %>`, and register its POST with
-//    `registerAction(scope, idempotency, { url, adminRoute, fields, act, redirect })`: CSRF, a required "Reason", the
-//    idempotency key made at render time, and the admin route's own service in `act` (never a rule of its own).
+//    `registerAction(scope, idempotency, { url, adminRoute, fields, labels, adminBody, toBody, act, redirect })`: CSRF,
+//    a required "Reason", the key made at render time, the admin route's body schema and service (no rule of its own).
 // 4. GET-only forms (search, filters) need no CSRF; write them as plain <form method="get">. No inline script or style.
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -57,8 +57,6 @@ export function consoleRoutes(deps: ConsoleDeps) {
       },
       referrerPolicy: { policy: 'same-origin' },
     });
-    // Per client address, like the other browser routes (sign-in included).
-    await scope.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
     // Outside production the keys are generated under .data/ (dev-secrets.ts); a bare buildApp without them (a
     // benchmark) signs with a key of this process only: its sign-ins end with the process.
     const keys = config.console.sessionKeys.length > 0 ? config.console.sessionKeys : [randomBytes(32)];
@@ -100,10 +98,17 @@ export function consoleRoutes(deps: ConsoleDeps) {
     });
     scope.setNotFoundHandler((request, reply) => renderError(request, reply, 404, { code: 'NOT_FOUND', message: 'There is no such console page.' }));
 
-    await scope.register(consoleAuthRoutes({ sessions, ttlMs: config.console.sessionTtlMs, secureCookies: config.console.secureCookies }));
+    // Sign-in and sign-out: limited per client address like the other browser routes (RATE_LIMIT_BROWSER).
+    await scope.register(async (auth) => {
+      await auth.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
+      await auth.register(consoleAuthRoutes({ sessions, ttlMs: config.console.sessionTtlMs, secureCookies: config.console.secureCookies }));
+    });
 
-    // Every page below is the signed-in operator's.
+    // Every page below is the signed-in operator's. Limited per client address at the admin routes' rate
+    // (RATE_LIMIT_ADMIN), counted before the session is looked up, so forged cookies are counted too.
     await scope.register(async (pages) => {
+      await pages.register(rateLimit, { global: false, max: config.rateLimit.admin, timeWindow: 60_000 });
+      pages.addHook('onRequest', pages.rateLimit());
       pages.addHook('onRequest', requireConsoleSession(pages, sessions));
       await pages.register(needsAttentionPage(deps));
       await pages.register(searchPage(deps));

@@ -10,6 +10,7 @@ import { buildApp, type App } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { applyDevelopmentDefaults } from '../../../src/dev-secrets.ts';
 import { createLogger } from '../../../src/lib/logger.ts';
+import { createRedactor } from '../../../src/lib/redact.ts';
 import { buildTestApp, TEST_ADMIN_TOKEN, testConfig } from '../../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 
@@ -68,7 +69,10 @@ describe('console session', () => {
 
   it('in production the cookie is Secure', async () => {
     const config = await testConfig(database.url);
-    const secure = await buildApp({ ...config, console: { ...config.console, secureCookies: true } }, { logger: createLogger({ level: 'silent' }) });
+    const secure = await buildApp(
+      { ...config, console: { ...config.console, secureCookies: true } },
+      { logger: createLogger({ level: 'silent', redactor: createRedactor([]) }) },
+    );
     try {
       const { session } = await signIn(secure, TEST_ADMIN_TOKEN);
       expect(session.raw.find((l) => l.startsWith('console_session='))).toMatch(/; Secure/);
@@ -106,6 +110,33 @@ describe('console session', () => {
       expect(refused.headers.location).toMatch(/^\/console\/login/);
     } finally {
       await rotated.close();
+    }
+  });
+
+  it('sign-in forgets sessions expired more than a day ago', async () => {
+    const old = await app.db.consoleSession.create({
+      data: { secretHash: 'old-session-hash', tokenFingerprint: 'f', expiresAt: new Date(Date.now() - 25 * 3600_000) },
+    });
+    const recent = await app.db.consoleSession.create({
+      data: { secretHash: 'recent-session-hash', tokenFingerprint: 'f', expiresAt: new Date(Date.now() - 3600_000) },
+    });
+    await signIn(app, TEST_ADMIN_TOKEN);
+    expect(await app.db.consoleSession.findUnique({ where: { id: old.id } })).toBeNull();
+    expect(await app.db.consoleSession.findUnique({ where: { id: recent.id } })).not.toBeNull();
+  });
+
+  it('sign-in is limited per address at RATE_LIMIT_BROWSER, the pages at RATE_LIMIT_ADMIN (forged cookies counted)', async () => {
+    const limited = await buildTestApp(database.url, { env: { RATE_LIMIT_BROWSER: '3', RATE_LIMIT_ADMIN: '4' } });
+    try {
+      const logins = [];
+      for (let i = 0; i < 4; i += 1) logins.push((await limited.inject({ method: 'GET', url: '/console/login' })).statusCode);
+      expect(logins).toEqual([200, 200, 200, 429]);
+      const pages = [];
+      for (let i = 0; i < 5; i += 1)
+        pages.push((await limited.inject({ method: 'GET', url: '/console', headers: { cookie: 'console_session=forged.x' } })).statusCode);
+      expect(pages).toEqual([303, 303, 303, 303, 429]);
+    } finally {
+      await limited.close();
     }
   });
 
