@@ -19,3 +19,8 @@ CREATE INDEX "console_sessions_expiresAt_idx" ON "console_sessions"("expiresAt")
 -- The console's subscription and payment timelines read an object's events, newest first: without this index
 -- that is a scan of the whole events table per page (the complaint about Kaui's 10-15 s timelines).
 CREATE INDEX "events_objectId_pos_idx" ON "events"("objectId", "pos");
+
+-- Needs attention reads the payments waiting for an operator (ledger/payment.queries.ts needsAttentionWhere: UNKNOWN,
+-- or one of the attention reasons) newest first; they are a handful among millions, so a partial index keeps that
+-- read from scanning the payments table. Every arm of the predicate implies this index's condition.
+CREATE INDEX "payments_waiting_for_operator" ON "payments"("createdAt", "id") WHERE "status" = 'UNKNOWN' OR "attentionReason" IS NOT NULL;

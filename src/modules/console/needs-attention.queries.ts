@@ -49,7 +49,10 @@ export async function readNeedsAttention(db: Db): Promise<AttentionList> {
       take,
       select: { id: true, orderId: true, failureCode: true, createdAt: true, payment: { select: { id: true } } },
     }),
-    listItems(db, { status: ['MISMATCHED', 'UNMATCHED', 'MISSING'], limit: PER_KIND }),
+    // Before any settlement file there is nothing to reconcile (and the items query reads every payment to say so).
+    db.settlementImport
+      .findFirst({ select: { id: true } })
+      .then((any) => (any ? listItems(db, { status: ['MISMATCHED', 'UNMATCHED', 'MISSING'], limit: PER_KIND }) : { items: [], nextCursor: null })),
     db.webhookEndpoint.findMany({
       where: { status: 'DISABLED' },
       orderBy: PAGE,
