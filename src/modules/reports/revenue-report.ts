@@ -41,15 +41,15 @@ function figures(rows: Row[]): RevenueFigures {
 }
 
 /**
- * Each row is grouped under its period's label, its Korea date (or month) computed in SQL, rather than joined with
- * every period by range: a range join compares each payment with each of up to 1,000 periods. The periods are
+ * Each row is grouped under its period, its Korea day (or month) truncated in SQL and formatted once per group, rather
+ * than joined with every period by range: a range join compares each payment with each of up to 1,000 periods. The periods are
  * contiguous (each starts where the one before ends; only the last is cut at now), so one bound on the whole range
  * and the label are the same grouping. Both ranges (approvals, refunds) are read through their partial indexes
  * (migration 20261124180000_report_indexes).
  */
 export async function buildRevenueReport(db: Db, periods: Period[], zone: string): Promise<RevenuePeriod[]> {
   if (periods.length === 0) return [];
-  const format = periods[0]!.label.length === 7 ? 'YYYY-MM' : 'YYYY-MM-DD';
+  const monthly = periods[0]!.label.length === 7;
   const rows = await sqlQuery<Row>(
     db,
     `WITH moved AS (
@@ -61,12 +61,13 @@ export async function buildRevenueReport(db: Db, periods: Period[], zone: string
          FROM "payment_attempts" a JOIN "payments" pay ON pay."id" = a."paymentId"
         WHERE a."operation" = 'CANCEL' AND a."status" = 'SUCCEEDED'
           AND COALESCE(a."sentAt", a."completedAt", a."createdAt") >= $1 AND COALESCE(a."sentAt", a."completedAt", a."createdAt") < $2)
-     SELECT to_char(moved."at" AT TIME ZONE $3, $4) AS "period", moved."method",
-            sum(moved."payments")::int AS "paymentCount", COALESCE(sum(moved."amount") FILTER (WHERE moved."payments" = 1), 0)::float8 AS "paymentAmount",
-            sum(moved."refunds")::int AS "refundCount", COALESCE(sum(moved."amount") FILTER (WHERE moved."refunds" = 1), 0)::float8 AS "refundAmount"
-       FROM moved
-      GROUP BY 1, 2`,
-    [periods[0]!.start, periods.at(-1)!.end, zone, format],
+     SELECT to_char(g."start", $5) AS "period", g."method", g."paymentCount", g."paymentAmount", g."refundCount", g."refundAmount"
+       FROM (SELECT date_trunc($4, moved."at" AT TIME ZONE $3) AS "start", moved."method",
+                    sum(moved."payments")::int AS "paymentCount", COALESCE(sum(moved."amount") FILTER (WHERE moved."payments" = 1), 0)::float8 AS "paymentAmount",
+                    sum(moved."refunds")::int AS "refundCount", COALESCE(sum(moved."amount") FILTER (WHERE moved."refunds" = 1), 0)::float8 AS "refundAmount"
+               FROM moved
+              GROUP BY 1, 2) g`,
+    [periods[0]!.start, periods.at(-1)!.end, zone, monthly ? 'month' : 'day', monthly ? 'YYYY-MM' : 'YYYY-MM-DD'],
   );
   const byPeriod = new Map<string, Row[]>();
   for (const row of rows) byPeriod.set(row.period, [...(byPeriod.get(row.period) ?? []), row]);
