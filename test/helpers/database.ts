@@ -51,6 +51,7 @@ async function createDatabase(template: string | undefined): Promise<TestDatabas
 
 const TABLES = [
   'settlement_lines',
+  'external_refunds',
   'settlement_imports',
   'webhook_deliveries',
   'webhook_endpoints',

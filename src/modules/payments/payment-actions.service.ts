@@ -1,5 +1,5 @@
-// Operators' actions on payments (DESIGN.md §5): list, read, and resolve an outcome a person established (here), and
-// refunds through the gateway's cancellation (refund-payment.ts). Rule 4: only a person (or a settlement file through
+// Operators' actions on payments (DESIGN.md §5): list, read, and resolve an outcome a person established (here),
+// refunds through the gateway's cancellation (refund-payment.ts) and refunds made outside it (record-external-refund.ts). Rule 4: only a person (or a settlement file through
 // this same code) turns UNKNOWN into an outcome; the subscription then moves exactly as if the gateway had answered
 // so (ledger/charge.outcomes.ts), and a MOBILE success becomes the chain head.
 import type { Db } from '../../db/prisma.ts';
@@ -8,19 +8,19 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, createdWithin, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { applyChargeDecline, applyChargeSuccess } from '../ledger/charge.outcomes.ts';
-import { readPayment, serializePayment, type PaymentStatus } from './payments.service.ts';
+import { PAYMENT_DETAIL, readPayment, serializePayment, withRefunds, type PaymentStatus } from './payments.service.ts';
 import { needsAttentionWhere, needsNoAttentionWhere } from '../ledger/payment.queries.ts';
 import { SETTLEMENT_MISMATCH } from '../ledger/payment.state.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 import { createRefunds } from './refund-payment.ts';
+import { createExternalRefunds } from './record-external-refund.ts';
 import { transitionAttempt } from '../ledger/attempt.state.ts';
 
 type Tx = Prisma.TransactionClient;
 /** What `resolve` settles: an UNKNOWN outcome, or a FAILED payment that a settlement file shows approved. */
 const RESOLVABLE = [{ status: 'UNKNOWN' as const }, { status: 'FAILED' as const, attentionReason: SETTLEMENT_MISMATCH }];
-const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } } };
 
 export interface PaymentFilter {
   status?: PaymentStatus;
@@ -39,7 +39,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
   const { db, clock, config } = deps;
 
   async function load(tx: Tx | Db, id: string) {
-    const row = await tx.payment.findUnique({ where: { id }, include: WITH_ATTEMPTS });
+    const row = await tx.payment.findUnique({ where: { id }, include: PAYMENT_DETAIL });
     if (!row) throw new NotFoundError('Payment');
     return row;
   }
@@ -61,7 +61,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       take: filter.limit + 1,
     });
     const page = toPage(rows, filter.limit);
-    return { items: page.items.map((row) => serializePayment(row)), nextCursor: page.nextCursor };
+    return { items: (await withRefunds(db, page.items)).map((row) => serializePayment(row)), nextCursor: page.nextCursor };
   }
 
   /** Clears the subscription's flag when no other payment of it is still UNKNOWN or a settlement mismatch. */
@@ -193,7 +193,13 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     }
   }
 
-  return { listPayments, getPayment: async (id: string) => serializePayment(await readPayment(db, id)), resolve, ...createRefunds(deps) };
+  return {
+    listPayments,
+    getPayment: async (id: string) => serializePayment(await readPayment(db, id)),
+    resolve,
+    ...createRefunds(deps),
+    ...createExternalRefunds(deps),
+  };
 }
 
 export type PaymentActions = ReturnType<typeof createPaymentActions>;

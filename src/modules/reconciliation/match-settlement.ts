@@ -8,8 +8,10 @@
 // - `finish`: what the line proves of an outcome we do not know (an UNKNOWN charge or refund of the same amount):
 //   RESOLVE_PAYMENT or RESOLVE_REFUND (finish-settlement.ts applies it through the operators' own resolve). Its date
 //   is then the line's, so DATE is not a reason for it.
-// MISSING items are our succeeded payments (by approval time) and refunds (by the time they were sent) whose Korea
-// date lies inside an import's coverage and that no line matches. Korea dates are 'YYYY-MM-DD' text.
+// MISSING items are our succeeded payments (by approval time) and refunds through the gateway (by the time they were
+// sent) whose Korea date lies inside an import's coverage and that no line matches; a refund made outside the gateway
+// (external_refunds) is no attempt, so no line is expected for it and it is never MISSING. Korea dates are
+// 'YYYY-MM-DD' text.
 
 /** The Korea calendar date of a timestamptz expression, as SQL. */
 export const koreaDateSql = (instant: string) => `to_char(${instant} AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD')`;
