@@ -58,3 +58,42 @@ describe('one gateway transaction settles at most one payment', () => {
     expect(await payment(unknown.id)).toMatchObject({ status: 'UNKNOWN' });
   });
 });
+
+describe('a cancel line pairs with a refund that moved money, not with a declined one', () => {
+  it('a refund declined, then one of the same amount refunded: the line matches the second, nothing is MISSING', async () => {
+    const id = await subscribe(running.app, { amount: 9_900, userId: 'u1' });
+    const [paid] = await paymentsOf(running.app, id);
+    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'decline' });
+    expect((await admin(`/admin/payments/${paid!.id}/cancel`, { amount: 4_000, reason: 'partial' }, 'declined')).statusCode).toBe(402);
+    expect((await admin(`/admin/payments/${paid!.id}/cancel`, { amount: 4_000, reason: 'partial, again' }, 'refunded')).statusCode).toBe(200);
+    expect((await payment(paid!.id)).refunds.map((r: { status: string }) => r.status)).toEqual(['FAILED', 'SUCCEEDED']);
+
+    const response = await importCsv(running.app, await sandboxSettlementFile(running.app, { encoding: 'cp949' }));
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.json()).toMatchObject({ rows: 2, summary: { matched: 2, mismatched: 0, unmatched: 0, missing: 0 } });
+    const items = await adminGet<{ items: Array<Record<string, unknown>> }>(running.app, '/admin/reconciliation?limit=100');
+    expect(items.items.map((i) => [i.source, i.type, i.status, i.amount])).toEqual(expect.arrayContaining([['STATEMENT', 'CANCEL', 'MATCHED', 4_000]]));
+    expect(items.items.filter((i) => i.status !== 'MATCHED')).toEqual([]);
+  });
+
+  it('two lines of that amount: the second pairs with the declined refund, the gateway having cancelled it after all (STATUS)', async () => {
+    const id = await subscribe(running.app, { amount: 9_900, userId: 'u1' });
+    const [paid] = await paymentsOf(running.app, id);
+    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'decline' });
+    expect((await admin(`/admin/payments/${paid!.id}/cancel`, { amount: 4_000, reason: 'partial' }, 'declined')).statusCode).toBe(402);
+    expect((await admin(`/admin/payments/${paid!.id}/cancel`, { amount: 4_000, reason: 'partial, again' }, 'refunded')).statusCode).toBe(200);
+    // The statement shows the cancel twice: a second line a minute later (the declined call went through).
+    const file = (await sandboxSettlementFile(running.app)).toString('utf8');
+    const cancel = file.split(/\r?\n/).find((line) => line.split(',')[1]?.endsWith('취소'))!;
+    const later = cancel.replace(
+      /(\d{4}-\d{2}-\d{2} \d{2}):(\d{2})/,
+      (_, hour: string, minute: string) => `${hour}:${String((Number(minute) + 1) % 60).padStart(2, '0')}`,
+    );
+    expect(later).not.toBe(cancel);
+    const response = await importCsv(running.app, `${file.trimEnd()}\r\n${later}\r\n`);
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.json()).toMatchObject({ rows: 3, summary: { matched: 2, mismatched: 1, unmatched: 0, missing: 0 } });
+    const mismatched = await adminGet<{ items: Array<Record<string, unknown>> }>(running.app, '/admin/reconciliation?status=MISMATCHED');
+    expect(mismatched.items).toEqual([expect.objectContaining({ type: 'CANCEL', amount: 4_000, reasons: ['STATUS'] })]);
+  });
+});
