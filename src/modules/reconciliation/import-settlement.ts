@@ -1,9 +1,9 @@
 // POST /admin/settlement-imports (DESIGN.md §5 "Settlement files and reconciliation"): a gateway settlement file,
 // all or nothing. Read top-down: the same bytes again answer the stored import (200); the file is parsed (any invalid
 // row refuses the whole file, 422, nothing stored); its lines are stored once each (a line already imported from
-// another file is counted as a duplicate), and the import with its summary as it stands, in one transaction (a
-// concurrent upload of the same bytes loses on the unique sha256 and answers the winner's import); then what the
-// file proves is finished through the operators' own resolve (finish-settlement.ts).
+// another file is counted as a duplicate), and the import with its summary as it stands, in one transaction, one import
+// at a time (a concurrent upload of the same bytes then loses on the unique sha256 and answers the winner's import);
+// then what the file proves is finished through the operators' own resolve (finish-settlement.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
@@ -111,6 +111,7 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
     let created: Prisma.SettlementImportGetPayload<object>;
     try {
       created = await db.$transaction(async (tx) => {
+        await serializeImports(tx);
         const { inserted, lineIds } = await storeLines(tx, id, parsed.lines);
         const rows = await tx.$queryRawUnsafe<ReconciliationRow[]>(
           reconciliationItemsSql({ lines: 'l."id" = ANY($1::uuid[])', missing: (d) => `${d} BETWEEN $2 AND $3` }),
@@ -173,6 +174,16 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
   }
 
   return { importSettlement };
+}
+
+/**
+ * Imports are stored one at a time, until the transaction ends (a transaction-level advisory lock). Two files sharing
+ * lines, inserted at once in different orders, each waited on the other's uncommitted lines in the unique index and
+ * PostgreSQL aborted one (a deadlock, answered 500); serialized, the second finds the first's lines stored (its
+ * duplicates) and its summary sees them.
+ */
+async function serializeImports(tx: Prisma.TransactionClient): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('settlement_imports'))`;
 }
 
 /** Inserts the lines not stored yet (ON CONFLICT: a line from another file is stored once); answers every line's id. */
