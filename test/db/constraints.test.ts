@@ -67,4 +67,12 @@ describe('database constraints', () => {
     await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 1, reason: 'why' })).rejects.toThrow(/payment_attempts_reason_only_refunds/);
     await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 1, operation: 'CANCEL', reason: 'why' })).resolves.toBeTruthy();
   });
+
+  it('refuse TRUNCATE of what is kept (rule 15): imported lines and imports, MRR movements, external refunds', async () => {
+    for (const table of ['settlement_lines', 'settlement_imports', 'mrr_movements', 'external_refunds']) {
+      await expect(t.db.$executeRawUnsafe(`TRUNCATE "${table}" CASCADE`), table).rejects.toThrow(/TRUNCATE|immutable/);
+    }
+    // Also when a truncation of the tables they belong to cascades to them.
+    await expect(t.db.$executeRawUnsafe('TRUNCATE "subscriptions" CASCADE')).rejects.toThrow(/immutable/);
+  });
 });
