@@ -62,7 +62,8 @@ export async function listImports(db: Db, filter: { limit: number; cursor?: stri
 export interface ItemFilter {
   from?: string;
   to?: string;
-  status?: ReconciliationRow['status'];
+  /** One status, or several (the console's Needs attention asks for every status an operator must look at). */
+  status?: ReconciliationRow['status'] | Array<ReconciliationRow['status']>;
   limit?: number;
   cursor?: string;
 }
@@ -78,7 +79,11 @@ export async function listItems(db: Db, filter: ItemFilter) {
   const { values, param } = sqlParams();
   const key = decodeCursor(filter.cursor);
   const conditions = [
-    filter.status ? `i."status" = ${param(filter.status)}` : 'true',
+    filter.status === undefined
+      ? 'true'
+      : Array.isArray(filter.status)
+        ? `i."status" = ANY(${param(filter.status)}::text[])`
+        : `i."status" = ${param(filter.status)}`,
     key ? `(i."tradedAt", i."id") < (${param(key.createdAt)}::timestamptz, ${param(key.id)}::uuid)` : 'true',
   ];
   const sql = `SELECT i.* FROM (${itemsOfPeriod(filter, param)}) i WHERE ${conditions.join(' AND ')} ORDER BY i."tradedAt" DESC, i."id" DESC
