@@ -52,6 +52,8 @@ import { reconciliationRoutes } from './modules/reconciliation/reconciliation.ro
 import { createSettlementImports } from './modules/reconciliation/import-settlement.ts';
 import { createSettlementFinisher } from './modules/reconciliation/finish-settlement.ts';
 import { auditRoutes } from './modules/audit/audit.routes.ts';
+import { consoleRoutes } from './modules/console/index.ts';
+import { createConsoleSessions } from './modules/console/console-sessions.ts';
 
 export type { App } from './app-types.ts';
 
@@ -185,15 +187,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { prefix: '/api/v1' },
   );
+  // The operators' payment actions, shared by the admin routes and the console (one service, one set of rules).
+  const chargeNow = createChargeNow({ db: app.db, charges });
+  const paymentActions = createPaymentActions(deps);
   await app.register(async (admin) => {
     guardInput(admin, { jsonOnly: true });
     await limitRequests(admin, config.rateLimit.admin, app.rateLimitKey('admin'));
     // After the limiter (a refused token is counted), before every admin route.
     admin.addHook('onRequest', app.requireAdminToken);
-    const chargeNow = createChargeNow({ db: app.db, charges });
     await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
     await admin.register(subscriptionsAdminRoutes(deps, idempotency), { prefix: '/admin' });
-    const paymentActions = createPaymentActions(deps);
     await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }), { prefix: '/admin' });
     // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the import).
     const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
@@ -202,6 +205,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(auditRoutes({ db: app.db }), { prefix: '/admin' });
     await admin.register(reportsRoutes(), { prefix: '/admin' });
   });
+
+  // The operator console: its own CSP, cookies, CSRF and session guard (src/modules/console/index.ts). Sessions last
+  // CONSOLE_SESSION_TTL of real time, whatever the billing clock says.
+  const realClock = createSystemClock();
+  const sessions = createConsoleSessions({ db: app.db, now: () => realClock.now(), ttlMs: config.console.sessionTtlMs });
+  await app.register(
+    async (scope) => {
+      guardInput(scope, { jsonOnly: false });
+      await scope.register(consoleRoutes({ service: deps, sessions, idempotency, payments: paymentActions, chargeNow }));
+    },
+    { prefix: '/console' },
+  );
 
   return app;
 }

@@ -56,6 +56,8 @@ export const EnvSchema = Type.Object({
   EVENT_RETENTION: Type.String({ default: '90d' }),
   CONSENT_REQUIRED: Type.Boolean({ default: true }),
   SETTLEMENT_MAX_BYTES: Type.Integer({ minimum: 1, default: 20_971_520 }),
+  CONSOLE_SESSION_KEYS: Type.Optional(Text),
+  CONSOLE_SESSION_TTL: Type.String({ default: '8h' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -78,6 +80,7 @@ export const PRODUCTION_REQUIRED = [
   'BILLING_KEY_ENCRYPTION_KEYS',
   'API_KEYS',
   'ADMIN_TOKENS',
+  'CONSOLE_SESSION_KEYS',
 ] as const;
 
 export class ConfigError extends Error {
@@ -156,6 +159,15 @@ function isPostgresUrl(value: string): boolean {
   }
 }
 
+/** CONSOLE_SESSION_KEYS: base64 32-byte keys, comma-separated; the first signs the console's cookies, all verify. */
+export function parseConsoleSessionKeys(value: string | undefined): Buffer[] {
+  return splitList(value).map((entry, index) => {
+    const key = Buffer.from(entry, 'base64');
+    if (key.length !== 32) throw new ConfigError(`CONSOLE_SESSION_KEYS: key ${index + 1} must be base64 of 32 bytes, not ${key.length}`);
+    return key;
+  });
+}
+
 /** TRUST_PROXY: `true`/`false`, a hop count, or the proxies' addresses (comma-separated IPs or CIDRs). */
 export function parseTrustProxy(value: string): boolean | number | string {
   const text = value.trim();
@@ -212,6 +224,8 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   const webhookRetryDelaysMs = attempt(() => parseDurationList(env.WEBHOOK_RETRY_DELAYS, 'WEBHOOK_RETRY_DELAYS', { gaps: true })) ?? [];
   const webhookDisableAfterMs = attempt(() => parseDuration(env.WEBHOOK_DISABLE_AFTER, 'WEBHOOK_DISABLE_AFTER')) ?? 0;
   const eventRetentionMs = attempt(() => parseDuration(env.EVENT_RETENTION, 'EVENT_RETENTION')) ?? 0;
+  const consoleSessionKeys = attempt(() => parseConsoleSessionKeys(env.CONSOLE_SESSION_KEYS)) ?? [];
+  const consoleSessionTtlMs = attempt(() => parseDuration(env.CONSOLE_SESSION_TTL, 'CONSOLE_SESSION_TTL')) ?? 0;
   const cronCheck = validateDetailed(env.SCHEDULER_CRON);
   if (!cronCheck.valid) {
     const why = cronCheck.errors.map((e) => `${e.field}: ${e.message}`).join(', ');
@@ -262,6 +276,8 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     webhookRetryDelaysMs,
     webhookDisableAfterMs,
     eventRetentionMs,
+    consoleSessionKeys,
+    consoleSessionTtlMs,
   });
 }
 
@@ -280,6 +296,8 @@ function toConfig(
     webhookRetryDelaysMs: number[];
     webhookDisableAfterMs: number;
     eventRetentionMs: number;
+    consoleSessionKeys: Buffer[];
+    consoleSessionTtlMs: number;
   },
 ) {
   const production = env.NODE_ENV === 'production';
@@ -350,5 +368,13 @@ function toConfig(
     /** The largest settlement file an import accepts (413 beyond). */
     settlementMaxBytes: env.SETTLEMENT_MAX_BYTES,
     logLevel: env.LOG_LEVEL,
+    console: {
+      /** Signing keys of the console's cookies: the first signs, all verify. Empty until development defaults are applied. */
+      sessionKeys: parsed.consoleSessionKeys,
+      /** How long a sign-in lasts, in real time (the simulated billing clock never ends a session). */
+      sessionTtlMs: parsed.consoleSessionTtlMs,
+      /** Cookies are Secure in production (served over HTTPS there). */
+      secureCookies: production,
+    },
   };
 }

@@ -12,6 +12,7 @@ const PRODUCTION_ENV = {
   BILLING_KEY_ENCRYPTION_KEYS: KEY,
   API_KEYS: 'api_key_0123456789abcdef',
   ADMIN_TOKENS: 'admin_token_0123456789abcdef',
+  CONSOLE_SESSION_KEYS: Buffer.alloc(32, 2).toString('base64'),
 };
 
 describe('loadConfig', () => {

@@ -20,12 +20,25 @@ declare module 'fastify' {
     requireDocsReader: (request: FastifyRequest) => Promise<void>;
     /** The rate-limit bucket of a request: its token when it is a valid one of `kind`, else its client address. */
     rateLimitKey: (kind: TokenKind) => (request: FastifyRequest) => string;
+    /** The failed authentications per client address that every guard counts (the console's sign-in too). */
+    authFailures: FailureCounter;
+    /** The operator an admin token stands for, when it is one of ADMIN_TOKENS (the console's sign-in). */
+    identifyAdminToken: (token: string) => AdminIdentity | undefined;
+    /** Whether a token fingerprint is still one of ADMIN_TOKENS' (a console session ends when its token is removed). */
+    isAdminFingerprint: (fingerprint: string) => boolean;
   }
   interface FastifyRequest {
     /** Who called: the token kind and a short fingerprint of the token (never the token). */
     principal?: { kind: TokenKind; fingerprint: string; name?: string };
   }
 }
+
+export interface AdminIdentity {
+  fingerprint: string;
+  name?: string;
+}
+
+export type FailureCounter = ReturnType<typeof createFailureCounter>;
 
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
 
@@ -73,6 +86,10 @@ async function authPlugin(app: FastifyInstance) {
   const open = async () => {};
   const internal = app.config.protectInternalRoutes;
 
+  const adminFingerprints = new Set(app.config.adminTokens.map(fingerprint));
+  app.decorate('authFailures', failures);
+  app.decorate('identifyAdminToken', (token: string) => (kindOf(token, ['admin']) ? { fingerprint: fingerprint(token), name: names[token] } : undefined));
+  app.decorate('isAdminFingerprint', (value: string) => adminFingerprints.has(value));
   app.decorate('requireApiKey', guard(['api']));
   app.decorate('requireAdminToken', guard(['admin']));
   app.decorate('requireMetricsReader', internal ? guard(['metrics', 'admin']) : open);

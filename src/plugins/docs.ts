@@ -105,7 +105,9 @@ async function docsPlugin(app: FastifyInstance) {
     },
     transform: ({ schema, url }) => {
       const base = (schema ?? {}) as FastifySchema & { hide?: boolean };
-      if (url.startsWith(SANDBOX_PREFIX) || url.startsWith('/docs')) return { schema: { ...base, hide: true } as FastifySchema, url };
+      // The sandbox, the docs themselves and the operator console's HTML pages and forms are not the service's API.
+      if (url.startsWith(SANDBOX_PREFIX) || url.startsWith('/docs') || url === '/console' || url.startsWith('/console/'))
+        return { schema: { ...base, hide: true } as FastifySchema, url };
       const { errors: _ownErrors, ...rest } = base;
       const response: Record<string, unknown> = { ...(base.response as Record<string, unknown> | undefined) };
       for (const [status, codes] of Object.entries(errorsOf(url, base))) response[status] ??= errorResponse(codes);

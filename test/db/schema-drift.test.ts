@@ -39,12 +39,17 @@ const SQL_ONLY_CHECKS = [
   'webhook_deliveries.webhook_deliveries_attempts_nonnegative',
   'webhook_deliveries.webhook_deliveries_pending_has_time',
   'mrr_movements.mrr_movements_delta',
+  'external_refunds.external_refunds_amount_positive',
+  'external_refunds.external_refunds_reason_length',
+  'external_refunds.external_refunds_reference_length',
+  'payment_attempts.payment_attempts_reason_only_refunds',
 ];
 const SQL_ONLY_PARTIAL_INDEXES = [
   'payment_attempts.payment_attempts_billing_orderId_key(orderId) WHERE (operation = \'BILLING_CONFIRM\'::"GatewayOperation")',
   'payment_attempts.payment_attempts_one_in_flight(paymentId) WHERE (status = \'IN_FLIGHT\'::"AttemptStatus")',
   'payments.payments_one_initial_per_registration(registrationId) WHERE (kind = \'INITIAL\'::"PaymentKind")',
   'payments.payments_one_success_per_cycle(subscriptionId,cycle) WHERE (status = \'SUCCEEDED\'::"PaymentStatus")',
+  'payments.payments_waiting_for_operator(createdAt,id) WHERE ((status = \'UNKNOWN\'::"PaymentStatus") OR ("attentionReason" IS NOT NULL))',
   'events.events_sequence_key(sequence) WHERE (sequence IS NOT NULL)',
   'events.events_unsequenced(xid,pos) WHERE (sequence IS NULL)',
   'webhook_deliveries.webhook_deliveries_due(endpointId,nextAttemptAt) WHERE (status = \'PENDING\'::"WebhookDeliveryStatus")',

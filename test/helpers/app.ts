@@ -9,6 +9,7 @@ export const TEST_API_KEY = 'test_api_key_0123456789abcdef';
 export const TEST_ADMIN_TOKEN = 'test_admin_token_0123456789abcdef';
 export const TEST_SECRET_KEY = 'test_sk_5ecret_do_not_leak_42';
 export const TEST_ENCRYPTION_KEYS = `k1:${Buffer.alloc(32, 7).toString('base64')}`;
+export const TEST_CONSOLE_SESSION_KEYS = Buffer.alloc(32, 9).toString('base64');
 
 export async function testConfig(databaseUrl: string, env: Record<string, string> = {}): Promise<Config> {
   return loadConfig({
@@ -23,6 +24,7 @@ export async function testConfig(databaseUrl: string, env: Record<string, string
     API_KEYS: TEST_API_KEY,
     ADMIN_TOKENS: TEST_ADMIN_TOKEN,
     BILLING_KEY_ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+    CONSOLE_SESSION_KEYS: TEST_CONSOLE_SESSION_KEYS,
     PAYMENT_SECRET_KEY: TEST_SECRET_KEY,
     PAYMENT_MERCHANT_ID: 'TEST_MERCHANT',
     DATABASE_URL: databaseUrl,

@@ -54,6 +54,8 @@ export async function sandboxLedger(app: App) {
     orderId?: string;
     operation: string;
     transactionId: string;
+    /** A cancellation's: the transaction it cancels. */
+    originalTransactionId?: string;
     at: string;
   }>;
 }

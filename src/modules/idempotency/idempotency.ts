@@ -40,8 +40,15 @@ export interface Outcome<T = unknown> {
  */
 function idempotencyScope(request: FastifyRequest): string {
   const id = (request.params as { id?: unknown } | undefined)?.id;
-  const resource = typeof id === 'string' ? id.toLowerCase() : '';
-  return `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]} ${resource}`.trimEnd();
+  return scopeOf(request.method, request.routeOptions.url ?? request.url.split('?')[0]!, typeof id === 'string' ? id : undefined);
+}
+
+/**
+ * The scope of an admin or API route: `scopeOf('POST', '/admin/payments/:id/resolve', id)`. The console's forms run
+ * their action under the scope of the admin route that does the same, so both share one idempotency store.
+ */
+export function scopeOf(method: string, routeUrl: string, id?: string): string {
+  return `${method} ${routeUrl} ${id?.toLowerCase() ?? ''}`.trimEnd();
 }
 
 /** JSON with object keys sorted, so {a, b} and {b, a} hash alike. */
@@ -92,27 +99,21 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
   }
 
   /**
-   * Runs `handler` at most once per (method, path, key) and returns the body to send (the status is set on the
-   * reply); a replay returns the stored status and body.
+   * Runs `handler` at most once per (scope, key), the request identified by the hash of `payload`; a replay answers
+   * the stored outcome (`replayed`). A coded error is stored, then thrown; a replay of it is its stored outcome.
    */
-  async function run<T>(request: FastifyRequest, reply: FastifyReply, handler: () => Promise<Outcome<T>>, options: Sealing<T> = {}): Promise<T> {
-    // The route's header schema (idempotencyHeaders) has already required it where it must be, and bounded it.
-    const header = request.headers[IDEMPOTENCY_KEY_HEADER];
-    const key = Array.isArray(header) ? header[0] : header;
-    if (!key) {
-      const outcome = await handler();
-      reply.status(outcome.statusCode);
-      return outcome.body;
-    }
-    const scope = idempotencyScope(request);
-    const requestHash = createHash('sha256')
-      .update(canonical({ query: request.query, body: request.body }))
-      .digest('hex');
+  async function once<T>(
+    scope: string,
+    key: string,
+    payload: unknown,
+    handler: () => Promise<Outcome<T>>,
+    options: Sealing<T> = {},
+  ): Promise<{ outcome: Outcome<T>; replayed: boolean }> {
+    const requestHash = createHash('sha256').update(canonical(payload)).digest('hex');
     const claimed = await claim(scope, key, requestHash);
     if ('replay' in claimed) {
-      reply.status(claimed.replay.statusCode).header('idempotent-replayed', 'true');
-      const stored = claimed.replay.body;
-      return options.replay && claimed.replay.statusCode < 300 ? options.replay(stored) : (stored as T);
+      const { statusCode, body } = claimed.replay;
+      return { outcome: { statusCode, body: options.replay && statusCode < 300 ? await options.replay(body) : (body as T) }, replayed: true };
     }
     let outcome: Outcome<T>;
     try {
@@ -127,7 +128,25 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
       throw error;
     }
     await complete(claimed.id, options.store ? { statusCode: outcome.statusCode, body: options.store(outcome.body) } : outcome);
+    return { outcome, replayed: false };
+  }
+
+  /**
+   * Runs `handler` at most once per (method, path, key) and returns the body to send (the status is set on the
+   * reply); a replay returns the stored status and body.
+   */
+  async function run<T>(request: FastifyRequest, reply: FastifyReply, handler: () => Promise<Outcome<T>>, options: Sealing<T> = {}): Promise<T> {
+    // The route's header schema (idempotencyHeaders) has already required it where it must be, and bounded it.
+    const header = request.headers[IDEMPOTENCY_KEY_HEADER];
+    const key = Array.isArray(header) ? header[0] : header;
+    if (!key) {
+      const outcome = await handler();
+      reply.status(outcome.statusCode);
+      return outcome.body;
+    }
+    const { outcome, replayed } = await once(idempotencyScope(request), key, { query: request.query, body: request.body }, handler, options);
     reply.status(outcome.statusCode);
+    if (replayed) reply.header('idempotent-replayed', 'true');
     return outcome.body;
   }
 
@@ -138,7 +157,7 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
     });
   }
 
-  return { run };
+  return { run, once };
 }
 
 export type Idempotency = ReturnType<typeof createIdempotency>;

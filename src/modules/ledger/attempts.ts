@@ -154,6 +154,8 @@ export interface NewAttempt {
   amount: number;
   leaseOwner: string;
   leaseExpiresAt: Date;
+  /** A refund's (CANCEL) reason, as the operator gave it. */
+  reason?: string;
 }
 
 /** A payment's attempts as read under a lock of its row, and the one way to number its next attempt. */
@@ -196,6 +198,7 @@ export async function lockAttempts(tx: Tx, paymentId: string): Promise<LockedAtt
         amount: input.amount,
         leaseOwner: input.leaseOwner,
         leaseExpiresAt: input.leaseExpiresAt,
+        reason: input.reason,
       });
       return { id: attempts.latest.id, attemptNumber, orderId };
     },

@@ -66,7 +66,8 @@ export async function listImports(db: Db, filter: { limit: number; cursor?: stri
 export interface ItemFilter {
   from?: string;
   to?: string;
-  status?: ReconciliationRow['status'];
+  /** One status, or several (the console's Needs attention asks for every status an operator must look at). */
+  status?: ReconciliationRow['status'] | Array<ReconciliationRow['status']>;
   limit?: number;
   cursor?: string;
 }
@@ -85,7 +86,11 @@ export async function listItems(db: Db, filter: ItemFilter) {
   const { values, param } = sqlParams();
   const key = decodeCursor(filter.cursor);
   const conditions = [
-    filter.status ? `i."status" = ${param(filter.status)}` : 'true',
+    filter.status === undefined
+      ? 'true'
+      : Array.isArray(filter.status)
+        ? `i."status" = ANY(${param(filter.status)}::text[])`
+        : `i."status" = ${param(filter.status)}`,
     key ? `(i."tradedAt", i."id") < (${param(key.createdAt)}::timestamptz, ${param(key.id)}::uuid)` : 'true',
   ];
   const sql = `SELECT i.* FROM (${itemsOfPeriod(filter, param)}) i WHERE ${conditions.join(' AND ')} ORDER BY i."tradedAt" DESC, i."id" DESC
@@ -97,7 +102,11 @@ export async function listItems(db: Db, filter: ItemFilter) {
   return { items: items.map(serializeItem), nextCursor: more ? encodeCursor({ createdAt: new Date(last.tradedAt), id: last.id }) : null };
 }
 
-/** The period's statement and ledger totals, its items by status, and what the anomalies amount to. */
+/**
+ * The period's statement and ledger totals, its items by status, and what the anomalies amount to. The ledger's
+ * `refunds` and `net` are what the gateway's statement can show (refunds through it); refunds made outside the gateway
+ * are counted apart (`externalRefunds`, by the Korea date they were recorded) and are never MISSING: no line is expected.
+ */
 export async function summarizePeriod(db: Db, period: { from: string; to: string }) {
   const { values, param } = sqlParams();
   const [items] = await sqlQuery<Record<string, string>>(
@@ -121,7 +130,9 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
     `SELECT (SELECT count(*) FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvals",
             (SELECT coalesce(sum(p."amount"), 0) FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvalAmount",
             (SELECT count(*) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refunds",
-            (SELECT coalesce(sum(r."amount"), 0) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refundAmount"`,
+            (SELECT coalesce(sum(r."amount"), 0) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refundAmount",
+            (SELECT count(*) FROM "external_refunds" e WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2) AS "externalRefunds",
+            (SELECT coalesce(sum(e."amount"), 0) FROM "external_refunds" e WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2) AS "externalRefundAmount"`,
     [start, end],
   );
   const n = (row: Record<string, string> | undefined, key: string) => Number(row?.[key] ?? 0);
@@ -138,6 +149,7 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
     ledger: {
       approvals: pair(ledger, 'approvals', 'approvalAmount'),
       refunds: pair(ledger, 'refunds', 'refundAmount'),
+      externalRefunds: pair(ledger, 'externalRefunds', 'externalRefundAmount'),
       net: n(ledger, 'approvalAmount') - n(ledger, 'refundAmount'),
     },
     counts: { matched: n(items, 'matched'), mismatched: n(items, 'mismatched'), unmatched: n(items, 'unmatched'), missing: n(items, 'missing') },

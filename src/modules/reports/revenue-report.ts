@@ -1,7 +1,8 @@
 // GET /admin/reports/revenue (DESIGN.md §5 "Reports"): succeeded payments by the Korea date of their approval (one
 // resolved later: the approval time it was resolved with; one refunded later still counts here), succeeded refunds
-// (CANCEL attempts that SUCCEEDED) by the Korea date they were sent to the gateway; net = payments − refunds. Refunds
-// never move MRR (they are no subscription change). One set-based query over every period.
+// (CANCEL attempts that SUCCEEDED) by the Korea date they were sent to the gateway, and refunds made outside it
+// (external_refunds) by the Korea date they were recorded; net = payments − refunds. Refunds never move MRR (they are
+// no subscription change). One set-based query over every period.
 import type { Db } from '../../db/prisma.ts';
 import { sqlQuery } from '../../db/prisma.ts';
 import type { Period } from './periods.ts';
@@ -60,7 +61,11 @@ export async function buildRevenueReport(db: Db, periods: Period[], zone: string
        SELECT pay."method", COALESCE(a."sentAt", a."completedAt", a."createdAt"), a."amount", 0, 1
          FROM "payment_attempts" a JOIN "payments" pay ON pay."id" = a."paymentId"
         WHERE a."operation" = 'CANCEL' AND a."status" = 'SUCCEEDED'
-          AND COALESCE(a."sentAt", a."completedAt", a."createdAt") >= $1 AND COALESCE(a."sentAt", a."completedAt", a."createdAt") < $2)
+          AND COALESCE(a."sentAt", a."completedAt", a."createdAt") >= $1 AND COALESCE(a."sentAt", a."completedAt", a."createdAt") < $2
+       UNION ALL
+       SELECT pay."method", e."recordedAt", e."amount", 0, 1
+         FROM "external_refunds" e JOIN "payments" pay ON pay."id" = e."paymentId"
+        WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2)
      SELECT to_char(g."start", $5) AS "period", g."method", g."paymentCount", g."paymentAmount", g."refundCount", g."refundAmount"
        FROM (SELECT date_trunc($4, moved."at" AT TIME ZONE $3) AS "start", moved."method",
                     sum(moved."payments")::int AS "paymentCount", COALESCE(sum(moved."amount") FILTER (WHERE moved."payments" = 1), 0)::float8 AS "paymentAmount",

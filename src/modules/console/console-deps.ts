@@ -1,0 +1,17 @@
+// What the console's pages are given by src/app.ts (index.ts registers them with it): the services' own
+// dependencies, the console's sessions, the idempotency store the admin routes use, and the services of the admin
+// actions, so that a console action runs the very code its admin route runs.
+import type { Idempotency } from '../idempotency/idempotency.ts';
+import type { ChargeNow } from '../payments/charge-now.ts';
+import type { PaymentActions } from '../payments/payment-actions.service.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
+import type { ConsoleSessions } from './console-sessions.ts';
+
+export interface ConsoleDeps {
+  service: ServiceDeps;
+  sessions: ConsoleSessions;
+  idempotency: Idempotency;
+  /** The admin routes' payment actions (resolve, refund, settle a refund's outcome) and charge-now. */
+  payments: PaymentActions;
+  chargeNow: ChargeNow;
+}

@@ -1,0 +1,160 @@
+// How a console page renders inside the layout and how a form posts an operator's action (the one helper every
+// page module uses; see index.ts for the steps). Pages are Eta templates under views/ (escaping by default:
+// `<%= %>` escapes, `<%~ %>` is only for HTML rendered by a template), wrapped in views/layout.eta by @fastify/view.
+import { randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
+import { Value } from 'typebox/value';
+import { ValidationError } from '../../lib/errors.ts';
+import type { App } from '../../app-types.ts';
+import { IdParams } from '../shared/schemas.ts';
+import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
+import { formatKst, formatKstDate, formatWon, isoInstant } from './korea-time.ts';
+
+/** What every template receives besides its own data (layout: navigation, operator, CSRF token for its forms). */
+export interface PageContext {
+  title: string;
+  operator?: string;
+  csrf: string;
+  path: string;
+  kst: typeof formatKst;
+  kstDate: typeof formatKstDate;
+  won: typeof formatWon;
+  iso: typeof isoInstant;
+}
+
+/** Renders `views/<template>.eta` inside the layout, with `data` as `it` (plus PageContext). */
+export async function renderPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  template: string,
+  data: { title: string } & Record<string, unknown>,
+  statusCode = 200,
+) {
+  const p = request.principal;
+  const context: PageContext = {
+    title: data.title,
+    operator: p ? (p.name ?? `admin ${p.fingerprint}`) : undefined,
+    csrf: reply.generateCsrf(),
+    path: request.url.split('?')[0]!,
+    kst: formatKst,
+    kstDate: formatKstDate,
+    won: formatWon,
+    iso: isoInstant,
+  };
+  // Pages show operators' data: never cached by a browser or a proxy.
+  reply.status(statusCode).header('cache-control', 'no-store').type('text/html; charset=utf-8');
+  return reply.viewAsync(`${template}.eta`, { ...context, ...data });
+}
+
+/** One field of an action form besides the ones every action has (`_csrf`, `idempotencyKey`, "Reason"). */
+export type FormField =
+  | { name: string; label: string; kind: 'text' | 'number'; required?: boolean; hint?: string }
+  | { name: string; label: string; kind: 'choice'; choices: Array<{ value: string; label: string }> };
+
+/**
+ * An action form as views/partials/action-form.eta renders it. Its idempotency key is made now, when the page is
+ * rendered: submitting the same rendered form twice (a double click, a resent POST) acts once.
+ */
+export interface ActionForm {
+  action: string;
+  button: string;
+  fields: FormField[];
+  idempotencyKey: string;
+  danger?: boolean;
+}
+
+export function actionForm(action: string, button: string, fields: FormField[] = [], options: { danger?: boolean } = {}): ActionForm {
+  return { action, button, fields, idempotencyKey: randomUUID(), danger: options.danger };
+}
+
+/** The fields every action form posts besides its own (all text, as a form sends them). */
+const FormBase = { _csrf: Type.String(), idempotencyKey: Type.String({ minLength: 1, maxLength: 200 }), reason: Type.String({ maxLength: 500 }) };
+
+/** The form's words for a body the admin route's schema refuses: "Amount must be >= 1". */
+function describeInvalid(schema: TSchema, body: unknown, labels: Record<string, string>): string {
+  const [first] = Value.Errors(schema, body);
+  if (!first) return 'The form is not valid';
+  const field = first.instancePath.replace(/^\//, '') || String((first.params as { requiredProperties?: string[] }).requiredProperties?.[0] ?? '');
+  return `${labels[field] ?? field} ${first.message}`;
+}
+
+/**
+ * Registers `POST <url>` in the console scope (under /console, behind the session guard) with CSRF, for one
+ * operator action:
+ * - the form's text fields (`fields`, plus `_csrf`, `idempotencyKey` and `reason`) become the admin route's body
+ *   (`toBody`: "" for an optional field means absent) and are checked against the admin route's own body schema
+ *   (`adminBody`), so a value the admin route refuses is refused here in the same terms;
+ * - `act` runs the admin route's service under the admin route's idempotency scope (`adminRoute`, e.g.
+ *   '/admin/payments/:id/resolve') with the key the form was rendered with: a second submit of the same form does not
+ *   act again and answers like the first;
+ * - success (and its replay) answers 303 to `redirect(id)`; a coded error (and its replay) renders the error page
+ *   with its status, in words.
+ */
+export function registerAction<P extends TProperties, B extends TSchema>(
+  scope: App,
+  idempotency: Idempotency,
+  spec: {
+    url: string;
+    adminRoute: string;
+    fields: P;
+    labels: Record<string, string>;
+    adminBody: B;
+    toBody: (form: Static<TObject<P>> & { reason: string }) => Record<string, unknown>;
+    act: (id: string, body: Static<B>, request: FastifyRequest) => Promise<unknown>;
+    redirect: (id: string) => string;
+  },
+) {
+  const form = Type.Object({ ...FormBase, ...spec.fields }, { additionalProperties: false });
+  const labels = { reason: 'Reason', ...spec.labels };
+  scope.post(spec.url, { schema: { params: IdParams, body: form }, preHandler: scope.csrfProtection }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const { _csrf, idempotencyKey, ...fields } = request.body as Record<string, string>;
+    const body = spec.toBody({ ...fields, reason: fields.reason!.trim() } as never);
+    if (!Value.Check(spec.adminBody, body)) throw new ValidationError(describeInvalid(spec.adminBody, body, labels));
+    const { outcome } = await idempotency.once(scopeOf('POST', spec.adminRoute, id), idempotencyKey!, { body }, async () => ({
+      statusCode: 200,
+      body: await spec.act(id, body as Static<B>, request),
+    }));
+    if (outcome.statusCode >= 400) return renderError(request, reply, outcome.statusCode, outcome.body as { code?: string; message?: string });
+    return reply.redirect(spec.redirect(id), 303);
+  });
+}
+
+/** "" (a field left empty) as absent. */
+export const optional = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());
+
+/** A whole number typed in a form ("12,900" or "12900"), or the text itself when it is not one (the schema then refuses it). */
+export const wholeNumber = (value: string | undefined): number | string | undefined => {
+  const text = optional(value)?.replace(/,/g, '');
+  return text === undefined ? undefined : /^\d+$/.test(text) ? Number(text) : text;
+};
+
+/** The error page: the status and the service's message in words, with a way back. */
+export function renderError(request: FastifyRequest, reply: FastifyReply, statusCode: number, error: { code?: string; message?: string }) {
+  return renderPage(
+    request,
+    reply,
+    'error',
+    {
+      title: statusCode === 404 ? 'Not found' : 'Not done',
+      statusCode,
+      code: error.code ?? 'ERROR',
+      message: error.message ?? 'Something went wrong',
+      back: backLink(request),
+    },
+    statusCode,
+  );
+}
+
+/** Where "Back" goes from an error: the console page the form was on (never another origin). */
+function backLink(request: FastifyRequest): string | undefined {
+  const referer = request.headers.referer;
+  if (!referer) return undefined;
+  try {
+    const url = new URL(referer);
+    return url.host === request.host && url.pathname.startsWith('/console') ? `${url.pathname}${url.search}` : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,94 @@
+// The Payment page (/console/payments/:id): the payment's terms and status, its attempts and timeline, and the
+// operators' actions on it, each through the admin route's own service (payment-actions.service.ts) under the admin
+// route's idempotency scope: Resolve (POST /admin/payments/:id/resolve), Refund (POST /admin/payments/:id/cancel),
+// settle a refund's unknown outcome (POST /admin/payments/:id/cancel/resolve).
+import { Type } from 'typebox';
+import type { App } from '../../app-types.ts';
+import { who } from '../shared/admin-actions.ts';
+import { IdParams } from '../shared/schemas.ts';
+import { RefundBody, RefundResolveBody, ResolveBody } from '../payments/payments.schemas.ts';
+import type { ConsoleDeps } from './console-deps.ts';
+import { actionForm, optional, registerAction, renderPage, wholeNumber, type ActionForm } from './console-page.ts';
+import { readTimeline } from './timeline.queries.ts';
+
+const OUTCOMES = [
+  { value: 'SUCCEEDED', label: 'Succeeded' },
+  { value: 'FAILED', label: 'Failed' },
+];
+const PageQuery = Type.Object({ older: Type.Optional(Type.String({ maxLength: 300 })), done: Type.Optional(Type.String({ maxLength: 40 })) });
+const Text = Type.Optional(Type.String({ maxLength: 200 }));
+
+export function paymentPage(deps: ConsoleDeps) {
+  const { db } = deps.service;
+  const { payments, idempotency } = deps;
+  const page = (id: string) => `/console/payments/${id}`;
+  return async (scope: App) => {
+    scope.get('/payments/:id', { schema: { params: IdParams, querystring: PageQuery } }, async (request, reply) => {
+      const { id } = request.params;
+      const [payment, timeline] = await Promise.all([payments.getPayment(id), readTimeline(db, { paymentId: id }, request.query.older)]);
+      const refundable = payment.status === 'SUCCEEDED' && payment.canceledAmount < payment.amount && !payment.refundOutcomeUnknown;
+      const forms: Record<string, ActionForm> = {};
+      // Resolve: an UNKNOWN payment, or a FAILED one a settlement file shows approved (the service decides; 409 else).
+      if (payment.status === 'UNKNOWN' || (payment.status === 'FAILED' && payment.needsAttention)) {
+        forms.resolve = actionForm(`${page(id)}/resolve`, 'Resolve', [
+          { name: 'outcome', label: 'Outcome', kind: 'choice', choices: OUTCOMES },
+          { name: 'transactionId', label: 'Transaction ID', kind: 'text', hint: 'The gateway’s transactionId; required for Succeeded' },
+        ]);
+      }
+      if (refundable) {
+        forms.refund = actionForm(
+          `${page(id)}/refund`,
+          'Refund',
+          [
+            {
+              name: 'amount',
+              label: 'Amount',
+              kind: 'number',
+              hint: `Won; leave empty for the rest (${(payment.amount - payment.canceledAmount).toLocaleString('en-US')} KRW)`,
+            },
+          ],
+          { danger: true },
+        );
+      }
+      if (payment.refundOutcomeUnknown) {
+        forms.settleRefund = actionForm(`${page(id)}/refund-outcome`, 'Settle refund', [
+          { name: 'outcome', label: 'Refund outcome', kind: 'choice', choices: OUTCOMES },
+        ]);
+      }
+      // Record an external refund (POST /admin/payments/:id/refunds/external, branch `extref`) goes here, as one more
+      // actionForm + registerAction pair, once that route's service is merged.
+      return renderPage(request, reply, 'payment', { title: `Payment ${payment.orderId}`, payment, timeline, forms, done: request.query.done });
+    });
+
+    registerAction(scope, idempotency, {
+      url: '/payments/:id/resolve',
+      adminRoute: '/admin/payments/:id/resolve',
+      fields: { outcome: Type.String({ maxLength: 20 }), transactionId: Text },
+      labels: { outcome: 'Outcome', transactionId: 'Transaction ID' },
+      adminBody: ResolveBody,
+      toBody: (form) => ({ outcome: form.outcome, transactionId: optional(form.transactionId), reason: form.reason }),
+      act: (id, { reason, ...input }, request) => payments.resolve(id, input, who(request, reason)),
+      redirect: (id) => `${page(id)}?done=resolve`,
+    });
+    registerAction(scope, idempotency, {
+      url: '/payments/:id/refund',
+      adminRoute: '/admin/payments/:id/cancel',
+      fields: { amount: Text },
+      labels: { amount: 'Amount' },
+      adminBody: RefundBody,
+      toBody: (form) => ({ amount: wholeNumber(form.amount), reason: form.reason }),
+      act: (id, body, request) => payments.refund(id, { amount: body.amount }, who(request, body.reason)),
+      redirect: (id) => `${page(id)}?done=refund`,
+    });
+    registerAction(scope, idempotency, {
+      url: '/payments/:id/refund-outcome',
+      adminRoute: '/admin/payments/:id/cancel/resolve',
+      fields: { outcome: Type.String({ maxLength: 20 }) },
+      labels: { outcome: 'Refund outcome' },
+      adminBody: RefundResolveBody,
+      toBody: (form) => ({ outcome: form.outcome, reason: form.reason }),
+      act: (id, body, request) => payments.resolveRefund(id, { outcome: body.outcome }, who(request, body.reason)),
+      redirect: (id) => `${page(id)}?done=refund-outcome`,
+    });
+  };
+}

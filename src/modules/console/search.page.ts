@@ -1,0 +1,19 @@
+// Search (/console/search?q=): any id, orderId, transactionId or userId, from the box on Needs attention.
+import { Type } from 'typebox';
+import type { App } from '../../app-types.ts';
+import type { ConsoleDeps } from './console-deps.ts';
+import { renderPage } from './console-page.ts';
+import { search } from './search.queries.ts';
+
+const SearchQuery = Type.Object({ q: Type.Optional(Type.String({ maxLength: 200 })) });
+
+export function searchPage(deps: ConsoleDeps) {
+  const { db } = deps.service;
+  return async (scope: App) => {
+    scope.get('/search', { schema: { querystring: SearchQuery } }, async (request, reply) => {
+      const q = request.query.q?.trim() ?? '';
+      const hits = await search(db, q);
+      return renderPage(request, reply, 'search', { title: q ? `Search: ${q}` : 'Search', q, hits });
+    });
+  };
+}
