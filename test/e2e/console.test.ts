@@ -4,8 +4,10 @@
 // node_modules) and every request the pages make is recorded: none may leave the service's origin.
 // Without Chromium these tests are skipped with a note; .ci/run sets REQUIRE_BROWSER_TESTS=1, which turns a missing
 // Chromium into a failure, so CI always runs them.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
@@ -21,6 +23,11 @@ const SKIP_NOTE = `Chromium not found at ${CHROMIUM}: install Debian's chromium 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OPERATOR = 'alice';
 const kst = (local: string) => new Date(`${local}+09:00`);
+// The README's pictures: written into the directory CONSOLE_SCREENSHOTS names (`CONSOLE_SCREENSHOTS=docs` refreshes
+// the committed ones); otherwise still taken, into a temporary directory removed after the run, so that a test run
+// leaves no changed file behind.
+const SCREENSHOT_DIR = process.env.CONSOLE_SCREENSHOTS ? path.resolve(process.env.CONSOLE_SCREENSHOTS) : undefined;
+let screenshots: string;
 
 let database: TestDatabase;
 let app: App;
@@ -38,6 +45,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   ({ app, baseUrl } = await startTestApp(database.url, { env: { CLOCK: 'simulated', ADMIN_TOKENS: `${OPERATOR}:${TEST_ADMIN_TOKEN}` } }));
   serviceOrigins.add(baseUrl);
+  screenshots = SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'console-screenshots-'));
   await setClock(app, kst('2027-03-10T09:00:00'));
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -58,6 +66,7 @@ afterAll(async () => {
   await browser?.close();
   await app?.close();
   await database?.drop();
+  if (!SCREENSHOT_DIR && screenshots) rmSync(screenshots, { recursive: true, force: true });
 });
 
 async function newContext(options: { javaScriptEnabled?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
@@ -72,6 +81,13 @@ async function signIn(page: Page, token = TEST_ADMIN_TOKEN, base = baseUrl, next
   // The form posts, and the answer (a redirect to the console, or the sign-in page with an error) replaces the page.
   await Promise.all([page.waitForEvent('framenavigated'), page.getByRole('button', { name: 'Sign in' }).click()]);
   await page.waitForLoadState();
+}
+
+/** A full-page PNG of the page as `name` in the screenshots' directory (see SCREENSHOT_DIR). */
+async function screenshot(page: Page, name: string) {
+  const file = path.join(screenshots, name);
+  await page.screenshot({ path: file, fullPage: true });
+  expect(statSync(file).size).toBeGreaterThan(1_000);
 }
 
 /** axe-core in the page: no serious or critical violation. */
@@ -248,14 +264,14 @@ describe('Needs attention, Payment page and its actions', () => {
       await expect(row.textContent()).resolves.toContain('Outcome unknown');
       // The subscription under attention is listed too, with its own page.
       expect(await page.locator(`#attention tr[data-id="${subscriptionId}"] a`).getAttribute('href')).toBe(`/console/subscriptions/${subscriptionId}`);
-      await page.screenshot({ path: 'docs/console-needs-attention.png', fullPage: true });
+      await screenshot(page, 'console-needs-attention.png');
       await expectAccessible(page);
 
       await row.getByRole('link').click();
       await page.waitForURL(`${baseUrl}/console/payments/${payment.id}`);
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(`Payment ${payment.orderId}`);
       await expect(page.locator('#payment-status').textContent()).resolves.toBe('UNKNOWN');
-      await page.screenshot({ path: 'docs/console-payment.png', fullPage: true });
+      await screenshot(page, 'console-payment.png');
       await expectAccessible(page);
 
       const resolve = page.locator(`form[action="/console/payments/${payment.id}/resolve"]`);
