@@ -1,12 +1,17 @@
-// The charge's write, rendered twice: a new cycle's common case in one SQL statement each for prepare and record
-// (charge.prepare.ts prepareNewCycle, charge.record.ts recordAtOnce), everything else through Prisma in short
-// transactions. Both render the ledger's one write (chargeSuccessWrite, subscriptionAfterSuccess). This twin test
+// The charge's write, rendered twice: new cycles' common case in one SQL statement per batch for prepare and for record
+// (charge.prepare.ts prepareNewCycles, charge.record.ts recordApprovals; a single charge is a batch of one), everything
+// else through Prisma in short transactions. Both render the ledger's one write (chargeSuccessWrite, subscriptionAfterSuccess). This twin test
 // runs the same charge down each path, against the sandbox over HTTP, and compares every row it wrote and every event
 // the database's triggers recorded, with the values that differ by nature (ids, the gateway's transactionId and
 // approval time, write times) replaced by names.
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createKeyring } from '../../../src/lib/crypto.ts';
+import { claimDue } from '../../../src/modules/payments/charge.claim.ts';
+import { createChargePrepare } from '../../../src/modules/payments/charge.prepare.ts';
+import { createChargeRecord } from '../../../src/modules/payments/charge.record.ts';
 import { createChargeService } from '../../../src/modules/payments/charge.service.ts';
+import { noteTrialsEnding } from '../../../src/modules/subscriptions/trials.ts';
 import { adminHeaders } from '../../helpers/billing.ts';
 import { seedDueSubscriptions } from '../../helpers/bulk.ts';
 import { sandboxFault } from '../../helpers/checkout.ts';
@@ -228,5 +233,67 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     expect(oneStatement.chargeTransactions).toBeLessThan(transactional.chargeTransactions);
     expect(oneStatement.rows).toEqual(transactional.rows);
     expect(oneStatement.rows).toMatchObject({ subscription: { status: 'PAUSED', nextChargeAt: null }, payments: [{ status: 'SUCCEEDED' }] });
+  });
+
+  it('a batch of new cycles: one statement prepares them all and one records them all, each row what the transactional charge writes', async () => {
+    const { app } = running;
+    const dueAt = new Date(Date.now() - 60_000);
+    const trialEnd = new Date(Date.now() - 60_000);
+    const variants: Array<((id: string) => Promise<void>) | undefined> = [
+      undefined,
+      (id) => app.db.subscription.update({ where: { id }, data: { status: 'TRIALING', trialEnd } }).then(() => undefined),
+      (id) => app.db.subscription.update({ where: { id }, data: { amount: 12_300 } }).then(() => undefined),
+    ];
+    const batch: string[] = [];
+    for (const change of variants) batch.push(await seedOne(dueAt, change));
+    const sorted = (ids: Iterable<string>) => [...ids].sort();
+
+    // The scheduler's steps, driven one by one against the database and the sandbox: claim, prepare the batch, call each, record the batch.
+    const deps = { db: app.db, clock: app.clock, config: app.config, keyring: createKeyring(app.config.encryptionKeys), log: app.log };
+    const owner = randomUUID();
+    const seeded = (await app.db.event.aggregate({ _max: { pos: true } }))._max.pos ?? 0n;
+    const now = app.clock.now();
+    await noteTrialsEnding(app.db, now); // as every pass does before it claims
+    const claimed = await claimDue(app.db, { owner, leaseExpiresAt: new Date(now.getTime() + 60_000), dueBy: now, now, exclude: [], limit: 10 });
+    expect(sorted(claimed.map((row) => row.id))).toEqual(sorted(batch));
+    const ready = await createChargePrepare(deps).prepareNewCycles(claimed, owner);
+    expect(sorted(ready.keys())).toEqual(sorted(batch));
+    const answers = await Promise.all(
+      [...ready.values()].map(async (prepared) => ({
+        ready: prepared,
+        result: await app.gateway.chargeBillingKey({
+          method: prepared.method,
+          billingKey: prepared.billingKey,
+          userId: prepared.userId,
+          amount: prepared.plan.amount,
+          orderName: prepared.orderName,
+          orderId: prepared.orderId,
+        }),
+      })),
+    );
+    expect(answers.map(({ result }) => result.outcome)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    const recorded = await createChargeRecord(deps).recordApprovals(answers, app.clock.now());
+    expect(sorted(recorded)).toEqual(sorted(batch));
+
+    // One statement each: every kind of event the batch caused was written by one transaction, for all three rows.
+    const paymentIds = (await app.db.payment.findMany({ where: { subscriptionId: { in: batch } }, select: { id: true } })).map((p) => p.id);
+    const events = await app.db.event.findMany({
+      where: { objectId: { in: [...batch, ...paymentIds] }, pos: { gt: seeded } },
+      select: { type: true, xid: true },
+    });
+    const transactions = new Map<string, Set<bigint>>();
+    for (const { type, xid } of events) transactions.set(type, (transactions.get(type) ?? new Set()).add(xid));
+    expect(events.filter((event) => event.type === 'payment.succeeded')).toHaveLength(3);
+    expect(Object.fromEntries([...transactions].map(([type, xids]) => [type, xids.size]))).toEqual(
+      Object.fromEntries([...transactions.keys()].map((type) => [type, 1])),
+    );
+
+    // The same three subscriptions again, charged by the transactional engine: each row written the same.
+    const twins: string[] = [];
+    for (const change of variants) twins.push(await seedOne(dueAt, change));
+    expect(await engine('transactional').runPass()).toMatchObject({ claimed: 3, succeeded: 3 });
+    for (const [index, id] of batch.entries()) expect(await written(id)).toEqual(await written(twins[index]!));
+    expect(await written(batch[1]!)).toMatchObject({ subscription: { status: 'ACTIVE' } });
+    expect(await written(batch[2]!)).toMatchObject({ payments: [{ amount: 12_300, status: 'SUCCEEDED' }] });
   });
 });
