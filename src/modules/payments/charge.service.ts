@@ -126,9 +126,9 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
    * running it twice, or on several replicas at once, charges every due subscription once.
    *
    * A pipeline of three stages, so that a slot (SCHEDULER_CONCURRENCY) is held only for the gateway call:
-   * - the feeder claims batches and prepares them in one statement per batch (prepareNewCycles; what it does not
-   *   take goes through the transactional prepare), keeping at most `concurrency` charges prepared and waiting for
-   *   a slot;
+   * - the feeder claims batches and prepares them in one statement per batch of up to half the slots, two batches
+   *   at a time (prepareNewCycles; what it does not take goes through the transactional prepare), keeping at most
+   *   `concurrency` charges prepared (or being prepared) and waiting for a slot;
    * - each slot takes a prepared charge, calls the gateway, hands the answer to the recorder and takes the next;
    * - the recorder writes the answers waiting, new cycles' approvals in one statement per batch (recordApprovals)
    *   and the others one by one (recordOne); the slots wait when `2 × concurrency` answers wait for it.
@@ -205,10 +205,16 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
         notify();
       }
 
+      // Rows being prepared (by up to two statements at once: one statement's commit no longer idles the feeder).
+      let preparing = 0;
+      const preparations = new Set<Promise<void>>();
       async function feed() {
         try {
           while (!stopping) {
-            if (ready.length >= concurrency || answered.length >= 2 * concurrency) {
+            // Never more than `concurrency` prepared (or being prepared) and unsent: after a crash each of them is an
+            // UNKNOWN for an operator (nobody can know it was not sent), so the lead is one slot's worth and no more.
+            const room = concurrency - ready.length - preparing;
+            if (room <= 0 || preparations.size >= 2 || answered.length >= 2 * concurrency) {
               await changed;
               continue;
             }
@@ -226,14 +232,21 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
               report.claimed += rows.length;
               for (const row of rows) claimedNotChecked.add(row.id);
               claimed.push(...rows);
+              continue;
             }
-            // Never more than `concurrency` prepared and unsent: after a crash each of them is an UNKNOWN for an
-            // operator (nobody can know it was not sent), so the lead is one slot's worth and no more.
-            await prepareRows(claimed.splice(0, concurrency - ready.length));
+            const rows = claimed.splice(0, Math.min(room, Math.ceil(concurrency / 2)));
+            preparing += rows.length;
+            const preparation: Promise<void> = prepareRows(rows).finally(() => {
+              preparing -= rows.length;
+              preparations.delete(preparation);
+              notify();
+            });
+            preparations.add(preparation);
           }
         } catch (error) {
           failure = error;
         } finally {
+          await Promise.all(preparations);
           // Claimed and never prepared (shutting down, or the claim failed): given back.
           for (const row of claimed.splice(0)) {
             await release(db, row.id, owner).catch(() => undefined);
