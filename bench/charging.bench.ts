@@ -231,7 +231,7 @@ async function main() {
       const doubles = await doubleCharges(db, sandbox.url);
       results.push({ name, code: tree[0], count: options.count ?? N, concurrency: options.concurrency ?? C, ...options, ...result, doubleCharges: doubles });
       console.error(
-        `  ${tree[0].padEnd(8)} ${name.padEnd(22)} ${result.perSecond.toFixed(0).padStart(5)}/s  CPU ${result.cpuMsPerCharge.toFixed(2)} ms/charge  peak RSS ${result.peakRssMb.toFixed(0)} MB  statements ${result.statementsPerCharge.toFixed(2)}/charge  doubles ${doubles}`,
+        `  ${tree[0].padEnd(8)} ${name.padEnd(22)} ${result.perSecond.toFixed(0).padStart(5)}/s  CPU ${result.cpuMsPerCharge.toFixed(2)} ms/charge  peak RSS ${result.peakRssMb.toFixed(0)} MB  statements ${result.statementsPerCharge.toFixed(2)}/charge  call ${result.callMs.toFixed(1)} ms  slots busy ${result.slotBusy.toFixed(2)}  doubles ${doubles}`,
       );
       keep(`${tree[0]} ${name}`, { ...result, doubles });
       return { ...result, doubles };
