@@ -367,8 +367,9 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
   }
 
   /**
-   * Graceful stop: no new claims and no new calls; calls in flight finish and their outcomes are recorded;
-   * subscriptions claimed but not started are released. Bounded by `timeoutMs`: after it, anything still in
+   * Graceful stop: no new claims and no new calls; calls in flight finish and their outcomes are recorded; charges
+   * prepared and not sent are recorded NOT_SENT (sent again as themselves by a later pass); subscriptions claimed but
+   * not prepared are released. Bounded by `timeoutMs`: after it, anything still in
    * flight is left to its lease (and becomes UNKNOWN in a later sweep).
    */
   async function stop(timeoutMs: number): Promise<boolean> {
