@@ -114,6 +114,7 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
         userId: row.userId,
         orderName: row.orderName,
         itemCode: row.itemCode,
+        leaseExpiresAt,
         newCycle: { method: row.method, anchorAt: row.anchorAt, intervalUnit: row.intervalUnit, intervalCount: row.intervalCount },
       });
     }
@@ -246,6 +247,7 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
         userId: sub.userId,
         orderName: sub.orderName,
         itemCode: sub.itemCode,
+        leaseExpiresAt,
       };
     });
   }

@@ -39,15 +39,24 @@ export interface ChargeOptions {
   oneStatement?: boolean;
 }
 
-/** The answer recorded for a charge prepared but not sent because the process is stopping (rule 3: NOT_SENT). */
-const notCalled: GatewayResult = {
+/** The answer recorded for a charge prepared and never sent (rule 3: NOT_SENT): sent again as itself later. */
+const notCalled = (detail: string): GatewayResult => ({
   operation: 'BILLING_CONFIRM',
   outcome: 'NOT_SENT',
   reason: 'NOT_CALLED',
-  detail: 'the service was stopping before this charge was sent',
+  detail,
   fields: { extra: {} },
   durationMs: 0,
-};
+});
+const stoppingNotCalled = notCalled('the service was stopping before this charge was sent');
+const leaseShortNotCalled = notCalled('the lease taken at preparation had no room left for the call');
+
+/**
+ * What a prepared charge's lease must still have left when its call starts, beyond the gateway's timeout: the answer's
+ * record, and clocks of replicas that disagree a little (the sweep that turns an expired attempt UNKNOWN may run on
+ * another replica).
+ */
+const SEND_MARGIN_MS = 5_000;
 
 export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {}) {
   const oneStatement = options.oneStatement ?? true;
@@ -77,6 +86,16 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
 
   /** Every attempt left IN_FLIGHT past its lease, of every operation, becomes UNKNOWN (attempts.ts). */
   const sweepExpiredAttempts = (now: Date) => sweep(db, now, log);
+
+  /**
+   * Whether a prepared charge may still be sent: the lease it took at preparation outlasts the longest call (the
+   * gateway's timeout) and the margin. Past that, a sweep could make its attempt UNKNOWN while or before it is sent
+   * (rules 4, 5). A lease configured shorter than that (SCHEDULER_LEASE_MS is free) would never send anything: there
+   * the room asked is half the lease, so a charge waits for a slot at most half its lease, and is sent, as a charge
+   * prepared and called at once is, with the rest of it.
+   */
+  const roomMs = Math.min(config.gateway.timeoutMs + SEND_MARGIN_MS, Math.floor(leaseMs / 2));
+  const leaseHasRoom = (ready: Ready) => clock.now().getTime() + roomMs < ready.leaseExpiresAt.getTime();
 
   /** The gateway call of a prepared charge: no transaction is open (rule 1); never throws for gateway outcomes. */
   const call = (ready: Ready) =>
@@ -313,7 +332,19 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
           notify();
           if (stopping) {
             // Prepared but not sent: recorded NOT_SENT, sent again as itself (same attempt, same orderId) by a later pass.
-            answer(next, notCalled);
+            answer(next, stoppingNotCalled);
+            continue;
+          }
+          if (!leaseHasRoom(next)) {
+            // It waited too long for a slot (a slow gateway, a stalled recorder): its lease may run out during the call,
+            // or has already, and a sweep may have made its attempt UNKNOWN. Never sent: recorded NOT_SENT, fenced on the
+            // lease like every answer; when the lease is gone that write changes nothing and the sweep's UNKNOWN stands,
+            // which is safe, as nothing was sent.
+            log.warn(
+              { subscriptionId: next.subscriptionId, orderId: next.orderId, leaseExpiresAt: next.leaseExpiresAt },
+              'prepared charge not sent: its lease has no room left for the call',
+            );
+            answer(next, leaseShortNotCalled);
             continue;
           }
           let result: GatewayResult;
