@@ -15,6 +15,7 @@
 //   IN_FLIGHT past its lease (a dead process) becomes UNKNOWN in the sweep that starts every pass;
 // - a subscription is charged at most once per pass, for the period containing now (rule 10).
 import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { sweepExpiredAttempts as sweep } from '../ledger/attempts.ts';
 import { recordAnswer } from '../ledger/gateway-call.ts';
@@ -176,6 +177,15 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
       const answered: { ready: Ready; result: GatewayResult }[] = [];
       let recording = 0;
       let feeding = true;
+      // The per-row transactions of the pass (answers recorded one by one, charges prepared one by one) share one limit
+      // of half the slots, well inside the pool (app.ts sizes it concurrency + ceil(webhooks / 2) + 4, and the pass's
+      // batch statements, two prepares, one record and a claim, take their own connections). Unlimited, a batch of
+      // declines opened up to 4 × concurrency transactions at once, and those Prisma could not start within its wait
+      // were lost: left IN_FLIGHT, then UNKNOWN, though the gateway had answered a definite decline. With the limit at
+      // concurrency, 1 of 384 declines was still lost that way at 64 slots on a loaded 2-core machine (the burst opens
+      // new connections all at once); with half, none in two runs. Only the uncommon answers wait on it: new cycles'
+      // approvals are recorded in one statement per batch.
+      const rowWrite = pLimit(Math.ceil(concurrency / 2));
       let failure: unknown;
       // One signal for every change of the queues: each waiter checks its own condition again.
       let wake: () => void = () => {};
@@ -213,7 +223,7 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
         await Promise.all(
           rows.map(async (row) => {
             try {
-              const prepared = fast.get(row.id) ?? (await prepare(row.id, owner, 'SCHEDULER'));
+              const prepared = fast.get(row.id) ?? (await rowWrite(() => prepare(row.id, owner, 'SCHEDULER')));
               if (prepared.kind === 'DONE') ended(prepared.report);
               else ready.push(prepared);
             } catch (error) {
@@ -293,7 +303,7 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
             batch.map(async ({ ready: prepared, result }) => {
               const { subscriptionId: id, paymentId } = prepared;
               try {
-                ended(done.has(id) ? { subscriptionId: id, paymentId, outcome: 'SUCCEEDED' } : await recordOne(prepared, result));
+                ended(done.has(id) ? { subscriptionId: id, paymentId, outcome: 'SUCCEEDED' } : await rowWrite(() => recordOne(prepared, result)));
               } catch (error) {
                 await failed(id, error);
               }
