@@ -322,6 +322,20 @@ export function createChargeService(deps: ChargeDeps, options: ChargeOptions = {
         });
       };
       const answer = (prepared: Ready, result: GatewayResult) => {
+        // An answer waits in memory until the recorder writes it (up to about 3 × concurrency of them). Should the
+        // process die meanwhile, its attempt becomes UNKNOWN and an operator resolves it with the gateway's
+        // transactionId: logged here, as it arrives, so it is not lost with the queue (no secrets: ids only).
+        if (result.fields.transactionId !== undefined)
+          log.info(
+            {
+              subscriptionId: prepared.subscriptionId,
+              paymentId: prepared.paymentId,
+              orderId: prepared.orderId,
+              outcome: result.outcome,
+              transactionId: result.fields.transactionId,
+            },
+            'charge answered by the gateway; recording it',
+          );
         answered.push({ ready: prepared, result });
         startRecorder();
       };
