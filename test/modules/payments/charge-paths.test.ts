@@ -43,7 +43,11 @@ function engine(path: Path) {
   return createChargeService(deps, { oneStatement: path === 'oneStatement' });
 }
 
-/** Columns written at the time of writing (the database's or the process's clock), never equal between two runs. */
+/**
+ * Columns written at the time of writing (the database's or the process's clock), or holding the gateway's raw answer,
+ * never equal between two runs: compared as set or not ('<set>' or null), so a column one path writes and the other
+ * leaves null is still a difference.
+ */
 const WRITE_TIMES = new Set([
   'createdAt',
   'updatedAt',
@@ -56,10 +60,11 @@ const WRITE_TIMES = new Set([
   'rawResponse',
   'pos',
   'xid',
-  'sequence',
 ]);
+/** An event's public sequence, given after its commit by assign_event_sequences(), whenever that runs: dropped. */
+const ASSIGNED_LATER = new Set(['sequence']);
 
-/** Replaces every occurrence of a run's own values by their names, and drops the write times. */
+/** Replaces every occurrence of a run's own values by their names, and the write times by whether they are set. */
 function normalize(value: unknown, names: Map<string, string>): unknown {
   if (value instanceof Date) return names.get(value.toISOString()) ?? value.toISOString();
   // The events' snapshots hold instants as PostgreSQL prints them (+00:00): compared as instants.
@@ -74,8 +79,8 @@ function normalize(value: unknown, names: Map<string, string>): unknown {
   if (value && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value)
-        .filter(([key]) => !WRITE_TIMES.has(key))
-        .map(([key, v]) => [key, normalize(v, names)]),
+        .filter(([key]) => !ASSIGNED_LATER.has(key))
+        .map(([key, v]) => [key, WRITE_TIMES.has(key) ? (v === null || v === undefined ? null : '<set>') : normalize(v, names)]),
     );
   }
   return value;
