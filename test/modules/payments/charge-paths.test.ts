@@ -301,4 +301,63 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     expect(await written(batch[1]!)).toMatchObject({ subscription: { status: 'ACTIVE' } });
     expect(await written(batch[2]!)).toMatchObject({ payments: [{ amount: 12_300, status: 'SUCCEEDED' }] });
   });
+
+  it('a batch where rows fail their fences: the one statement writes the others, and leaves those as they were', async () => {
+    const { app } = running;
+    const dueAt = new Date(Date.now() - 60_000);
+    const [kept, changed, recordStolen, prepareStolen] = [await seedOne(dueAt), await seedOne(dueAt), await seedOne(dueAt), await seedOne(dueAt)];
+    const sorted = (ids: Iterable<string>) => [...ids].sort();
+    const deps = { db: app.db, clock: app.clock, config: app.config, keyring: createKeyring(app.config.encryptionKeys), log: app.log };
+    const owner = randomUUID();
+    const now = app.clock.now();
+    const claimed = await claimDue(app.db, { owner, leaseExpiresAt: new Date(now.getTime() + 60_000), dueBy: now, now, exclude: [], limit: 10 });
+    expect(claimed).toHaveLength(4);
+
+    // Between the claim and the prepare: an operator's change to one row (its updatedAt moves), and another row's lease
+    // taken by another replica (raw SQL, so that only the lease differs from what the claim read).
+    await app.db.subscription.update({ where: { id: changed }, data: { orderName: 'renamed after the claim' } });
+    await app.db.$executeRaw`UPDATE "subscriptions" SET "leaseOwner" = 'another-replica' WHERE "id" = ${prepareStolen}::uuid`;
+    const ready = await createChargePrepare(deps).prepareNewCycles(claimed, owner);
+    expect(sorted(ready.keys())).toEqual(sorted([kept, recordStolen]));
+    // Nothing written for the fenced rows: no payment, no lease renewed; the changed one is still ours, for the
+    // transactional prepare to decide with every rule.
+    expect(await app.db.payment.count({ where: { subscriptionId: { in: [changed, prepareStolen] } } })).toBe(0);
+    const fenced = await app.db.subscription.findMany({
+      where: { id: { in: [changed, prepareStolen] } },
+      select: { id: true, leaseOwner: true, leaseExpiresAt: true },
+    });
+    expect(Object.fromEntries(fenced.map((row) => [row.id, row.leaseOwner]))).toEqual({ [changed]: owner, [prepareStolen]: 'another-replica' });
+    expect(fenced.find((row) => row.id === changed)!.leaseExpiresAt).toEqual(new Date(now.getTime() + 60_000));
+
+    const answers = await Promise.all(
+      [...ready.values()].map(async (prepared) => ({
+        ready: prepared,
+        result: await app.gateway.chargeBillingKey({
+          method: prepared.method,
+          billingKey: prepared.billingKey,
+          userId: prepared.userId,
+          amount: prepared.plan.amount,
+          orderName: prepared.orderName,
+          orderId: prepared.orderId,
+        }),
+      })),
+    );
+    expect(answers.map(({ result }) => result.outcome)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    // While the calls were out, one row's lease was taken over: its approval is not written, the other's is.
+    await app.db.$executeRaw`UPDATE "subscriptions" SET "leaseOwner" = 'another-replica' WHERE "id" = ${recordStolen}::uuid`;
+    const recorded = await createChargeRecord(deps).recordApprovals(answers, app.clock.now());
+    expect([...recorded]).toEqual([kept]);
+    expect(await written(recordStolen)).toMatchObject({
+      subscription: { leaseOwner: 'another-replica', cycle: 1, lastTransactionId: null },
+      payments: [
+        { status: 'PENDING', transactionId: null, attempts: [{ status: 'IN_FLIGHT', sentAt: null, completedAt: null, leaseOwner: '<the pass’s lease>' }] },
+      ],
+    });
+
+    // The row written is what the transactional charge writes for the same subscription.
+    const twin = await seedOne(dueAt);
+    expect(await engine('transactional').runPass()).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(await written(kept)).toEqual(await written(twin));
+    expect(await written(kept)).toMatchObject({ subscription: { cycle: 2 }, payments: [{ status: 'SUCCEEDED' }] });
+  });
 });
