@@ -12,14 +12,16 @@ import { createChargePrepare } from '../../../src/modules/payments/charge.prepar
 import { createChargeRecord } from '../../../src/modules/payments/charge.record.ts';
 import { createChargeService } from '../../../src/modules/payments/charge.service.ts';
 import { noteTrialsEnding } from '../../../src/modules/subscriptions/trials.ts';
-import { adminHeaders } from '../../helpers/billing.ts';
+import type { SimulatedClock } from '../../../src/lib/clock.ts';
+import { adminHeaders, subscribe } from '../../helpers/billing.ts';
 import { seedDueSubscriptions } from '../../helpers/bulk.ts';
 import { sandboxFault } from '../../helpers/checkout.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { waitFor } from '../../helpers/service.ts';
 
-// Consents are not required here so that a trial's conversion takes the one-statement path too.
-const running = useRunningApp({ SCHEDULER_CONCURRENCY: '2', CONSENT_REQUIRED: 'false' });
+// Consents are not required here so that a trial's conversion takes the one-statement path too. The clock is the
+// simulated one, which follows the system's time until the MOBILE case (the last) sets it.
+const running = useRunningApp({ SCHEDULER_CONCURRENCY: '2', CONSENT_REQUIRED: 'false', CLOCK: 'simulated' });
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -91,21 +93,28 @@ async function written(id: string) {
   const { db } = running.app;
   const subscription = await db.subscription.findUniqueOrThrow({ where: { id } });
   const payments = await db.payment.findMany({ where: { subscriptionId: id }, include: { attempts: true } });
-  const payment = payments[0]!;
-  const attempt = payment.attempts[0]!;
   const names = new Map<string, string>([
     [id, '<subscription>'],
     [id.replace(/-/g, ''), '<subscription>'],
-    [payment.id, '<payment>'],
-    [attempt.id, '<attempt>'],
     [subscription.billingKeyId, '<billingKey>'],
     [subscription.registrationId, '<registration>'],
+    [subscription.registrationId.replace(/-/g, ''), '<registration>'],
     [subscription.userId, '<user>'],
   ]);
-  if (payment.transactionId) names.set(payment.transactionId, '<transactionId>');
-  if (attempt.leaseOwner) names.set(attempt.leaseOwner, '<the pass’s lease>');
-  if (payment.approvedAt) names.set(payment.approvedAt.toISOString(), '<approvedAt>');
-  const events = await db.event.findMany({ where: { objectId: { in: [id, payment.id] } }, orderBy: { pos: 'asc' } });
+  // Payments in cycle order (a MOBILE subscription's first one is its window's), each attempt of each by number.
+  payments.sort((a, b) => a.cycle - b.cycle);
+  for (const [index, payment] of payments.entries()) {
+    const suffix = index === 0 ? '' : ` ${index}`;
+    names.set(payment.id, `<payment${suffix}>`);
+    payment.attempts.sort((a, b) => a.attemptNumber - b.attemptNumber);
+    for (const [number, attempt] of payment.attempts.entries()) {
+      names.set(attempt.id, number === 0 ? `<attempt${suffix}>` : `<attempt${suffix} ${number}>`);
+      if (attempt.leaseOwner) names.set(attempt.leaseOwner, '<the pass’s lease>');
+    }
+    if (payment.transactionId) names.set(payment.transactionId, `<transactionId${suffix}>`);
+    if (payment.approvedAt) names.set(payment.approvedAt.toISOString(), `<approvedAt${suffix}>`);
+  }
+  const events = await db.event.findMany({ where: { objectId: { in: [id, ...payments.map((p) => p.id)] } }, orderBy: { pos: 'asc' } });
   for (const [index, event] of events.entries()) names.set(event.id, `<event ${index}>`);
   return normalize({ subscription, payments, events }, names);
 }
@@ -359,5 +368,39 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     expect(await engine('transactional').runPass()).toMatchObject({ claimed: 1, succeeded: 1 });
     expect(await written(kept)).toEqual(await written(twin));
     expect(await written(kept)).toMatchObject({ subscription: { cycle: 2 }, payments: [{ status: 'SUCCEEDED' }] });
+  });
+
+  // Last: it sets the simulated clock, which then no longer follows the system's time.
+  it('a MOBILE subscription’s next cycle: the same chain check, the same chain head written, the same events', async () => {
+    const { app } = running;
+    const clock = app.clock as SimulatedClock;
+    const start = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const results: Partial<Record<Path, { rows: unknown; chargeTransactions: number; succeeded: number }>> = {};
+    // Same-length user ids: the sandbox picks the carrier from the user id's length.
+    for (const [path, userId] of [
+      ['oneStatement', 'mobile-one'],
+      ['transactional', 'mobile-two'],
+    ] as const) {
+      clock.set(start);
+      const id = await subscribe(app, { method: 'MOBILE', amount: 5500, itemCode: 'ITEM01', userId });
+      const { nextChargeAt } = await app.db.subscription.findUniqueOrThrow({ where: { id } });
+      clock.set(nextChargeAt!);
+      const { report, chargeTransactions } = await chargeDown(path);
+      results[path] = { rows: await written(id), chargeTransactions, succeeded: report.succeeded };
+    }
+    const { oneStatement, transactional } = results as Record<Path, { rows: unknown; chargeTransactions: number; succeeded: number }>;
+    expect(oneStatement.succeeded).toBe(1);
+    expect(transactional.succeeded).toBe(1);
+    expect(oneStatement.chargeTransactions).toBe(0);
+    expect(transactional.chargeTransactions).toBeGreaterThan(0);
+    expect(oneStatement.rows).toEqual(transactional.rows);
+    // The chain: the second charge was sent on the first's transactionId and its own is the new head.
+    expect(oneStatement.rows).toMatchObject({
+      subscription: { method: 'MOBILE', cycle: 2, lastTransactionId: '<transactionId 1>', lastAmount: 5500 },
+      payments: [
+        { status: 'SUCCEEDED', transactionId: '<transactionId>' },
+        { status: 'SUCCEEDED', transactionId: '<transactionId 1>' },
+      ],
+    });
   });
 });
