@@ -102,7 +102,7 @@ async function written(id: string) {
     [subscription.userId, '<user>'],
   ]);
   // Payments in cycle order (a MOBILE subscription's first one is its window's), each attempt of each by number.
-  payments.sort((a, b) => a.cycle - b.cycle);
+  payments.sort((a, b) => (a.cycle ?? 0) - (b.cycle ?? 0));
   for (const [index, payment] of payments.entries()) {
     const suffix = index === 0 ? '' : ` ${index}`;
     names.set(payment.id, `<payment${suffix}>`);
