@@ -403,4 +403,25 @@ describe('one write, two renderings: the one-statement charge writes what the tr
       ],
     });
   });
+
+  // Also sets the clock.
+  it('a MOBILE row whose chain head changed after the claim: the one statement does not prepare it', async () => {
+    const { app } = running;
+    const clock = app.clock as SimulatedClock;
+    clock.set(new Date(Math.floor(Date.now() / 1000) * 1000));
+    const id = await subscribe(app, { method: 'MOBILE', amount: 5500, itemCode: 'ITEM01', userId: 'mobile-one' });
+    const { nextChargeAt } = await app.db.subscription.findUniqueOrThrow({ where: { id } });
+    clock.set(nextChargeAt!);
+    const deps = { db: app.db, clock: app.clock, config: app.config, keyring: createKeyring(app.config.encryptionKeys), log: app.log };
+    const owner = randomUUID();
+    const now = clock.now();
+    const claimed = await claimDue(app.db, { owner, leaseExpiresAt: new Date(now.getTime() + 60_000), dueBy: now, now, exclude: [], limit: 10 });
+    expect(claimed.map((row) => row.id)).toEqual([id]);
+    // Only the chain head differs from what the claim read (raw SQL: updatedAt unchanged).
+    await app.db.$executeRaw`UPDATE "subscriptions" SET "lastTransactionId" = 'another-head' WHERE "id" = ${id}::uuid`;
+    const ready = await createChargePrepare(deps).prepareNewCycles(claimed, owner);
+    expect(ready.size).toBe(0);
+    expect(await app.db.payment.count({ where: { subscriptionId: id } })).toBe(1);
+    expect(await app.db.subscription.findUniqueOrThrow({ where: { id } })).toMatchObject({ leaseOwner: owner, lastTransactionId: 'another-head' });
+  });
 });
