@@ -378,7 +378,7 @@ async function main() {
       (v) => v < 120,
     );
     show(
-      '   peak RSS, 2,000 drain L=0 (MB)',
+      `   peak RSS, ${N.toLocaleString('en')} drain L=0 (MB)`,
       'drain L=0',
       (r) => r.peakRssMb,
       0,
