@@ -37,7 +37,7 @@ export async function recordAttemptOutcome(tx: Tx, input: { attemptId: string; l
 export function attemptOutcomeValues(result: GatewayResult, now: Date) {
   return {
     status: result.outcome,
-    sentAt: result.reason === 'INVALID_REQUEST' ? null : now,
+    sentAt: result.reason === 'INVALID_REQUEST' || result.reason === 'NOT_CALLED' ? null : now,
     completedAt: now,
     gatewayCode: result.code ?? null,
     gatewayMessage: result.message ?? result.detail ?? null,
