@@ -57,6 +57,49 @@ export function parseGatewayDateTime(text: unknown): Date | undefined {
   return parsed.isValid ? parsed.toJSDate() : undefined;
 }
 
+export interface WallClock {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+/**
+ * A wall-clock time in the zone as an instant, or undefined when it is no real date-time (February 31st). Through the
+ * zone's fixed offset where that is the same calendar (zoneAt), as parseGatewayDateTime: a settlement file has a
+ * date-time on every line.
+ */
+export function instantOfWallClock(time: WallClock, name: string): Date | undefined {
+  const utc = Date.UTC(time.year, time.month - 1, time.day, time.hour, time.minute, time.second);
+  const near = new Date(utc);
+  const zone = zoneAt(near, name);
+  if (zone instanceof FixedOffsetZone) {
+    // Date.UTC rolls February 31st over into March: a real date-time reads back the same.
+    const real =
+      near.getUTCFullYear() === time.year &&
+      near.getUTCMonth() === time.month - 1 &&
+      near.getUTCDate() === time.day &&
+      near.getUTCHours() === time.hour &&
+      near.getUTCMinutes() === time.minute &&
+      near.getUTCSeconds() === time.second;
+    const instant = new Date(utc - zone.offset(utc) * 60_000);
+    if (real && zoneAt(instant, name) === zone) return instant;
+    if (!real) return undefined;
+  }
+  let parsed = DateTime.fromObject(time, { zone: zoneAt(near, name) });
+  if (parsed.isValid && zoneAt(parsed.toJSDate(), name) === name) parsed = DateTime.fromObject(time, { zone: name });
+  return parsed.isValid ? parsed.toJSDate() : undefined;
+}
+
+/** The calendar date of an instant in the zone, YYYY-MM-DD. */
+export function calendarDate(instant: Date, name: string): string {
+  const zone = zoneAt(instant, name);
+  if (zone instanceof FixedOffsetZone) return new Date(instant.getTime() + zone.offset(instant.getTime()) * 60_000).toISOString().slice(0, 10);
+  return DateTime.fromJSDate(instant, { zone }).toISODate()!;
+}
+
 /** anchor + count × unit, in the zone's calendar, clamped to the month's end. */
 export function addInterval(anchor: Date, unit: IntervalUnit, count: number, zone: string): Date {
   const key = `${unit}s` as 'days' | 'weeks' | 'months' | 'years';

@@ -53,6 +53,10 @@ const SQL_ONLY_PARTIAL_INDEXES = [
   'events.events_sequence_key(sequence) WHERE (sequence IS NOT NULL)',
   'events.events_unsequenced(xid,pos) WHERE (sequence IS NULL)',
   'webhook_deliveries.webhook_deliveries_due(endpointId,nextAttemptAt) WHERE (status = \'PENDING\'::"WebhookDeliveryStatus")',
+  // The reports' partial indexes (migration 20261124180000_report_indexes; INCLUDE columns listed after the key).
+  'payments.payments_approved_approvedAt_idx(approvedAt,method,amount) WHERE (status = ANY (ARRAY[\'SUCCEEDED\'::"PaymentStatus", \'CANCELED\'::"PaymentStatus"]))',
+  'payment_attempts.payment_attempts_refunds_at_idx(paymentId,amount) WHERE ((operation = \'CANCEL\'::"GatewayOperation") AND (status = \'SUCCEEDED\'::"AttemptStatus"))',
+  'payment_attempts.payment_attempts_declines_completedAt_idx(completedAt,paymentId) WHERE ((operation = \'BILLING_CONFIRM\'::"GatewayOperation") AND (status = \'DECLINED\'::"AttemptStatus"))',
   'subscriptions.subscriptions_due_claim_idx(nextChargeAt) WHERE ((status = ANY (ARRAY[\'ACTIVE\'::"SubscriptionStatus", \'TRIALING\'::"SubscriptionStatus", \'PAST_DUE\'::"SubscriptionStatus"])) AND ("needsAttention" = false))',
 ];
 

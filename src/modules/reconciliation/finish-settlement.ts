@@ -15,6 +15,12 @@ import { reconciliationItemsSql, type ReconciliationRow } from './match-settleme
 
 const FLAGGED = 'payment.settlement_mismatch';
 
+/**
+ * The reconciliation items (aliased `i`) a file may act on: what it finishes (`finish`) and the FAILED payments it
+ * shows approved (STATUS). The same conditions as the loop in `finish` below; every other line only counts.
+ */
+export const ACTIONABLE_SQL = `(i."finish" IS NOT NULL OR (i."type" = 'APPROVAL' AND 'STATUS' = ANY(i."reasons") AND i."ourStatus" = 'FAILED'))`;
+
 export const settlementActor = (importId: string) => `settlement-import:${importId}`;
 
 export function createSettlementFinisher(deps: {
@@ -81,9 +87,16 @@ export function createSettlementFinisher(deps: {
     });
   }
 
-  /** Finishes what the lines of one import prove; answers the counts. */
-  async function finish(importId: string) {
-    const rows = await sqlQuery<ReconciliationRow>(db, reconciliationItemsSql({ lines: 'l."importId" = $1::uuid' }), [importId]);
+  /**
+   * Finishes what the lines of one import prove; answers the counts. `actionable`: the import's ACTIONABLE_SQL items,
+   * when its caller read them already (the import, in the transaction that stored the lines); else they are read here.
+   */
+  async function finish(importId: string, actionable?: ReconciliationRow[]) {
+    const rows =
+      actionable ??
+      (await sqlQuery<ReconciliationRow>(db, `SELECT i.* FROM (${reconciliationItemsSql({ lines: 'l."importId" = $1::uuid' })}) i WHERE ${ACTIONABLE_SQL}`, [
+        importId,
+      ]));
     const counts = { payments: 0, refunds: 0, flagged: 0 };
     for (const row of rows) {
       const who = { actor: settlementActor(importId), reason: `settlement file line ${row.id} (${row.type} ${row.transactionId}, ${row.amount})` };

@@ -12,8 +12,8 @@ import type { Logger } from 'pino';
 import { writeAudit } from '../audit/audit.ts';
 import { reconciliationItemsSql, type ReconciliationRow } from './match-settlement.ts';
 import { parseSettlement, type ParsedLine } from './parse-settlement.ts';
-import { presentImport } from './reconciliation.queries.ts';
-import type { SettlementFinisher } from './finish-settlement.ts';
+import { dayAfter, instantOf, presentImport } from './reconciliation.queries.ts';
+import { ACTIONABLE_SQL, type SettlementFinisher } from './finish-settlement.ts';
 
 export const SettlementFileInvalidError = defineError('SETTLEMENT_FILE_INVALID', '%s', 422);
 
@@ -31,6 +31,9 @@ export interface SettlementObserver {
 }
 
 export type Summary = { matched: number; mismatched: number; unmatched: number; missing: number };
+
+/** Lines stored per INSERT statement. */
+const STORE_CHUNK = 5000;
 
 /** A large file's lines and their matching take longer than Prisma's default 5 s for an interactive transaction. */
 const TRANSACTION = { maxWait: 10_000, timeout: 300_000 };
@@ -53,13 +56,6 @@ function readMapping(text: string | undefined): Record<string, string> | undefin
 
 /** A unique violation from Prisma or from raw SQL (SQLSTATE 23505). */
 const isDuplicate = (error: unknown) => isUniqueViolation(error) || /23505|unique constraint/i.test(String((error as Error | null)?.message));
-
-/** Summary counts of reconciliation rows; an outcome the file will finish counts as it will stand (MATCHED). */
-export function summarize(rows: Array<Pick<ReconciliationRow, 'status'>>): Summary {
-  const summary: Summary = { matched: 0, mismatched: 0, unmatched: 0, missing: 0 };
-  for (const row of rows) summary[row.status.toLowerCase() as keyof Summary] += 1;
-  return summary;
-}
 
 /** A real day of the calendar as YYYY-MM-DD (2026-02-30 is not). */
 function isCalendarDay(value: string): boolean {
@@ -105,20 +101,43 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
         },
       );
     }
-    const dates = parsed.lines.map((l) => l.tradeDate).sort();
-    const coverage = { from: upload.from ?? dates[0]!, to: upload.to ?? dates[dates.length - 1]! };
+    let first = parsed.lines[0]?.tradeDate ?? '';
+    let last = first;
+    for (const { tradeDate } of parsed.lines) {
+      if (tradeDate < first) first = tradeDate;
+      if (tradeDate > last) last = tradeDate;
+    }
+    const coverage = { from: upload.from ?? first, to: upload.to ?? last };
+    const lineCount = parsed.lines.length;
     const id = randomUUID();
     let created: Prisma.SettlementImportGetPayload<object>;
+    let actionable: ReconciliationRow[] = [];
     try {
       created = await db.$transaction(async (tx) => {
         await serializeImports(tx);
-        const { inserted, lineIds } = await storeLines(tx, id, parsed.lines);
-        const rows = await tx.$queryRawUnsafe<ReconciliationRow[]>(
-          reconciliationItemsSql({ lines: 'l."id" = ANY($1::uuid[])', missing: (d) => `${d} BETWEEN $2 AND $3` }),
-          lineIds,
-          coverage.from,
-          coverage.to,
+        // In statements of STORE_CHUNK lines: the parameters of one statement for 100,000 lines were several copies of
+        // the file in the service's memory at once.
+        let inserted = 0;
+        for (let i = 0; i < lineCount; i += STORE_CHUNK) inserted += await storeLines(tx, id, parsed.lines.slice(i, i + STORE_CHUNK));
+        // The file's lines: all stored by this import, or (when some were imported before, from another file) found by
+        // their keys.
+        const lineIds = inserted === lineCount ? undefined : await storedLineIds(tx, parsed.lines);
+        // Stored: the parsed lines are not needed any more, and matching a large file takes a while.
+        parsed.lines.length = 0;
+        // The file's items counted by status in SQL, and only those the file acts on brought back (a file of 100,000
+        // lines would otherwise be 100,000 rows in memory for a handful of resolutions).
+        const [matched] = await tx.$queryRawUnsafe<Array<{ summary: Partial<Summary> | null; actionable: ReconciliationRow[] }>>(
+          `WITH items AS MATERIALIZED (${reconciliationItemsSql({
+            lines: lineIds ? 'l."id" = ANY($1::uuid[])' : 'l."importId" = $1::uuid',
+            missing: (_d, at) => `${at} >= $2::timestamptz AND ${at} < $3::timestamptz`,
+          })})
+           SELECT (SELECT jsonb_object_agg(lower(c."status"), c."n") FROM (SELECT i."status", count(*)::int AS "n" FROM items i GROUP BY 1) c) AS "summary",
+                  (SELECT coalesce(jsonb_agg(i), '[]'::jsonb) FROM items i WHERE ${ACTIONABLE_SQL}) AS "actionable"`,
+          lineIds ?? id,
+          instantOf(coverage.from),
+          dayAfter(coverage.to),
         );
+        actionable = matched?.actionable ?? [];
         const row = await tx.settlementImport.create({
           data: {
             id,
@@ -127,10 +146,10 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
             encoding: parsed.encoding,
             rows: parsed.rows,
             newLines: inserted,
-            duplicateLines: parsed.lines.length - inserted,
+            duplicateLines: lineCount - inserted,
             coverageFrom: coverage.from,
             coverageTo: coverage.to,
-            summary: summarize(rows),
+            summary: { matched: 0, mismatched: 0, unmatched: 0, missing: 0, ...matched?.summary },
             actor: who.actor,
           },
         });
@@ -153,7 +172,7 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
       return replay(winner);
     }
 
-    const finished = await finisher.finish(id);
+    const finished = await finisher.finish(id, actionable);
     const body = await presentImport(db, created);
     observer?.imported(body.summary, finished.payments + finished.refunds);
     log.info(
@@ -186,33 +205,40 @@ async function serializeImports(tx: Prisma.TransactionClient): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('settlement_imports'))`;
 }
 
-/** Inserts the lines not stored yet (ON CONFLICT: a line from another file is stored once); answers every line's id. */
-async function storeLines(tx: Prisma.TransactionClient, importId: string, lines: ParsedLine[]) {
-  const column = <K extends keyof ParsedLine>(key: K) => lines.map((l) => l[key]);
-  const keys = [column('transactionId'), column('type'), column('tradedAt'), column('amount')];
-  const inserted = await tx.$executeRawUnsafe(
+const column = <K extends keyof ParsedLine>(lines: ParsedLine[], key: K) => lines.map((l) => l[key]);
+
+/** Inserts the lines not stored yet (ON CONFLICT: a line from another file is stored once); answers how many it stored. */
+async function storeLines(tx: Prisma.TransactionClient, importId: string, lines: ParsedLine[]): Promise<number> {
+  return tx.$executeRawUnsafe(
     `INSERT INTO "settlement_lines" ("importId", "line", "transactionId", "orderId", "type", "amount", "tradedAt", "tradeDate", "method", "fee", "settlementDate", "extra")
      SELECT $1::uuid, k.*
        FROM unnest($2::int[], $3::text[], $4::text[], $5::"SettlementLineType"[], $6::int[], $7::timestamptz[], $8::text[], $9::"PaymentMethod"[], $10::int[], $11::text[], $12::jsonb[]) AS k
      ON CONFLICT ("transactionId", "type", "tradedAt", "amount") DO NOTHING`,
     importId,
-    column('line'),
-    keys[0],
-    column('orderId'),
-    keys[1],
-    keys[3],
-    keys[2],
-    column('tradeDate'),
-    column('method'),
-    column('fee'),
-    column('settlementDate'),
+    column(lines, 'line'),
+    column(lines, 'transactionId'),
+    column(lines, 'orderId'),
+    column(lines, 'type'),
+    column(lines, 'amount'),
+    column(lines, 'tradedAt'),
+    column(lines, 'tradeDate'),
+    column(lines, 'method'),
+    column(lines, 'fee'),
+    column(lines, 'settlementDate'),
     lines.map((l) => (l.extra ? JSON.stringify(l.extra) : null)),
   );
+}
+
+/** The ids of the file's lines as stored, this import's or an earlier one's (same transactionId, type, tradedAt, amount). */
+async function storedLineIds(tx: Prisma.TransactionClient, lines: ParsedLine[]): Promise<string[]> {
   const ids = await tx.$queryRawUnsafe<Array<{ id: string }>>(
     `SELECT l."id" FROM "settlement_lines" l
        JOIN unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[]) AS k("transactionId", "type", "tradedAt", "amount")
          ON l."transactionId" = k."transactionId" AND l."type"::text = k."type" AND l."tradedAt" = k."tradedAt" AND l."amount" = k."amount"`,
-    ...keys,
+    column(lines, 'transactionId'),
+    column(lines, 'type'),
+    column(lines, 'tradedAt'),
+    column(lines, 'amount'),
   );
-  return { inserted, lineIds: ids.map((r) => r.id) };
+  return ids.map((r) => r.id);
 }

@@ -92,7 +92,8 @@ function detectDelimiter(text: string): ',' | '\t' {
 }
 
 /** The physical line where a record starts: csv-parse counts lines to its end, and a quoted field may span several. */
-const startLine = (endLine: number, record: string[]) => endLine - record.reduce((sum, field) => sum + (field.match(/\n/g)?.length ?? 0), 0);
+const startLine = (endLine: number, record: string[]) =>
+  endLine - record.reduce((sum, field) => sum + (field.includes('\n') ? (field.match(/\n/g)?.length ?? 0) : 0), 0);
 
 /** Which columns feed each field, in header order; the mapping, when it names a field, replaces the aliases. */
 function mapColumns(headers: string[], mapping: Record<string, string>, errors: SettlementError[]) {
@@ -129,37 +130,45 @@ export function parseSettlement(bytes: Buffer, options: ParseOptions = {}): Pars
     errors.push({ line: text.slice(0, binary).split(/\r\n|\n|\r/).length, message: 'the file is not text (binary or undecodable bytes)' });
     return result([], 0);
   }
-  let records: Array<{ record: string[]; info: { lines: number } }>;
+  // Each record is read as csv-parse finds it (on_record) and then dropped: the file's records are never all held at
+  // once (a 100,000-line file was over 100 MB of them), and once a problem is found no more lines are kept.
+  let headers: string[] | undefined;
+  let columns = new Map<SettlementField, number[]>();
+  let mapped = new Set<number>();
+  let headerInvalid = false;
+  let rows = 0;
+  const lines: ParsedLine[] = [];
   try {
-    records = parse(text, {
+    parse(text, {
       delimiter: detectDelimiter(text),
       record_delimiter: '\n',
       relax_column_count: true,
       skip_empty_lines: true,
-      info: true,
-    }) as unknown as Array<{ record: string[]; info: { lines: number } }>;
+      on_record: (record: string[], context: { lines: number }) => {
+        if (!record.some((field) => field.trim() !== '')) return null;
+        if (!headers) {
+          headers = record.map((h) => h.trim());
+          columns = mapColumns(headers, options.mapping ?? {}, errors);
+          mapped = new Set([...columns.values()].flat());
+          headerInvalid = errors.length > 0;
+          return null;
+        }
+        rows += 1;
+        if (headerInvalid || errors.length >= MAX_ERRORS) return null;
+        const parsed = readRow(record, startLine(context.lines, record), headers, columns, mapped, options, errors);
+        if (parsed && errors.length === 0) lines.push(parsed);
+        return null;
+      },
+    });
   } catch (error) {
     errors.push({ line: (error as { lines?: number }).lines ?? 1, message: `not a valid CSV file: ${(error as Error).message}` });
     return result([], 0);
   }
-  const nonBlank = records.filter(({ record }) => record.some((field) => field.trim() !== ''));
-  const [header, ...data] = nonBlank;
-  if (!header) {
+  if (!headers) {
     errors.push({ line: 1, message: 'the file has no header row' });
     return result([], 0);
   }
-  const headers = header.record.map((h) => h.trim());
-  const columns = mapColumns(headers, options.mapping ?? {}, errors);
-  if (errors.length > 0) return result([], data.length);
-
-  const lines: ParsedLine[] = [];
-  for (const { record, info } of data) {
-    if (errors.length >= MAX_ERRORS) break;
-    const line = startLine(info.lines, record);
-    const parsed = readRow(record, line, headers, columns, options, errors);
-    if (parsed) lines.push(parsed);
-  }
-  return result(errors.length === 0 ? lines : [], data.length);
+  return result(errors.length === 0 ? lines : [], rows);
 }
 
 function readRow(
@@ -167,6 +176,8 @@ function readRow(
   line: number,
   headers: string[],
   columns: Map<SettlementField, number[]>,
+  /** The columns some field reads (the others go to `extra`). */
+  mapped: Set<number>,
   options: ParseOptions,
   errors: SettlementError[],
 ): ParsedLine | undefined {
@@ -177,6 +188,10 @@ function readRow(
   const before = errors.length;
   const cell = (field: SettlementField, prefer?: (index: number) => boolean) => {
     const indexes = columns.get(field) ?? [];
+    if (indexes.length === 1) {
+      const value = record[indexes[0]!]!.trim();
+      return value === '' ? undefined : { value, column: headers[indexes[0]!]! };
+    }
     const filled = indexes.filter((i) => record[i]!.trim() !== '');
     const index = filled.find((i) => prefer?.(i)) ?? filled[0];
     return index === undefined ? undefined : { value: record[index]!.trim(), column: headers[index]! };
@@ -211,8 +226,7 @@ function readRow(
   }
   if (errors.length > before) return undefined;
 
-  const read_ = new Set([...columns.values()].flat());
-  const extra = Object.fromEntries(headers.flatMap((h, i) => (read_.has(i) || record[i] === '' ? [] : [[h || `column${i + 1}`, record[i]!]])));
+  const extra = Object.fromEntries(headers.flatMap((h, i) => (mapped.has(i) || record[i] === '' ? [] : [[h || `column${i + 1}`, record[i]!]])));
   return {
     line,
     transactionId: transactionId!,

@@ -12,6 +12,10 @@ import { coveredSql, reconciliationItemsSql, serializeItem, type ReconciliationR
 type ImportRow = Prisma.SettlementImportGetPayload<object>;
 type Summary = { matched: number; mismatched: number; unmatched: number; missing: number };
 
+/** 00:00 Korea time of a Korea date, and of the day after it (the end of a period that includes the date). */
+export const instantOf = (date: string) => DateTime.fromISO(date, { zone: GATEWAY_ZONE }).toJSDate();
+export const dayAfter = (date: string) => DateTime.fromISO(date, { zone: GATEWAY_ZONE }).plus({ days: 1 }).toJSDate();
+
 /** Payments and refunds each import resolved, from the audit trail (their actor names the import). */
 async function resolvedBy(db: Db, ids: string[]) {
   const groups = await db.auditEvent.groupBy({
@@ -71,7 +75,10 @@ export interface ItemFilter {
 /** The items SQL of a period (Korea dates, inclusive) with its parameters. */
 function itemsOfPeriod(filter: Pick<ItemFilter, 'from' | 'to'>, param: (value: unknown) => string) {
   const within = (d: string) => [filter.from ? `${d} >= ${param(filter.from)}` : 'true', filter.to ? `${d} <= ${param(filter.to)}` : 'true'].join(' AND ');
-  return reconciliationItemsSql({ lines: within('l."tradeDate"'), missing: (d) => `${within(d)} AND ${coveredSql(d)}` });
+  // The same period as instants, so that the ledger's side reads its indexes (match-settlement.ts ItemsFilter).
+  const at = (instant: string) =>
+    [filter.from ? `${instant} >= ${param(instantOf(filter.from))}` : 'true', filter.to ? `${instant} < ${param(dayAfter(filter.to))}` : 'true'].join(' AND ');
+  return reconciliationItemsSql({ lines: within('l."tradeDate"'), missing: (d, instant) => `${within(d)} AND ${at(instant)} AND ${coveredSql(d)}` });
 }
 
 /** Items newest first by trade time; without `limit`, every item of the filter (the CSV export). */
@@ -95,8 +102,6 @@ export async function listItems(db: Db, filter: ItemFilter) {
   return { items: items.map(serializeItem), nextCursor: more ? encodeCursor({ createdAt: new Date(last.tradedAt), id: last.id }) : null };
 }
 
-const instantOf = (date: string) => DateTime.fromISO(date, { zone: GATEWAY_ZONE }).toJSDate();
-
 /**
  * The period's statement and ledger totals, its items by status, and what the anomalies amount to. The ledger's
  * `refunds` and `net` are what the gateway's statement can show (refunds through it); refunds made outside the gateway
@@ -119,7 +124,7 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
     values,
   );
   const start = instantOf(period.from);
-  const end = DateTime.fromISO(period.to, { zone: GATEWAY_ZONE }).plus({ days: 1 }).toJSDate();
+  const end = dayAfter(period.to);
   const [ledger] = await sqlQuery<Record<string, string>>(
     db,
     `SELECT (SELECT count(*) FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvals",

@@ -2,7 +2,7 @@
 // reconciliation"): the alias table (matched ignoring case and spaces), and one reader per field that answers the
 // parsed value or throws a FieldError naming what is wrong. Pure: no I/O, no clock.
 import { DateTime } from 'luxon';
-import { GATEWAY_ZONE } from '../../lib/calendar.ts';
+import { calendarDate, GATEWAY_ZONE, instantOfWallClock } from '../../lib/calendar.ts';
 
 export const SETTLEMENT_FIELDS = ['transactionId', 'orderId', 'type', 'amount', 'tradedAt', 'method', 'fee', 'settlementDate'] as const;
 export type SettlementField = (typeof SETTLEMENT_FIELDS)[number];
@@ -70,15 +70,18 @@ export function readAmount(value: string, type: 'APPROVAL' | 'CANCEL'): number {
   return amount;
 }
 
-const KOREA_FORMATS = ['yyyyMMddHHmmss', 'yyyy-MM-dd HH:mm:ss'];
+/** yyyyMMddHHmmss and yyyy-MM-dd HH:mm:ss, Korea time. Read by pattern: Luxon's fromFormat builds its parser per call. */
+const KOREA_FORMATS = [/^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/, /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/];
 
 /** yyyyMMddHHmmss, yyyy-MM-dd HH:mm:ss or ISO-8601; without an offset, Korea time. */
 export function readTradedAt(value: string): Date {
   const text = value.trim();
   for (const format of KOREA_FORMATS) {
-    if (text.length !== format.length) continue;
-    const parsed = DateTime.fromFormat(text, format, { zone: GATEWAY_ZONE });
-    if (parsed.isValid) return parsed.toJSDate();
+    const match = format.exec(text);
+    if (!match) continue;
+    const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [number, number, number, number, number, number];
+    const instant = instantOfWallClock({ year, month, day, hour, minute, second }, GATEWAY_ZONE);
+    if (instant) return instant;
   }
   if (/^\d{4}-\d{2}-\d{2}T/.test(text)) {
     const parsed = DateTime.fromISO(text, { zone: GATEWAY_ZONE });
@@ -97,5 +100,5 @@ export function readDate(value: string): string {
 
 /** The Korea calendar date of an instant, yyyy-MM-dd. */
 export function koreaDate(instant: Date): string {
-  return DateTime.fromJSDate(instant, { zone: GATEWAY_ZONE }).toFormat('yyyy-MM-dd');
+  return calendarDate(instant, GATEWAY_ZONE);
 }

@@ -26,7 +26,6 @@ export interface MrrMonth {
 }
 
 interface Row {
-  i: number;
   new: number;
   expansion: number;
   reactivation: number;
@@ -51,26 +50,32 @@ export async function readMrrBefore(db: Db, instant: Date): Promise<{ mrr: numbe
   return { mrr: Number(row?.mrr ?? 0), subscriptions: row?.subscriptions ?? 0 };
 }
 
-export async function buildMrrReport(db: Db, periods: Period[]): Promise<MrrMonth[]> {
+/**
+ * Movements are grouped under their Korea month's label (computed in SQL) rather than joined with every month by
+ * range; the months are contiguous, so one bound on the whole range and the label are the same grouping.
+ */
+export async function buildMrrReport(db: Db, periods: Period[], zone: string): Promise<MrrMonth[]> {
   const first = periods[0];
   if (!first) return [];
   const base = await readMrrBefore(db, first.start);
-  const rows = await sqlQuery<Row>(
+  const found = await sqlQuery<Row & { month: string }>(
     db,
-    `WITH p AS (SELECT * FROM unnest($1::timestamptz[], $2::timestamptz[]) WITH ORDINALITY AS p("start", "end", "i"))
-     SELECT p."i"::int AS "i",
+    `SELECT to_char(date_trunc('month', m."at" AT TIME ZONE $3), 'YYYY-MM') AS "month",
             COALESCE(sum(m."delta") FILTER (WHERE m."kind" = 'NEW'), 0)::float8 AS "new",
             COALESCE(sum(m."delta") FILTER (WHERE m."kind" = 'EXPANSION'), 0)::float8 AS "expansion",
             COALESCE(sum(m."delta") FILTER (WHERE m."kind" = 'REACTIVATION'), 0)::float8 AS "reactivation",
             COALESCE(-sum(m."delta") FILTER (WHERE m."kind" = 'CONTRACTION'), 0)::float8 AS "contraction",
             COALESCE(-sum(m."delta") FILTER (WHERE m."kind" = 'CHURN'), 0)::float8 AS "churn",
-            count(m."id") FILTER (WHERE m."kind" = 'NEW')::int AS "newCount",
-            count(m."id") FILTER (WHERE m."kind" = 'REACTIVATION')::int AS "reactivated",
-            count(m."id") FILTER (WHERE m."kind" = 'CHURN')::int AS "churned"
-       FROM p LEFT JOIN "mrr_movements" m ON m."at" >= p."start" AND m."at" < p."end"
-      GROUP BY p."i" ORDER BY p."i"`,
-    [periods.map((p) => p.start), periods.map((p) => p.end)],
+            count(*) FILTER (WHERE m."kind" = 'NEW')::int AS "newCount",
+            count(*) FILTER (WHERE m."kind" = 'REACTIVATION')::int AS "reactivated",
+            count(*) FILTER (WHERE m."kind" = 'CHURN')::int AS "churned"
+       FROM "mrr_movements" m WHERE m."at" >= $1 AND m."at" < $2
+      GROUP BY date_trunc('month', m."at" AT TIME ZONE $3)`,
+    [first.start, periods.at(-1)!.end, zone],
   );
+  const none: Row = { new: 0, expansion: 0, reactivation: 0, contraction: 0, churn: 0, newCount: 0, reactivated: 0, churned: 0 };
+  const byMonth = new Map(found.map((row) => [row.month, row]));
+  const rows = periods.map((period) => byMonth.get(period.label) ?? none);
   let mrr = base.mrr;
   let subscriptions = base.subscriptions;
   return periods.map((period, index) => {

@@ -17,25 +17,29 @@ export interface RecoveryMonth {
 }
 
 interface Row {
-  i: number;
+  month: string;
   failedCycles: number;
   recovered: number;
   lost: number;
   recoveredAmount: number;
 }
 
-export async function buildRecoveryReport(db: Db, periods: Period[]): Promise<RecoveryMonth[]> {
+/**
+ * Cycles are grouped under the Korea month of their first decline (computed in SQL) rather than joined with every
+ * month by range; the months are contiguous, so one bound on the whole range and the label are the same grouping.
+ * Declines are read through their partial index (migration 20261124180000_report_indexes), never by scanning attempts.
+ */
+export async function buildRecoveryReport(db: Db, periods: Period[], zone: string): Promise<RecoveryMonth[]> {
   if (periods.length === 0) return [];
-  const rows = await sqlQuery<Row>(
+  const found = await sqlQuery<Row>(
     db,
-    `WITH p AS (SELECT * FROM unnest($1::timestamptz[], $2::timestamptz[]) WITH ORDINALITY AS p("start", "end", "i")),
-     declined AS (
+    `WITH declined AS (
        SELECT pay."subscriptionId", pay."cycle", min(a."completedAt") AS "at"
          FROM "payments" pay JOIN "payment_attempts" a ON a."paymentId" = pay."id"
         WHERE pay."subscriptionId" IS NOT NULL AND pay."cycle" IS NOT NULL AND pay."kind" <> 'INITIAL'
-          AND a."operation" = 'BILLING_CONFIRM' AND a."status" = 'DECLINED'
+          AND a."operation" = 'BILLING_CONFIRM' AND a."status" = 'DECLINED' AND a."completedAt" < $2
         GROUP BY pay."subscriptionId", pay."cycle"
-       HAVING min(a."completedAt") >= $3 AND min(a."completedAt") < $4),
+       HAVING min(a."completedAt") >= $1),
      paid AS (
        SELECT pay."subscriptionId", pay."cycle", sum(pay."amount") AS "amount"
          FROM "payments" pay JOIN declined d ON d."subscriptionId" = pay."subscriptionId" AND d."cycle" = pay."cycle"
@@ -46,15 +50,16 @@ export async function buildRecoveryReport(db: Db, periods: Period[]): Promise<Re
               paid."amount" IS NULL AND (s."status" = 'CANCELED' OR (s."attentionReason" = 'MOBILE_WINDOW_CLOSED' AND s."cycle" = d."cycle")) AS "lost"
          FROM declined d JOIN "subscriptions" s ON s."id" = d."subscriptionId"
          LEFT JOIN paid ON paid."subscriptionId" = d."subscriptionId" AND paid."cycle" = d."cycle")
-     SELECT p."i"::int AS "i", count(c."at")::int AS "failedCycles",
+     SELECT to_char(date_trunc('month', c."at" AT TIME ZONE $3), 'YYYY-MM') AS "month", count(*)::int AS "failedCycles",
             count(c."paidAmount")::int AS "recovered", count(*) FILTER (WHERE c."lost")::int AS "lost",
             COALESCE(sum(c."paidAmount"), 0)::float8 AS "recoveredAmount"
-       FROM p LEFT JOIN cycles c ON c."at" >= p."start" AND c."at" < p."end"
-      GROUP BY p."i" ORDER BY p."i"`,
-    [periods.map((p) => p.start), periods.map((p) => p.end), periods[0]!.start, periods.at(-1)!.end],
+       FROM cycles c
+      GROUP BY date_trunc('month', c."at" AT TIME ZONE $3)`,
+    [periods[0]!.start, periods.at(-1)!.end, zone],
   );
-  return periods.map((period, index) => {
-    const row = rows[index]!;
+  const byMonth = new Map(found.map((row) => [row.month, row]));
+  return periods.map((period) => {
+    const row = byMonth.get(period.label) ?? { failedCycles: 0, recovered: 0, lost: 0, recoveredAmount: 0 };
     const recoveredAmount = Number(row.recoveredAmount);
     return {
       month: period.label,

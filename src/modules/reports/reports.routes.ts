@@ -38,7 +38,7 @@ export function reportsRoutes() {
       },
       async (request, reply) => {
         const periods = periodsBetween(request.query.from, request.query.to, 'month', zone, app.clock.now());
-        const months = await buildMrrReport(app.db, periods);
+        const months = await buildMrrReport(app.db, periods, zone);
         return answer(request, reply, { timezone: zone, currency: 'KRW' as const, months }, months);
       },
     );
@@ -60,7 +60,7 @@ export function reportsRoutes() {
         const from = granularity === 'month' ? request.query.from.slice(0, 7) : request.query.from;
         const to = granularity === 'month' ? request.query.to.slice(0, 7) : request.query.to;
         const periods = periodsBetween(from, to, granularity, zone, app.clock.now());
-        const items = await buildRevenueReport(app.db, periods);
+        const items = await buildRevenueReport(app.db, periods, zone);
         return answer(request, reply, { timezone: zone, currency: 'KRW' as const, items }, items);
       },
     );
@@ -79,7 +79,7 @@ export function reportsRoutes() {
       },
       async (request, reply) => {
         const periods = periodsBetween(request.query.from, request.query.to, 'month', zone, app.clock.now());
-        const months = await buildRecoveryReport(app.db, periods);
+        const months = await buildRecoveryReport(app.db, periods, zone);
         return answer(request, reply, { months }, months);
       },
     );
