@@ -57,7 +57,7 @@ async function seed(connectionString: string) {
            now(), now() + interval '1 month', now() + interval '1 month', now(), r."createdAt"
       FROM "billing_keys" k JOIN "registrations" r ON r."id" = k."registrationId"`);
   await run(`INSERT INTO "payments" ("subscriptionId", "cycle", "kind", "method", "amount", "status", "orderId", "attemptCount", "transactionId", "approvedAt", "updatedAt", "createdAt")
-    SELECT s."id", c, 'RECURRING', 'CARD', 9900, 'SUCCEEDED', 'B' || replace(s."id"::text, '-', '') || c, 1, 'tx', now(), now(), s."createdAt" + make_interval(days => c)
+    SELECT s."id", c, 'RECURRING', 'CARD', 9900, 'SUCCEEDED', 'B' || replace(s."id"::text, '-', '') || c, 1, 'tx-' || s."id" || '-' || c, now(), now(), s."createdAt" + make_interval(days => c)
       FROM "subscriptions" s, generate_series(1, ${PAYMENTS_EACH}) c`);
   await run(`INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "sequence", "xid")
     SELECT 'subscription.created', 'subscription', s."id", to_jsonb(s) - 'leaseOwner' - 'leaseExpiresAt', row_number() OVER (ORDER BY s."createdAt", s."id"), 0

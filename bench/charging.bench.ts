@@ -1,13 +1,19 @@
 // npm run bench (part 1): the charging engine against a real PostgreSQL (embedded, in a temporary directory) and the
 // sandbox gateway in another process with a settable latency per call. Each run seeds N due CARD subscriptions and
 // times one charging pass in a service process of its own (bench/charge-worker.ts), which reports charges, CPU,
-// peak RSS and SQL statements. Prints each figure with its target (issue #15) and writes
-// bench/results/<date>-charging.json with the machine, Node, PostgreSQL and the commit.
+// peak RSS and SQL statements. The plain-SQL floor (../shared/bench/plain-protocol.mjs, the same protocol without the
+// service) runs against the same cluster, alternately with the service's L = 0 drain. Prints each figure with its
+// target (issue #25) and writes bench/results/<date>-charging.json with the machine, Node, PostgreSQL and the commit.
 //
-//   npm run bench                 quick sizes
-//   BENCH_LARGE=1 npm run bench   adds the 100,000-subscription drain (memory targets)
+//   npm run bench                        quick sizes, one round
+//   BENCH_ROUNDS=3                       every run three times, alternated (medians and ranges printed)
+//   BENCH_BASELINE=<worktree>            also runs that checkout's engine (its bench/charge-worker.ts) in turn with
+//                                        this one, on the same database and sandbox: each figure side by side
+//   BENCH_ONLY=L50,L0,...                only these runs (L50, L200, L0, floor, replicas, events, large)
+//   BENCH_FLOOR=<path>                   the plain-SQL floor's script (default ../shared/bench/plain-protocol.mjs)
+//   BENCH_LARGE=1 npm run bench          adds the 100,000-subscription drain (memory targets)
 import { execFileSync, fork, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +30,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LARGE = process.argv.includes('--large') || process.env.BENCH_LARGE === '1';
 const N = Number(process.env.BENCH_SUBSCRIPTIONS ?? 2000);
 const C = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
+const FLOOR = process.env.BENCH_FLOOR ?? path.join(fileURLToPath(new URL('..', import.meta.url)), '../shared/bench/plain-protocol.mjs');
 const SECRET = 'bench_gateway_secret_key';
 const MERCHANT = 'BENCH';
 const ENCRYPTION_KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
@@ -37,6 +47,9 @@ interface WorkerResult {
   transactions: number;
   peakRss: number;
   idleRss: number;
+  /** The mean gateway call, and the share of the slots' time spent in calls (older workers report neither). */
+  callMs?: number;
+  slotBusy?: number;
 }
 
 const log = pino({ level: 'error' });
@@ -95,7 +108,7 @@ async function prepare(db: Db, sandboxUrl: string, count: number, latencyMs: num
 }
 
 /** Starts `replicas` service processes, releases them together, and sums what they report. */
-async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, concurrency: number) {
+async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, concurrency: number, tree: string) {
   const env = {
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
@@ -111,11 +124,11 @@ async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, 
     LOG_LEVEL: 'error',
   };
   const workers = Array.from({ length: replicas }, () =>
-    fork(path.join(ROOT, 'bench/charge-worker.ts'), [], {
+    fork(path.join(tree, 'bench/charge-worker.ts'), [], {
       env: { ...process.env, BENCH_ENV: JSON.stringify(env) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // BENCH_PROFILE=<dir>: a V8 CPU profile of each service process (open it in Chrome DevTools).
-      execArgv: [...serviceNodeFlags(), ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
+      execArgv: [...serviceNodeFlags(tree), ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
     }),
   );
   await Promise.all(workers.map((w) => new Promise((resolve) => w.once('message', resolve))));
@@ -134,6 +147,8 @@ async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, 
     transactionsPerCharge: reports.reduce((n, r) => n + r.transactions, 0) / succeeded,
     peakRssMb: Math.max(...reports.map((r) => r.peakRss)) / MB,
     idleRssMb: Math.max(...reports.map((r) => r.idleRss)) / MB,
+    callMs: reports.reduce((n, r) => n + (r.callMs ?? Number.NaN), 0) / reports.length,
+    slotBusy: reports.reduce((n, r) => n + (r.slotBusy ?? Number.NaN), 0) / reports.length,
     reports: reports.map((r) => r.report),
   };
 }
@@ -148,8 +163,46 @@ async function doubleCharges(db: Db, sandboxUrl: string): Promise<number> {
   return Number(row!.extra) + Math.abs(charges.length - payments);
 }
 
-function line(name: string, figure: string, target: string, met: boolean) {
-  console.log(`${name.padEnd(44)} ${figure.padStart(22)}   ${target.padEnd(24)} ${met ? 'met' : 'MISSED'}`);
+/** The plain-SQL floor at latency L on the same cluster (its own database), as its --json line reports it. */
+function runFloor(adminUrl: string, latencyMs: number, count: number): { rate: number; cpuMsPerCharge: number; peakRssMB: number; ok: boolean } {
+  const url = new URL(adminUrl);
+  const out = execFileSync(
+    process.execPath,
+    [FLOOR, `--L=${latencyMs}`, `--N=${count}`, `--C=${C}`, '--json', `--node-flags=${serviceNodeFlags().join(' ')}`],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        PLAIN_DEPS: path.join(ROOT, 'node_modules'),
+        PGHOST: url.hostname,
+        PGPORT: url.port,
+        PGUSER: decodeURIComponent(url.username),
+        PGPASSWORD: decodeURIComponent(url.password),
+      },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const [result] = JSON.parse(out.trim().split('\n').at(-1)!) as { rate: number; cpuMsPerCharge: number; peakRssMB: number; ok: boolean }[];
+  if (!result!.ok) throw new Error(`the plain-SQL floor's checks failed: ${out}`);
+  return result!;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+/** "median (lowest–highest)" of a figure over the rounds, or the one value. */
+function spread(values: number[], digits: number) {
+  if (values.length === 0) return 'n/a';
+  if (values.length === 1) return values[0]!.toFixed(digits);
+  return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+}
+
+function line(name: string, figure: string, target: string, met: boolean, baseline?: string) {
+  console.log(
+    `${name.padEnd(46)} ${figure.padStart(24)}   ${target.padEnd(26)} ${(met ? 'met' : 'MISSED').padEnd(7)}${baseline === undefined ? '' : `baseline ${baseline}`}`,
+  );
 }
 
 async function main() {
@@ -157,70 +210,198 @@ async function main() {
   const embedded = await startEmbeddedPostgres({ dataDir: path.join(workDir, 'pg'), port: await freePort(), database: 'postgres', persistent: false, log });
   const sandbox = await startSandbox();
   const db = createPrismaClient(embedded.adminConnectionString, { poolSize: 4 });
+  const wanted = (run: string) => (ONLY ? ONLY.has(run) : run !== 'large' || LARGE);
+  const trees: Array<['this' | 'baseline', string]> = [['this', ROOT], ...(BASELINE ? [['baseline', BASELINE] as ['baseline', string]] : [])];
   try {
     await migrate({ connectionString: embedded.adminConnectionString, log });
     const version = (await db.$queryRaw<{ version: string }[]>`SELECT version()`)[0]!.version;
     console.log(
-      `charging: ${N} due CARD subscriptions per run, SCHEDULER_CONCURRENCY ${C}; node ${process.version}; ${os.cpus().length} × ${os.cpus()[0]?.model}; ${version.split(' on ')[0]}`,
+      `charging: ${N} due CARD subscriptions per run, SCHEDULER_CONCURRENCY ${C}, ${ROUNDS} round(s)${BASELINE ? `, alternated with the baseline ${BASELINE}` : ''}; node ${process.version}; ${os.cpus().length} × ${os.cpus()[0]?.model}; ${version.split(' on ')[0]}`,
     );
-    console.log(`${'benchmark'.padEnd(44)} ${'figure'.padStart(22)}   ${'target'.padEnd(24)}`);
-    const run = async (name: string, options: { count?: number; latencyMs: number; replicas?: number; events?: boolean }) => {
+    type Figures = Awaited<ReturnType<typeof drain>> & { doubles: number };
+    const figures = new Map<string, Figures[]>();
+    const keep = (key: string, r: Figures) => figures.set(key, [...(figures.get(key) ?? []), r]);
+    const run = async (
+      name: string,
+      tree: ['this' | 'baseline', string],
+      options: { count?: number; latencyMs: number; replicas?: number; events?: boolean; concurrency?: number },
+    ) => {
       await prepare(db, sandbox.url, options.count ?? N, options.latencyMs, options.events ?? true);
-      const result = await drain(embedded.adminConnectionString, sandbox.url, options.replicas ?? 1, C);
+      const result = await drain(embedded.adminConnectionString, sandbox.url, options.replicas ?? 1, options.concurrency ?? C, tree[1]);
       const doubles = await doubleCharges(db, sandbox.url);
-      results.push({ name, count: options.count ?? N, concurrency: C, ...options, ...result, doubleCharges: doubles });
+      results.push({ name, code: tree[0], count: options.count ?? N, concurrency: options.concurrency ?? C, ...options, ...result, doubleCharges: doubles });
+      console.error(
+        `  ${tree[0].padEnd(8)} ${name.padEnd(22)} ${result.perSecond.toFixed(0).padStart(5)}/s  CPU ${result.cpuMsPerCharge.toFixed(2)} ms/charge  peak RSS ${result.peakRssMb.toFixed(0)} MB  statements ${result.statementsPerCharge.toFixed(2)}/charge  call ${result.callMs.toFixed(1)} ms  slots busy ${result.slotBusy.toFixed(2)}  doubles ${doubles}`,
+      );
+      keep(`${tree[0]} ${name}`, { ...result, doubles });
       return { ...result, doubles };
     };
+    const floors: Array<{ rate: number; cpuMsPerCharge: number; peakRssMB: number }> = [];
 
     if (process.env.BENCH_PROFILE) {
       // Profiling: the L = 0 drain alone.
-      const r = await run('drain L=0', { latencyMs: 0 });
+      const r = await run('drain L=0', trees[0]!, { latencyMs: 0 });
       console.log(`${r.perSecond.toFixed(0)} charges/s, ${r.cpuMsPerCharge.toFixed(2)} ms CPU and ${r.statementsPerCharge.toFixed(1)} statements per charge`);
       return;
     }
-    const slow = await run('drain L=50ms', { latencyMs: 50 });
-    const ideal = (C * 1000) / 50;
-    line(
-      'drain, L=50 ms, C=16 (charges/s)',
-      `${slow.perSecond.toFixed(0)} (${(slow.perSecond / ideal).toFixed(2)} × C/L)`,
-      `≥ ${(0.9 * ideal).toFixed(0)} (0.9 × C/L)`,
-      slow.perSecond >= 0.9 * ideal,
-    );
-    const fast = await run('drain L=0', { latencyMs: 0 });
-    line('drain, L=0, C=16 (charges/s)', fast.perSecond.toFixed(0), '≥ 400', fast.perSecond >= 400);
-    line('  service CPU per charge (ms)', fast.cpuMsPerCharge.toFixed(2), '≤ 2', fast.cpuMsPerCharge <= 2);
-    line(
-      '  SQL statements per charge',
-      `${fast.statementsPerCharge.toFixed(2)} (+${fast.transactionsPerCharge.toFixed(2)} BEGIN/COMMIT)`,
-      '≤ 6',
-      fast.statementsPerCharge <= 6,
-    );
-    const two = await run('two replicas L=50ms', { latencyMs: 50, replicas: 2 });
-    line(
-      'two replicas, L=50 ms (× one process)',
-      `${(two.perSecond / slow.perSecond).toFixed(2)} (${two.perSecond.toFixed(0)}/s)`,
-      '≥ 1.8',
-      two.perSecond / slow.perSecond >= 1.8,
-    );
-    line('  double charges', String(two.doubles + slow.doubles + fast.doubles), '0', two.doubles + slow.doubles + fast.doubles === 0);
-    line('idle RSS after start (MB)', fast.idleRssMb.toFixed(0), '< 150', fast.idleRssMb < 150);
-    // Issue #13's budget: the outbox triggers' cost on the L = 0 drain, alternating runs, best of two each.
-    const best = { off: 0, on: 0 };
-    for (let round = 0; round < 2; round += 1) {
-      for (const events of [false, true]) {
-        const r = await run(`drain L=0 events ${events ? 'on' : 'off'}`, { latencyMs: 0, events });
-        best[events ? 'on' : 'off'] = Math.max(best[events ? 'on' : 'off'], r.perSecond);
+    for (let round = 0; round < ROUNDS; round += 1) {
+      // Alternated: the order of the checkouts flips every round, so neither always runs first.
+      const order = round % 2 === 0 ? trees : [...trees].reverse();
+      for (const tree of order) {
+        if (wanted('L50')) await run('drain L=50ms', tree, { latencyMs: 50 });
+        if (wanted('L200')) await run('drain L=200ms C=64', tree, { latencyMs: 200, concurrency: 64 });
+        if (wanted('L0')) await run('drain L=0', tree, { latencyMs: 0 });
+        if (wanted('events')) await run('drain L=0 events off', tree, { latencyMs: 0, events: false });
+        if (wanted('replicas')) await run('two replicas L=50ms', tree, { latencyMs: 50, replicas: 2 });
+        if (wanted('large') && round === 0) await run('drain 100k L=0', tree, { count: 100_000, latencyMs: 0 });
+      }
+      if (wanted('floor') && !existsSync(FLOOR)) {
+        if (round === 0) console.error(`  the plain-SQL floor is not at ${FLOOR}: not run (set BENCH_FLOOR)`);
+      } else if (wanted('floor')) {
+        const floor = runFloor(embedded.adminConnectionString, 0, N);
+        floors.push(floor);
+        results.push({ name: 'plain-SQL floor L=0', code: 'floor', rate: floor.rate, cpuMsPerCharge: floor.cpuMsPerCharge, peakRssMB: floor.peakRssMB });
+        console.error(
+          `  floor    plain-SQL L=0             ${floor.rate.toFixed(0).padStart(5)}/s  CPU ${floor.cpuMsPerCharge.toFixed(2)} ms/charge  peak RSS ${floor.peakRssMB.toFixed(0)} MB`,
+        );
       }
     }
-    line(
-      'events on vs off, L=0 (× off)',
-      `${(best.on / best.off).toFixed(2)} (${best.on.toFixed(0)} vs ${best.off.toFixed(0)})`,
-      '≥ 0.90',
-      best.on / best.off >= 0.9,
+
+    console.log(`${'figure (median and range over the rounds)'.padEnd(46)} ${'this checkout'.padStart(24)}   ${'target (issue #25)'.padEnd(26)}`);
+    const of = (code: string, name: string) => figures.get(`${code} ${name}`) ?? [];
+    const show = (
+      label: string,
+      name: string,
+      pick: (r: Figures, index: number) => number,
+      digits: number,
+      target: string,
+      met: (value: number) => boolean,
+    ) => {
+      const mine = of('this', name).map(pick);
+      if (mine.length === 0) return;
+      const base = BASELINE ? spread(of('baseline', name).map(pick), digits) : undefined;
+      line(label, spread(mine, digits), target, met(median(mine)), base);
+    };
+    const ideal = (latencyMs: number, concurrency: number) => (concurrency * 1000) / latencyMs;
+    show(
+      '1. drain, L=50 ms, C=16 (× C/L)',
+      'drain L=50ms',
+      (r) => r.perSecond / ideal(50, C),
+      2,
+      '≥ 0.95 × C/L',
+      (v) => v >= 0.95,
     );
-    if (LARGE) {
-      const large = await run('drain 100k L=0', { count: 100_000, latencyMs: 0 });
-      line('100,000 due, L=0: peak RSS (MB)', `${large.peakRssMb.toFixed(0)} (${large.perSecond.toFixed(0)}/s)`, '< 250', large.peakRssMb < 250);
+    show(
+      '2. drain, L=200 ms, C=64 (× C/L)',
+      'drain L=200ms C=64',
+      (r) => r.perSecond / ideal(200, 64),
+      2,
+      '≥ 0.9 × C/L',
+      (v) => v >= 0.9,
+    );
+    show(
+      '3. drain, L=0, C=16 (charges/s)',
+      'drain L=0',
+      (r) => r.perSecond,
+      0,
+      'report',
+      () => true,
+    );
+    if (floors.length > 0) {
+      // Each round's service drain against the floor of the same round.
+      const ratio = (code: string) => of(code, 'drain L=0').map((r, i) => r.perSecond / floors[Math.min(i, floors.length - 1)]!.rate);
+      line(
+        '   plain-SQL floor, L=0 (charges/s)',
+        spread(
+          floors.map((f) => f.rate),
+          0,
+        ),
+        'reference',
+        true,
+      );
+      line(
+        '   drain L=0 × the floor',
+        spread(ratio('this'), 2),
+        '≥ 0.6 × floor',
+        median(ratio('this')) >= 0.6,
+        BASELINE ? spread(ratio('baseline'), 2) : undefined,
+      );
+      line(
+        '   floor worker CPU per charge (ms)',
+        spread(
+          floors.map((f) => f.cpuMsPerCharge),
+          2,
+        ),
+        'reference',
+        true,
+      );
+    }
+    show(
+      '   service CPU per charge, L=0 (ms)',
+      'drain L=0',
+      (r) => r.cpuMsPerCharge,
+      2,
+      '≤ 1.0',
+      (v) => v <= 1.0,
+    );
+    show(
+      '   SQL statements per charge, L=0',
+      'drain L=0',
+      (r) => r.statementsPerCharge,
+      2,
+      'report (BEGIN/COMMIT apart)',
+      () => true,
+    );
+    const replicaRatio = (code: string) => of(code, 'two replicas L=50ms').map((r, i) => r.perSecond / of(code, 'drain L=50ms')[i]!.perSecond);
+    if (of('this', 'two replicas L=50ms').length > 0 && of('this', 'drain L=50ms').length > 0) {
+      line(
+        '4. two replicas, L=50 ms (× one process)',
+        spread(replicaRatio('this'), 2),
+        '≥ 1.9',
+        median(replicaRatio('this')) >= 1.9,
+        BASELINE ? spread(replicaRatio('baseline'), 2) : undefined,
+      );
+    }
+    const doubles = [...figures].filter(([key]) => key.startsWith('this ')).flatMap(([, rs]) => rs.map((r) => r.doubles));
+    line(
+      '   double charges (every run)',
+      String(doubles.reduce((a, b) => a + b, 0)),
+      '0',
+      doubles.every((d) => d === 0),
+    );
+    show(
+      '5. idle RSS after start (MB)',
+      'drain L=0',
+      (r) => r.idleRssMb,
+      0,
+      '< 120',
+      (v) => v < 120,
+    );
+    show(
+      `   peak RSS, ${N.toLocaleString('en')} drain L=0 (MB)`,
+      'drain L=0',
+      (r) => r.peakRssMb,
+      0,
+      '< 200',
+      (v) => v < 200,
+    );
+    show(
+      '   peak RSS, 100,000 drain L=0 (MB)',
+      'drain 100k L=0',
+      (r) => r.peakRssMb,
+      0,
+      '< 200',
+      (v) => v < 200,
+    );
+    const eventsRatio = (code: string) => of(code, 'drain L=0').map((r, i) => r.perSecond / (of(code, 'drain L=0 events off')[i]?.perSecond ?? Number.NaN));
+    if (of('this', 'drain L=0 events off').length > 0 && of('this', 'drain L=0').length > 0) {
+      line(
+        '7. events on vs off, L=0 (× off)',
+        spread(eventsRatio('this'), 2),
+        '≥ 0.95',
+        median(eventsRatio('this')) >= 0.95,
+        BASELINE ? spread(eventsRatio('baseline'), 2) : undefined,
+      );
     }
   } finally {
     await db.$disconnect();
@@ -232,8 +413,8 @@ async function main() {
 }
 
 /** The node flags `npm start` runs the service with (package.json), so that the benchmarks measure it as deployed. */
-export function serviceNodeFlags(): string[] {
-  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+export function serviceNodeFlags(tree = ROOT): string[] {
+  const start = (JSON.parse(readFileSync(path.join(tree, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const match = /exec node ((?:--\S+ )*)src\/server\.ts$/.exec(start);
   if (!match) throw new Error(`package.json's start script does not run node src/server.ts: ${start}`);
   return match[1]!.trim().split(' ').filter(Boolean);

@@ -47,6 +47,7 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       LOG_LEVEL: 'error',
       RATE_LIMIT_API: '100000000',
       RATE_LIMIT_BROWSER: '100000000',
+      RATE_LIMIT_ADMIN: '100000000',
       ...env,
     },
     stdio: ['ignore', 'inherit', 'inherit'],

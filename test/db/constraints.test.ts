@@ -50,4 +50,29 @@ describe('database constraints', () => {
     await createPayment(t.db, { kind: 'INITIAL', registrationId: registration.id });
     await expect(createPayment(t.db, { kind: 'INITIAL', registrationId: registration.id })).rejects.toThrow(/Unique constraint/);
   });
+
+  it('keep a refund made outside the gateway as recorded: a positive amount, a reason, never edited nor deleted (rule 15)', async () => {
+    const payment = await createPayment(t.db, { status: 'SUCCEEDED' });
+    const row = { paymentId: payment.id, amount: 1000, reason: 'bank transfer', actor: 'admin:ops', recordedAt: new Date() };
+    await expect(t.db.externalRefund.create({ data: { ...row, amount: 0 } })).rejects.toThrow(/external_refunds_amount_positive/);
+    await expect(t.db.externalRefund.create({ data: { ...row, reason: '' } })).rejects.toThrow(/external_refunds_reason_length/);
+    await expect(t.db.externalRefund.create({ data: { ...row, reference: '' } })).rejects.toThrow(/external_refunds_reference_length/);
+    const refund = await t.db.externalRefund.create({ data: row });
+    await expect(t.db.externalRefund.update({ where: { id: refund.id }, data: { amount: 10 } })).rejects.toThrow(/never edited nor deleted/);
+    await expect(t.db.externalRefund.delete({ where: { id: refund.id } })).rejects.toThrow(/never edited nor deleted/);
+  });
+
+  it('keep a reason on refund attempts only', async () => {
+    const payment = await createPayment(t.db);
+    await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 1, reason: 'why' })).rejects.toThrow(/payment_attempts_reason_only_refunds/);
+    await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 1, operation: 'CANCEL', reason: 'why' })).resolves.toBeTruthy();
+  });
+
+  it('refuse TRUNCATE of what is kept (rule 15): imported lines and imports, MRR movements, external refunds', async () => {
+    for (const table of ['settlement_lines', 'settlement_imports', 'mrr_movements', 'external_refunds']) {
+      await expect(t.db.$executeRawUnsafe(`TRUNCATE "${table}" CASCADE`), table).rejects.toThrow(/TRUNCATE|immutable/);
+    }
+    // Also when a truncation of the tables they belong to cascades to them.
+    await expect(t.db.$executeRawUnsafe('TRUNCATE "subscriptions" CASCADE')).rejects.toThrow(/immutable/);
+  });
 });

@@ -39,6 +39,10 @@ const SQL_ONLY_CHECKS = [
   'webhook_deliveries.webhook_deliveries_attempts_nonnegative',
   'webhook_deliveries.webhook_deliveries_pending_has_time',
   'mrr_movements.mrr_movements_delta',
+  'external_refunds.external_refunds_amount_positive',
+  'external_refunds.external_refunds_reason_length',
+  'external_refunds.external_refunds_reference_length',
+  'payment_attempts.payment_attempts_reason_only_refunds',
 ];
 const SQL_ONLY_PARTIAL_INDEXES = [
   'payment_attempts.payment_attempts_billing_orderId_key(orderId) WHERE (operation = \'BILLING_CONFIRM\'::"GatewayOperation")',

@@ -4,8 +4,10 @@
 // node_modules) and every request the pages make is recorded: none may leave the service's origin.
 // Without Chromium these tests are skipped with a note; .ci/run sets REQUIRE_BROWSER_TESTS=1, which turns a missing
 // Chromium into a failure, so CI always runs them.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
@@ -21,6 +23,11 @@ const SKIP_NOTE = `Chromium not found at ${CHROMIUM}: install Debian's chromium 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OPERATOR = 'alice';
 const kst = (local: string) => new Date(`${local}+09:00`);
+// The README's pictures: written into the directory CONSOLE_SCREENSHOTS names (`CONSOLE_SCREENSHOTS=docs` refreshes
+// the committed ones); otherwise still taken, into a temporary directory removed after the run, so that a test run
+// leaves no changed file behind.
+const SCREENSHOT_DIR = process.env.CONSOLE_SCREENSHOTS ? path.resolve(process.env.CONSOLE_SCREENSHOTS) : undefined;
+let screenshots: string;
 
 let database: TestDatabase;
 let app: App;
@@ -38,6 +45,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   ({ app, baseUrl } = await startTestApp(database.url, { env: { CLOCK: 'simulated', ADMIN_TOKENS: `${OPERATOR}:${TEST_ADMIN_TOKEN}` } }));
   serviceOrigins.add(baseUrl);
+  screenshots = SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'console-screenshots-'));
   await setClock(app, kst('2027-03-10T09:00:00'));
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -58,6 +66,7 @@ afterAll(async () => {
   await browser?.close();
   await app?.close();
   await database?.drop();
+  if (!SCREENSHOT_DIR && screenshots) rmSync(screenshots, { recursive: true, force: true });
 });
 
 async function newContext(options: { javaScriptEnabled?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
@@ -72,6 +81,13 @@ async function signIn(page: Page, token = TEST_ADMIN_TOKEN, base = baseUrl, next
   // The form posts, and the answer (a redirect to the console, or the sign-in page with an error) replaces the page.
   await Promise.all([page.waitForEvent('framenavigated'), page.getByRole('button', { name: 'Sign in' }).click()]);
   await page.waitForLoadState();
+}
+
+/** A full-page PNG of the page as `name` in the screenshots' directory (see SCREENSHOT_DIR). */
+async function screenshot(page: Page, name: string) {
+  const file = path.join(screenshots, name);
+  await page.screenshot({ path: file, fullPage: true });
+  expect(statSync(file).size).toBeGreaterThan(1_000);
 }
 
 /** axe-core in the page: no serious or critical violation. */
@@ -179,6 +195,14 @@ async function readPayment(id: string) {
   };
 }
 
+/** The payment's `refunds`, as the admin route shows them (oldest first). */
+async function refundsOf(id: string) {
+  const body = (await (await fetch(`${baseUrl}/admin/payments/${id}`, { headers: adminHeaders })).json()) as {
+    refunds: Array<{ id: string; channel: string; amount: number; reference?: string; requestedAt: string }>;
+  };
+  return body.refunds;
+}
+
 /** The fields a rendered form would post, read from the page (hidden ones included). */
 async function formFields(page: Page, action: string): Promise<Record<string, string>> {
   // The form's successful controls, as the browser would send them (checked radios only).
@@ -240,14 +264,14 @@ describe('Needs attention, Payment page and its actions', () => {
       await expect(row.textContent()).resolves.toContain('Outcome unknown');
       // The subscription under attention is listed too, with its own page.
       expect(await page.locator(`#attention tr[data-id="${subscriptionId}"] a`).getAttribute('href')).toBe(`/console/subscriptions/${subscriptionId}`);
-      await page.screenshot({ path: 'docs/console-needs-attention.png', fullPage: true });
+      await screenshot(page, 'console-needs-attention.png');
       await expectAccessible(page);
 
       await row.getByRole('link').click();
       await page.waitForURL(`${baseUrl}/console/payments/${payment.id}`);
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(`Payment ${payment.orderId}`);
       await expect(page.locator('#payment-status').textContent()).resolves.toBe('UNKNOWN');
-      await page.screenshot({ path: 'docs/console-payment.png', fullPage: true });
+      await screenshot(page, 'console-payment.png');
       await expectAccessible(page);
 
       const resolve = page.locator(`form[action="/console/payments/${payment.id}/resolve"]`);
@@ -349,6 +373,86 @@ describe('Needs attention, Payment page and its actions', () => {
       // A fresh rendering carries a new key: refunding again is a new action.
       await page.reload();
       expect((await formFields(page, `/console/payments/${payment.id}/refund`)).idempotencyKey).not.toBe(fields.idempotencyKey);
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+
+  it('records a refund made outside the gateway: listed under Refunds as EXTERNAL, CANCELED when nothing remains, a resubmit acts once, too much is refused in words', async () => {
+    const { payment } = await paidSubscription('console-external-refund', 30_000);
+    const paid = await readPayment(payment.id);
+    const action = `/console/payments/${payment.id}/external-refund`;
+    const { context, page } = await newContext();
+    try {
+      await signIn(page, TEST_ADMIN_TOKEN, baseUrl, `/console/payments/${payment.id}`);
+      await page.waitForURL(`${baseUrl}/console/payments/${payment.id}`);
+      const form = () => page.locator(`form[action="${action}"]`);
+      expect(await page.locator('#refunds').count()).toBe(0);
+      await expectAccessible(page);
+
+      await form().getByLabel('Amount').fill('10000');
+      await form().getByLabel('Reason').fill('paid back by bank transfer');
+      await form().getByLabel('Reference').fill('KB-2027-0310-001');
+      await form().getByRole('button', { name: 'Record external refund' }).click();
+      await page.waitForURL(`${baseUrl}/console/payments/${payment.id}?done=external-refund`);
+      await expect(page.locator('#payment-status').textContent()).resolves.toBe('SUCCEEDED');
+      const [recorded] = await refundsOf(payment.id);
+      // The Refunds table shows it, its times in Korea time (UTC+9, no daylight saving).
+      const koreaTime = (iso: string) => new Date(Date.parse(iso) + 9 * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+      const row = page.locator(`#refunds tr[data-id="${recorded!.id}"]`);
+      const cells = await row.locator('td').allTextContents();
+      expect(cells.map((c) => c.trim())).toEqual([
+        'EXTERNAL',
+        'SUCCEEDED',
+        '10,000 KRW',
+        'paid back by bank transfer',
+        'KB-2027-0310-001',
+        koreaTime(recorded!.requestedAt),
+        koreaTime(recorded!.requestedAt),
+      ]);
+      expect(await readPayment(payment.id)).toMatchObject({ status: 'SUCCEEDED', canceledAmount: 10_000 });
+      // No gateway call: the sandbox booked no cancellation of the transaction.
+      expect((await sandboxLedger(app)).filter((e) => e.type === 'CANCEL' && e.originalTransactionId === paid.transactionId)).toEqual([]);
+      const audit = page.locator('#timeline tbody tr[data-source="audit"]').first();
+      await expect(audit.textContent()).resolves.toMatch(/payment\.refund_external[\s\S]*admin:alice[\s\S]*paid back by bank transfer/);
+
+      // More than what remains (20,000): the service's 422, in words; nothing changes.
+      await form().getByLabel('Amount').fill('25000');
+      await form().getByLabel('Reason').fill('too much');
+      await form().getByRole('button', { name: 'Record external refund' }).click();
+      const alert = await page.getByRole('alert').textContent();
+      expect(alert).toContain('At most 20000 can be refunded');
+      expect(alert).toContain('HTTP 422');
+      expect(alert).toContain('AMOUNT_EXCEEDS_REMAINING');
+      expect(await readPayment(payment.id)).toMatchObject({ canceledAmount: 10_000 });
+
+      // The rest, without a Reference: CANCELED. The same rendered form posted again acts once and answers alike.
+      await page.goto(`${baseUrl}/console/payments/${payment.id}`);
+      await form().getByLabel('Amount').fill('20000');
+      await form().getByLabel('Reason').fill('the rest, by bank transfer');
+      const fields = await formFields(page, action);
+      await form().getByRole('button', { name: 'Record external refund' }).click();
+      await page.waitForURL(`${baseUrl}/console/payments/${payment.id}?done=external-refund`);
+      await expect(page.locator('#payment-status').textContent()).resolves.toBe('CANCELED');
+      // Nothing remains: neither refund is offered any more.
+      expect(await form().count()).toBe(0);
+      expect(await page.locator(`form[action="/console/payments/${payment.id}/refund"]`).count()).toBe(0);
+      const again = await page.request.post(`${baseUrl}${action}`, { form: fields, maxRedirects: 0 });
+      expect(again.status()).toBe(303);
+      expect(again.headers().location).toBe(`/console/payments/${payment.id}?done=external-refund`);
+      expect(await readPayment(payment.id)).toMatchObject({ status: 'CANCELED', canceledAmount: 30_000 });
+      const refunds = await refundsOf(payment.id);
+      // Both were recorded at the same instant of the test's clock: their order is not asserted.
+      expect(refunds.map((r) => [r.channel, r.amount, r.reference]).sort((a, b) => Number(a[1]) - Number(b[1]))).toEqual([
+        ['EXTERNAL', 10_000, 'KB-2027-0310-001'],
+        ['EXTERNAL', 20_000, undefined],
+      ]);
+      expect((await auditOf(payment.id)).map((a) => [a.actor, a.action, a.reason])).toEqual([
+        [`admin:${OPERATOR}`, 'payment.refund_external', 'the rest, by bank transfer'],
+        [`admin:${OPERATOR}`, 'payment.refund_external', 'paid back by bank transfer'],
+      ]);
+      expect(await page.locator('#refunds tbody tr[data-channel="EXTERNAL"]').count()).toBe(2);
+      await expectAccessible(page);
     } finally {
       await context.close();
     }

@@ -3,11 +3,13 @@ import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import {
   addInterval,
+  calendarDate,
   calendarDaysBetween,
   cycleContaining,
   cycleDueAt,
   type Interval,
   formatGatewayDateTime,
+  instantOfWallClock,
   mobileWindowOffsetDays,
   parseGatewayDateTime,
   sameCalendarMonth,
@@ -35,6 +37,34 @@ describe('calendar', () => {
     expect(parseGatewayDateTime('20260102030405')).toEqual(kst('2026-01-02T03:04:05'));
     expect(parseGatewayDateTime('20260230000000')).toBeUndefined();
     expect(parseGatewayDateTime('2026-01-02')).toBeUndefined();
+  });
+
+  it('property: a wall-clock time and an instant’s date through the fixed offset agree with Luxon in the named zone', () => {
+    fc.assert(
+      fc.property(
+        fc.date({ min: new Date('1985-01-01T00:00:00Z'), max: new Date('2105-12-31T00:00:00Z'), noInvalidDate: true }),
+        fc.constantFrom(SEOUL, 'UTC', 'America/New_York'),
+        (instant, zone) => {
+          const local = DateTime.fromJSDate(instant, { zone });
+          expect(calendarDate(instant, zone)).toBe(local.toISODate());
+          const time = { year: local.year, month: local.month, day: local.day, hour: local.hour, minute: local.minute, second: local.second };
+          const named = DateTime.fromObject(time, { zone }).toJSDate();
+          expect(instantOfWallClock(time, zone)).toEqual(named);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('refuses a wall-clock time that is not on the calendar (February 30th, hour 24)', () => {
+    const at = { year: 2026, month: 11, day: 24, hour: 18, minute: 30, second: 0 };
+    expect(instantOfWallClock(at, SEOUL)).toEqual(kst('2026-11-24T18:30:00'));
+    expect(instantOfWallClock({ ...at, month: 2, day: 30 }, SEOUL)).toBeUndefined();
+    expect(instantOfWallClock({ ...at, hour: 24 }, SEOUL)).toBeUndefined();
+    expect(instantOfWallClock({ ...at, year: 2027, month: 2, day: 29 }, SEOUL)).toBeUndefined();
+    expect(instantOfWallClock({ ...at, year: 1987, month: 5, day: 10, hour: 2 }, SEOUL)).toEqual(
+      DateTime.fromObject({ year: 1987, month: 5, day: 10, hour: 2, minute: 30 }, { zone: SEOUL }).toJSDate(),
+    );
   });
 
   it('property: the day of month after adding months is the anchor’s day, or the month’s last day when shorter', () => {

@@ -1,12 +1,13 @@
 // The Payment page (/console/payments/:id): the payment's terms and status, its attempts and timeline, and the
 // operators' actions on it, each through the admin route's own service (payment-actions.service.ts) under the admin
 // route's idempotency scope: Resolve (POST /admin/payments/:id/resolve), Refund (POST /admin/payments/:id/cancel),
-// settle a refund's unknown outcome (POST /admin/payments/:id/cancel/resolve).
+// settle a refund's unknown outcome (POST /admin/payments/:id/cancel/resolve), record a refund made outside the gateway
+// (POST /admin/payments/:id/refunds/external, record-external-refund.ts).
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import { who } from '../shared/admin-actions.ts';
 import { IdParams } from '../shared/schemas.ts';
-import { RefundBody, RefundResolveBody, ResolveBody } from '../payments/payments.schemas.ts';
+import { ExternalRefundBody, RefundBody, RefundResolveBody, ResolveBody } from '../payments/payments.schemas.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { actionForm, optional, registerAction, renderPage, wholeNumber, type ActionForm } from './console-page.ts';
 import { readTimeline } from './timeline.queries.ts';
@@ -55,8 +56,25 @@ export function paymentPage(deps: ConsoleDeps) {
           { name: 'outcome', label: 'Refund outcome', kind: 'choice', choices: OUTCOMES },
         ]);
       }
-      // Record an external refund (POST /admin/payments/:id/refunds/external, branch `extref`) goes here, as one more
-      // actionForm + registerAction pair, once that route's service is merged.
+      // Offered when a gateway refund would be (something remains, no refund of unknown outcome); the service decides
+      // the rest (a gateway refund in flight: 409; more than what remains: 422), as for the admin route.
+      if (refundable) {
+        forms.externalRefund = actionForm(
+          `${page(id)}/external-refund`,
+          'Record external refund',
+          [
+            {
+              name: 'amount',
+              label: 'Amount',
+              kind: 'number',
+              required: true,
+              hint: `Won paid back outside the gateway (e.g. a bank transfer); no gateway call is made. At most ${(payment.amount - payment.canceledAmount).toLocaleString('en-US')} KRW`,
+            },
+            { name: 'reference', label: 'Reference', kind: 'text', hint: 'Optional: where the money went, e.g. the transfer’s reference' },
+          ],
+          { danger: true },
+        );
+      }
       return renderPage(request, reply, 'payment', { title: `Payment ${payment.orderId}`, payment, timeline, forms, done: request.query.done });
     });
 
@@ -89,6 +107,16 @@ export function paymentPage(deps: ConsoleDeps) {
       toBody: (form) => ({ outcome: form.outcome, reason: form.reason }),
       act: (id, body, request) => payments.resolveRefund(id, { outcome: body.outcome }, who(request, body.reason)),
       redirect: (id) => `${page(id)}?done=refund-outcome`,
+    });
+    registerAction(scope, idempotency, {
+      url: '/payments/:id/external-refund',
+      adminRoute: '/admin/payments/:id/refunds/external',
+      fields: { amount: Text, reference: Text },
+      labels: { amount: 'Amount', reference: 'Reference' },
+      adminBody: ExternalRefundBody,
+      toBody: (form) => ({ amount: wholeNumber(form.amount), reference: optional(form.reference), reason: form.reason }),
+      act: (id, body, request) => payments.recordExternalRefund(id, { amount: body.amount, reference: body.reference }, who(request, body.reason)),
+      redirect: (id) => `${page(id)}?done=external-refund`,
     });
   };
 }

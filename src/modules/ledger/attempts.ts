@@ -37,7 +37,7 @@ export async function recordAttemptOutcome(tx: Tx, input: { attemptId: string; l
 export function attemptOutcomeValues(result: GatewayResult, now: Date) {
   return {
     status: result.outcome,
-    sentAt: result.reason === 'INVALID_REQUEST' ? null : now,
+    sentAt: result.reason === 'INVALID_REQUEST' || result.reason === 'NOT_CALLED' ? null : now,
     completedAt: now,
     gatewayCode: result.code ?? null,
     gatewayMessage: result.message ?? result.detail ?? null,
@@ -154,6 +154,8 @@ export interface NewAttempt {
   amount: number;
   leaseOwner: string;
   leaseExpiresAt: Date;
+  /** A refund's (CANCEL) reason, as the operator gave it. */
+  reason?: string;
 }
 
 /** A payment's attempts as read under a lock of its row, and the one way to number its next attempt. */
@@ -196,6 +198,7 @@ export async function lockAttempts(tx: Tx, paymentId: string): Promise<LockedAtt
         amount: input.amount,
         leaseOwner: input.leaseOwner,
         leaseExpiresAt: input.leaseExpiresAt,
+        reason: input.reason,
       });
       return { id: attempts.latest.id, attemptNumber, orderId };
     },

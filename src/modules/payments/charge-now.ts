@@ -5,7 +5,7 @@ import { NotFoundError, StateConflictError, withDetails } from '../../lib/errors
 import { writeAudit, type Actor } from '../audit/audit.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RULE_ERRORS } from '../ledger/payment.errors.ts';
 import type { ChargeService } from './charge.service.ts';
-import { serializePayment } from './payments.service.ts';
+import { PAYMENT_DETAIL, serializePayment } from './payments.service.ts';
 
 export function createChargeNow(deps: { db: Db; charges: ChargeService }) {
   const { db, charges } = deps;
@@ -21,7 +21,7 @@ export function createChargeNow(deps: { db: Db; charges: ChargeService }) {
     const details = { paymentId: report.paymentId, subscriptionId: id };
     switch (report.outcome) {
       case 'SUCCEEDED': {
-        const payment = await db.payment.findUniqueOrThrow({ where: { id: report.paymentId! }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } });
+        const payment = await db.payment.findUniqueOrThrow({ where: { id: report.paymentId! }, include: PAYMENT_DETAIL });
         return serializePayment(payment);
       }
       case 'DECLINED':

@@ -1,7 +1,7 @@
 // Everything before a charge's call (rules 1, 2, 5, 13): the plan checked again under the subscription's lease, then
 // the payment and its IN_FLIGHT attempt with a deterministic orderId committed, or a refusal answered and nothing
-// sent. Two renderings: a new cycle claimed by the scheduler in one statement (prepareNewCycle), everything else in
-// one short transaction with every rule (prepare).
+// sent. Two renderings: new cycles claimed by the scheduler in one statement per batch (prepareNewCycles), everything
+// else in one short transaction with every rule (prepare).
 import { sqlQuery } from '../../db/prisma.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
@@ -12,7 +12,7 @@ import { releaseSubscription } from '../ledger/subscription.queries.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
 import { transitionSubscription } from '../ledger/subscription.state.ts';
 import { loadChargeInputs, type ClaimedRow } from './charge.claim.ts';
-import { chargeOrderId, type OnPrepared, type Prepared, type Trigger } from './charge.types.ts';
+import { chargeOrderId, type OnPrepared, type Prepared, type Ready, type Trigger } from './charge.types.ts';
 
 export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'keyring' | 'log'>) {
   const { db, clock, config, keyring, log } = deps;
@@ -21,95 +21,110 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
   const release = releaseSubscription;
 
   /**
-   * The common case of a scheduled charge in one statement and no transaction: a new cycle of a subscription with no
-   * payment for it yet and no consent that matters. planCharge decides from the row the claim read; then one statement
-   * renews the lease and writes the payment and its IN_FLIGHT attempt (rule 1), only if the lease is still ours and
-   * nothing the plan read has changed since the claim (an operator's pause, cancel or change in between is seen
-   * there: updatedAt, which every Prisma write sets, and the columns that decide what is charged). Anything else
-   * answers undefined: the transactional prepare below decides it, with every rule.
+   * The common case of a scheduled charge, for a batch of claimed rows in one statement and no transaction: new cycles
+   * of subscriptions with no payment for them yet and no consent that matters. planCharge decides each from the row
+   * the claim read; then one statement renews each lease and writes each payment and its IN_FLIGHT attempt (rule 1),
+   * row by row only where the lease is still ours and nothing the plan read has changed since the claim (an
+   * operator's pause, cancel or change in between is seen there: updatedAt, which every Prisma write sets, and the
+   * columns that decide what is charged). A row the statement did not write, or that the planner did not send here,
+   * is absent from the answer: the transactional prepare below decides it, with every rule. A batch of one is the
+   * single charge's form; test/modules/payments/charge-paths.test.ts compares both sizes with the transactional path.
    */
-  async function prepareNewCycle(row: ClaimedRow, owner: string, now: Date, leaseExpiresAt: Date): Promise<Prepared | undefined> {
-    const { id } = row;
-    if (row.hasPayment || consentsMatter(row, undefined, config.consentRequired)) return undefined;
-    const plan = planCharge(row, undefined, { now, timezone: zone, trigger: 'SCHEDULER', consents: [], consentRequired: config.consentRequired });
-    if (plan.action !== 'CHARGE' || plan.cycle !== row.cycle) return undefined;
-    let billingKey: string;
-    try {
-      billingKey = readBillingKey(keyring, {
-        id: row.keyId,
-        encryptionKeyId: row.encryptionKeyId,
-        keyIv: row.keyIv,
-        keyTag: row.keyTag,
-        keyCiphertext: row.keyCiphertext,
-      });
-    } catch {
-      return undefined;
+  async function prepareNewCycles(rows: readonly ClaimedRow[], owner: string): Promise<Map<string, Ready>> {
+    const now = clock.now();
+    const leaseExpiresAt = new Date(now.getTime() + leaseMs);
+    const planned: { row: ClaimedRow; plan: Ready['plan']; billingKey: string; orderId: string }[] = [];
+    for (const row of rows) {
+      if (row.hasPayment || consentsMatter(row, undefined, config.consentRequired)) continue;
+      const plan = planCharge(row, undefined, { now, timezone: zone, trigger: 'SCHEDULER', consents: [], consentRequired: config.consentRequired });
+      if (plan.action !== 'CHARGE' || plan.cycle !== row.cycle) continue;
+      let billingKey: string;
+      try {
+        billingKey = readBillingKey(keyring, {
+          id: row.keyId,
+          encryptionKeyId: row.encryptionKeyId,
+          keyIv: row.keyIv,
+          keyTag: row.keyTag,
+          keyCiphertext: row.keyCiphertext,
+        });
+      } catch {
+        continue;
+      }
+      planned.push({ row, plan, billingKey, orderId: chargeOrderId(row.id, plan.cycle, 1) });
     }
-    const orderId = chargeOrderId(id, plan.cycle, 1);
-    // Through the pg pool, named (db/prisma.ts), where Prisma's runtime was the cost (BENCHMARKS.md §4). Parameters
-    // whose type the statement does not fix are cast.
-    const [written] = await sqlQuery<{ paymentId: string; attemptId: string }>(
+    const ready = new Map<string, Ready>();
+    if (planned.length === 0) return ready;
+    const column = <T>(pick: (entry: (typeof planned)[number]) => T) => planned.map(pick);
+    // Through the pg pool, named (db/prisma.ts), where Prisma's runtime was the cost (BENCHMARKS.md §4): one text for
+    // every batch size (the rows are arrays), so one named statement. Each row is fenced on its own: a row whose guard
+    // fails writes nothing and the others are written.
+    const written = await sqlQuery<{ subscriptionId: string; paymentId: string; attemptId: string }>(
       db,
       `
-      WITH ok AS (
-        UPDATE "subscriptions" s SET "leaseExpiresAt" = $9::timestamptz
-         WHERE s."id" = $1::uuid AND s."leaseOwner" = $2 AND s."status"::text = ANY ($3::text[]) AND s."needsAttention" = false AND s."cycle" = $4::int
-           AND s."updatedAt" = $10::timestamptz AND s."amount" = $11::int AND s."pendingAmount" IS NULL AND s."cancelAtPeriodEnd" = false
-           AND s."billingKeyId" = $12::uuid AND s."lastTransactionId" IS NOT DISTINCT FROM $13::text
-           AND EXISTS (SELECT 1 FROM "billing_keys" k WHERE k."id" = $12::uuid AND k."status" = 'ACTIVE')
-           AND NOT EXISTS (SELECT 1 FROM "payments" p WHERE p."subscriptionId" = $1::uuid AND p."cycle" = $4::int)
-        RETURNING s."id"),
+      WITH i AS (
+        SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::int[], $9::uuid[], $10::text[])
+          AS i("id", "cycle", "method", "amount", "orderId", "dueAt", "updatedAt", "subscriptionAmount", "keyId", "lastTransactionId")),
+      ok AS (
+        UPDATE "subscriptions" s SET "leaseExpiresAt" = $13::timestamptz
+          FROM i
+         WHERE s."id" = i."id" AND s."leaseOwner" = $11 AND s."status"::text = ANY ($12::text[]) AND s."needsAttention" = false AND s."cycle" = i."cycle"
+           AND s."updatedAt" = i."updatedAt" AND s."amount" = i."subscriptionAmount" AND s."pendingAmount" IS NULL AND s."cancelAtPeriodEnd" = false
+           AND s."billingKeyId" = i."keyId" AND s."lastTransactionId" IS NOT DISTINCT FROM i."lastTransactionId"
+           AND EXISTS (SELECT 1 FROM "billing_keys" k WHERE k."id" = i."keyId" AND k."status" = 'ACTIVE')
+           AND NOT EXISTS (SELECT 1 FROM "payments" p WHERE p."subscriptionId" = i."id" AND p."cycle" = i."cycle")
+        RETURNING i."id", i."cycle", i."method", i."amount", i."orderId", i."dueAt"),
       p AS (
         INSERT INTO "payments" ("subscriptionId", "cycle", "kind", "method", "amount", "orderId", "attemptCount", "dueAt", "updatedAt")
-        SELECT ok."id", $4::int, 'RECURRING', $5::"PaymentMethod", $6::int, $7::text, 1, $8::timestamptz, now() FROM ok
-        RETURNING "id"),
+        SELECT ok."id", ok."cycle", 'RECURRING', ok."method"::"PaymentMethod", ok."amount", ok."orderId", 1, ok."dueAt", now() FROM ok
+        RETURNING "id", "subscriptionId", "orderId", "amount"),
       a AS (
         INSERT INTO "payment_attempts" ("paymentId", "attemptNumber", "operation", "orderId", "amount", "leaseOwner", "leaseExpiresAt", "updatedAt")
-        SELECT p."id", 1, 'BILLING_CONFIRM', $7::text, $6::int, $2::text, $9::timestamptz, now() FROM p
+        SELECT p."id", 1, 'BILLING_CONFIRM', p."orderId", p."amount", $11::text, $13::timestamptz, now() FROM p
         RETURNING "id", "paymentId")
-      SELECT "paymentId", "id" AS "attemptId" FROM a`,
+      SELECT p."subscriptionId", a."paymentId", a."id" AS "attemptId" FROM a JOIN p ON p."id" = a."paymentId"`,
       [
-        id,
+        column((e) => e.row.id),
+        column((e) => e.plan.cycle),
+        column((e) => e.row.method),
+        column((e) => e.plan.amount),
+        column((e) => e.orderId),
+        column((e) => e.plan.dueAt),
+        column((e) => e.row.updatedAt),
+        column((e) => e.row.amount),
+        column((e) => e.row.keyId),
+        column((e) => e.row.lastTransactionId),
         owner,
         [...LIVE],
-        plan.cycle,
-        row.method,
-        plan.amount,
-        orderId,
-        plan.dueAt,
         leaseExpiresAt,
-        row.updatedAt,
-        row.amount,
-        row.keyId,
-        row.lastTransactionId,
       ],
     );
-    if (!written) return undefined;
-    return {
-      kind: 'READY',
-      leaseOwner: owner,
-      subscriptionId: id,
-      method: row.method,
-      plan,
-      paymentId: written.paymentId,
-      attemptId: written.attemptId,
-      orderId,
-      billingKey,
-      userId: row.userId,
-      orderName: row.orderName,
-      itemCode: row.itemCode,
-      newCycle: { method: row.method, anchorAt: row.anchorAt, intervalUnit: row.intervalUnit, intervalCount: row.intervalCount },
-    };
+    const byId = new Map(planned.map((entry) => [entry.row.id, entry]));
+    for (const { subscriptionId, paymentId, attemptId } of written) {
+      const { row, plan, billingKey, orderId } = byId.get(subscriptionId)!;
+      ready.set(subscriptionId, {
+        kind: 'READY',
+        leaseOwner: owner,
+        subscriptionId,
+        method: row.method,
+        plan,
+        paymentId,
+        attemptId,
+        orderId,
+        billingKey,
+        userId: row.userId,
+        orderName: row.orderName,
+        itemCode: row.itemCode,
+        leaseExpiresAt,
+        newCycle: { method: row.method, anchorAt: row.anchorAt, intervalUnit: row.intervalUnit, intervalCount: row.intervalCount },
+      });
+    }
+    return ready;
   }
 
   /** Everything before the call, in one short transaction fenced on our lease. */
-  async function prepare(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared, claimed?: ClaimedRow): Promise<Prepared> {
+  async function prepare(id: string, owner: string, trigger: Trigger, onPrepared?: OnPrepared): Promise<Prepared> {
     const now = clock.now();
     const leaseExpiresAt = new Date(now.getTime() + leaseMs);
-    if (trigger === 'SCHEDULER' && !onPrepared && claimed) {
-      const fast = await prepareNewCycle(claimed, owner, now, leaseExpiresAt);
-      if (fast) return fast;
-    }
     return db.$transaction(async (tx): Promise<Prepared> => {
       // Renewing the lease locks the row for this transaction, proves it is still ours, and reads it.
       const [renewed] = await tx.subscription.updateManyAndReturn({
@@ -232,9 +247,10 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
         userId: sub.userId,
         orderName: sub.orderName,
         itemCode: sub.itemCode,
+        leaseExpiresAt,
       };
     });
   }
 
-  return { prepare };
+  return { prepare, prepareNewCycles };
 }

@@ -1,8 +1,9 @@
 // Everything after a charge's call: the gateway's answer applied to the payment and the subscription, fenced on the
 // lease (rule 5); UNKNOWN raises needsAttention and is never retried (rule 4). The success's values are the ledger's
-// (chargeSuccessWrite, subscriptionAfterSuccess); a new cycle's approval renders them in one statement
-// (recordAtOnce), everything else applies them through Prisma in the transaction recordAnswer opens (record).
-import { sqlParams, sqlQuery } from '../../db/prisma.ts';
+// (chargeSuccessWrite, subscriptionAfterSuccess); new cycles' approvals render them in one statement per batch
+// (recordApprovals; recordAtOnce is a batch of one), everything else applies them through Prisma in the transaction
+// recordAnswer opens (record).
+import { sqlQuery } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import { StateConflictError } from '../../lib/errors.ts';
@@ -32,59 +33,123 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
     now,
   });
 
+  /** Whether recordApprovals renders this answer: a new cycle's approval (the common case). */
+  const recordsAtOnce = (ready: Ready, result: GatewayResult) => ready.newCycle !== undefined && result.outcome === 'SUCCEEDED';
+
   /**
-   * A new cycle's approval (the common case) in one statement: the same write as the transactional record, rendered
-   * in SQL. A guard locks the subscription under our lease, the attempt IN_FLIGHT under our lease and the payment in a
-   * state `succeed` may leave (payment.state.ts), or nothing is written; then the attempt records the answer
-   * (attemptOutcomeValues), the payment takes chargeSuccessWrite's values, and the subscription takes
-   * subscriptionAfterSuccess's, decided by its status in SQL (scheduled while live, kept while paused, nothing once
-   * cancelled, ACTIVE when RECOVERING). The events trigger sees the same updates. Any other outcome answers undefined:
-   * the transactional record handles it. subscriptionAfterSuccess's pending-increase rule has no rendering here: the
-   * one-statement prepare only runs with no pendingAmount, and an increase asked while the call is out is above the
-   * amount charged, so it never applies to this success.
+   * New cycles' approvals (the common case), a batch in one statement: the same write as the transactional record,
+   * rendered in SQL, row by row. A guard locks each subscription under our lease, its attempt IN_FLIGHT under our
+   * lease and its payment in a state `succeed` may leave (payment.state.ts), or nothing is written for that row (the
+   * fencing is per row: the other rows are written); then the attempt records the answer (attemptOutcomeValues), the
+   * payment takes chargeSuccessWrite's values, and the subscription takes subscriptionAfterSuccess's, decided by its
+   * status in SQL (scheduled while live, kept while paused, nothing once cancelled, ACTIVE when RECOVERING). The
+   * events trigger sees the same updates. Answers the subscriptions written (all three rows each); the caller records
+   * the others through recordAnswer (recordAtOnce then classifies why nothing was written). subscriptionAfterSuccess's
+   * pending-increase rule has no rendering here: the one-statement prepare only runs with no pendingAmount, and an
+   * increase asked while the call is out is above the amount charged, so it never applies to this success.
    */
-  async function recordAtOnce(ready: Ready, result: GatewayResult, now: Date): Promise<ChargeReport | undefined> {
-    if (!ready.newCycle || result.outcome !== 'SUCCEEDED') return undefined;
-    const { subscriptionId: id, plan, paymentId, leaseOwner: owner } = ready;
-    const write = chargeSuccessWrite(ready.newCycle, paidBy(ready, result, now));
-    const { payment: pay, chainHead: head, period } = write;
-    const outcome = attemptOutcomeValues(result, now);
-    const { values, param: $ } = sqlParams();
-    const [row] = await sqlQuery<{ written: number }>(
+  async function recordApprovals(answers: readonly { ready: Ready; result: GatewayResult }[], now: Date): Promise<Set<string>> {
+    const rows = answers
+      .filter(({ ready, result }) => recordsAtOnce(ready, result))
+      .map(({ ready, result }) => {
+        const write = chargeSuccessWrite(ready.newCycle!, paidBy(ready, result, now));
+        return { ready, write, outcome: attemptOutcomeValues(result, now) };
+      });
+    if (rows.length === 0) return new Set();
+    const owners = new Set(rows.map(({ ready }) => ready.leaseOwner));
+    if (owners.size !== 1) throw new Error('recordApprovals: one lease owner per batch');
+    const column = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
+    // One text for every batch size (the rows are arrays): one named statement (db/prisma.ts).
+    // The updates run in the order the last line reads them (attempt, payment, subscription), so the events trigger
+    // numbers each subscription's events in the transactional record's order.
+    const [written] = await sqlQuery<{ a: string[]; p: string[]; s: string[] }>(
       db,
       `
-      WITH g AS (
-        SELECT s."id" FROM "subscriptions" s, "payment_attempts" a, "payments" p
-         WHERE s."id" = ${$(id)}::uuid AND s."leaseOwner" = ${$(owner)}
-           AND a."id" = ${$(ready.attemptId)}::uuid AND a."status"::text = ANY (${$([...ATTEMPT_TRANSITIONS.answer.from])}::text[]) AND a."leaseOwner" = ${$(owner)}
-           AND p."id" = ${$(paymentId)}::uuid AND p."status"::text = ANY (${$([...PAYMENT_TRANSITIONS.succeed.from])}::text[])
+      WITH i AS (
+        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::text[], $8::text[], $9::text[],
+                             $10::timestamptz[], $11::text[], $12::text[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::timestamptz[],
+                             $18::int[], $19::timestamptz[], $20::timestamptz[], $21::text[], $22::int[], $23::timestamptz[], $24::timestamptz[])
+          AS i("id", "attemptId", "paymentId", "attemptStatus", "sentAt", "completedAt", "gatewayCode", "gatewayMessage", "attemptTransactionId",
+               "attemptApprovedAt", "rawResponse", "transactionId", "approvedAt", "failureCode", "failureMessage", "attentionReason", "nextRetryAt",
+               "nextCycle", "periodStart", "periodEnd", "lastTransactionId", "lastAmount", "lastTransactionAt", "changedAt")),
+      g AS (
+        SELECT i.* FROM i, "subscriptions" s, "payment_attempts" a, "payments" p
+         WHERE s."id" = i."id" AND s."leaseOwner" = $25
+           AND a."id" = i."attemptId" AND a."status"::text = ANY ($26::text[]) AND a."leaseOwner" = $25
+           AND p."id" = i."paymentId" AND p."status"::text = ANY ($27::text[])
          FOR UPDATE OF s, a, p),
       a AS (
-        UPDATE "payment_attempts" SET "status" = ${$(outcome.status)}::"AttemptStatus", "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "sentAt" = ${$(outcome.sentAt)},
-          "completedAt" = ${$(outcome.completedAt)}, "gatewayCode" = ${$(outcome.gatewayCode)}, "gatewayMessage" = ${$(outcome.gatewayMessage)},
-          "transactionId" = ${$(outcome.transactionId)}, "approvedAt" = ${$(outcome.approvedAt)}, "rawResponse" = ${$(JSON.stringify(outcome.rawResponse))}::jsonb, "updatedAt" = now()
-          FROM g WHERE "payment_attempts"."id" = ${$(ready.attemptId)}::uuid RETURNING 1),
+        UPDATE "payment_attempts" t SET "status" = g."attemptStatus"::"AttemptStatus", "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "sentAt" = g."sentAt",
+          "completedAt" = g."completedAt", "gatewayCode" = g."gatewayCode", "gatewayMessage" = g."gatewayMessage",
+          "transactionId" = g."attemptTransactionId", "approvedAt" = g."attemptApprovedAt", "rawResponse" = g."rawResponse"::jsonb, "updatedAt" = now()
+          FROM g WHERE t."id" = g."attemptId" RETURNING g."id"),
       p AS (
-        UPDATE "payments" SET "status" = ${$(PAYMENT_TRANSITIONS.succeed.to)}::"PaymentStatus", "transactionId" = ${$(pay.transactionId)},
-          "approvedAt" = ${$(pay.approvedAt)}, "failureCode" = ${$(pay.failureCode)}, "failureMessage" = ${$(pay.failureMessage)},
-          "attentionReason" = ${$(pay.attentionReason)}, "nextRetryAt" = ${$(pay.nextRetryAt)}::timestamptz, "updatedAt" = now()
-          FROM g WHERE "payments"."id" = ${$(paymentId)}::uuid RETURNING 1),
+        UPDATE "payments" t SET "status" = $28::"PaymentStatus", "transactionId" = g."transactionId",
+          "approvedAt" = g."approvedAt", "failureCode" = g."failureCode", "failureMessage" = g."failureMessage",
+          "attentionReason" = g."attentionReason", "nextRetryAt" = g."nextRetryAt", "updatedAt" = now()
+          FROM g WHERE t."id" = g."paymentId" RETURNING g."id"),
       s AS (
-        UPDATE "subscriptions" SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "cycle" = GREATEST("subscriptions"."cycle", ${$(write.nextCycle)}::int),
-          "currentPeriodStart" = ${$(period.start)}, "currentPeriodEnd" = ${$(period.end)},
-          "nextChargeAt" = CASE WHEN "subscriptions"."status"::text = ANY (${$([...LIVE])}::text[]) THEN ${$(period.end)}::timestamptz
-                                WHEN "subscriptions"."status" = 'PAUSED' THEN "subscriptions"."nextChargeAt" END,
-          "lastTransactionId" = ${$(head.lastTransactionId)}, "lastAmount" = ${$(head.lastAmount)}, "lastTransactionAt" = ${$(head.lastTransactionAt)},
-          "status" = CASE WHEN "subscriptions"."status"::text = ANY (${$(RECOVERING)}::text[]) THEN ${$(SUBSCRIPTION_TRANSITIONS.recover.to)}::"SubscriptionStatus"
-                          ELSE "subscriptions"."status" END,
-          "changedAt" = ${$(write.changedAt)}, "updatedAt" = now()
-          FROM g WHERE "subscriptions"."id" = g."id" RETURNING 1)
-      SELECT (SELECT count(*) FROM a)::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM s)::int AS "written"`,
-      values,
+        UPDATE "subscriptions" t SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "cycle" = GREATEST(t."cycle", g."nextCycle"),
+          "currentPeriodStart" = g."periodStart", "currentPeriodEnd" = g."periodEnd",
+          "nextChargeAt" = CASE WHEN t."status"::text = ANY ($29::text[]) THEN g."periodEnd"
+                                WHEN t."status" = 'PAUSED' THEN t."nextChargeAt" END,
+          "lastTransactionId" = g."lastTransactionId", "lastAmount" = g."lastAmount", "lastTransactionAt" = g."lastTransactionAt",
+          "status" = CASE WHEN t."status"::text = ANY ($30::text[]) THEN $31::"SubscriptionStatus" ELSE t."status" END,
+          "changedAt" = g."changedAt", "updatedAt" = now()
+          FROM g WHERE t."id" = g."id" RETURNING t."id")
+      SELECT ARRAY (SELECT "id" FROM a) AS "a", ARRAY (SELECT "id" FROM p) AS "p", ARRAY (SELECT "id" FROM s) AS "s"`,
+      [
+        column((r) => r.ready.subscriptionId),
+        column((r) => r.ready.attemptId),
+        column((r) => r.ready.paymentId),
+        column((r) => r.outcome.status),
+        column((r) => r.outcome.sentAt),
+        column((r) => r.outcome.completedAt),
+        column((r) => r.outcome.gatewayCode),
+        column((r) => r.outcome.gatewayMessage),
+        column((r) => r.outcome.transactionId),
+        column((r) => r.outcome.approvedAt),
+        column((r) => JSON.stringify(r.outcome.rawResponse)),
+        column((r) => r.write.payment.transactionId),
+        column((r) => r.write.payment.approvedAt),
+        column((r) => r.write.payment.failureCode),
+        column((r) => r.write.payment.failureMessage),
+        column((r) => r.write.payment.attentionReason),
+        column((r) => r.write.payment.nextRetryAt),
+        column((r) => r.write.nextCycle),
+        column((r) => r.write.period.start),
+        column((r) => r.write.period.end),
+        column((r) => r.write.chainHead.lastTransactionId),
+        column((r) => r.write.chainHead.lastAmount),
+        column((r) => r.write.chainHead.lastTransactionAt),
+        column((r) => r.write.changedAt),
+        [...owners][0],
+        [...ATTEMPT_TRANSITIONS.answer.from],
+        [...PAYMENT_TRANSITIONS.succeed.from],
+        PAYMENT_TRANSITIONS.succeed.to,
+        [...LIVE],
+        RECOVERING,
+        SUBSCRIPTION_TRANSITIONS.recover.to,
+      ],
     );
-    if (row?.written !== 3) await throwWhyNotWritten(ready);
-    log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, orderId: ready.orderId }, 'charge approved');
-    return { subscriptionId: id, paymentId, outcome: 'SUCCEEDED' };
+    // Written: the subscriptions whose three rows were all updated (all or none, as they hang off one guard row).
+    const ids = new Set(written!.s.filter((id) => written!.a.includes(id) && written!.p.includes(id)));
+    for (const { ready } of rows) {
+      if (ids.has(ready.subscriptionId))
+        log.info({ subscriptionId: ready.subscriptionId, paymentId: ready.paymentId, cycle: ready.plan.cycle, orderId: ready.orderId }, 'charge approved');
+    }
+    return ids;
+  }
+
+  /**
+   * One new cycle's approval in one statement (recordApprovals with one row), for recordAnswer's `atOnce`: undefined
+   * when it does not apply; a row the guard refused throws why (throwWhyNotWritten).
+   */
+  async function recordAtOnce(ready: Ready, result: GatewayResult, now: Date): Promise<ChargeReport | undefined> {
+    if (!recordsAtOnce(ready, result)) return undefined;
+    const written = await recordApprovals([{ ready, result }], now);
+    if (!written.has(ready.subscriptionId)) await throwWhyNotWritten(ready);
+    return { subscriptionId: ready.subscriptionId, paymentId: ready.paymentId, outcome: 'SUCCEEDED' };
   }
 
   /**
@@ -146,5 +211,5 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
     }
   }
 
-  return { record, recordAtOnce };
+  return { record, recordAtOnce, recordApprovals, recordsAtOnce };
 }

@@ -56,6 +56,12 @@ export interface Ready {
   userId: string;
   orderName: string;
   itemCode: string | null;
+  /**
+   * When the lease taken at preparation (on the subscription and on the attempt) runs out. A charge prepared ahead
+   * of its call is sent only while this leaves room for the whole call (charge.service.ts, slot): past it a sweep may
+   * already have made the attempt UNKNOWN, and a call sent then could charge twice (rule 4).
+   */
+  leaseExpiresAt: Date;
   /** Prepared by prepareNewCycle: what its success needs, so that it is recorded in one statement (recordAtOnce). */
   newCycle?: Pick<ChargeableSubscription, 'method' | 'anchorAt' | 'intervalUnit' | 'intervalCount'>;
 }

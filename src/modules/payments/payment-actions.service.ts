@@ -1,26 +1,26 @@
-// Operators' actions on payments (DESIGN.md §5): list, read, and resolve an outcome a person established (here), and
-// refunds through the gateway's cancellation (refund-payment.ts). Rule 4: only a person (or a settlement file through
+// Operators' actions on payments (DESIGN.md §5): list, read, and resolve an outcome a person established (here),
+// refunds through the gateway's cancellation (refund-payment.ts) and refunds made outside it (record-external-refund.ts). Rule 4: only a person (or a settlement file through
 // this same code) turns UNKNOWN into an outcome; the subscription then moves exactly as if the gateway had answered
 // so (ledger/charge.outcomes.ts), and a MOBILE success becomes the chain head.
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
+import { isUniqueViolation, NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, createdWithin, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { applyChargeDecline, applyChargeSuccess } from '../ledger/charge.outcomes.ts';
-import { readPayment, serializePayment, type PaymentStatus } from './payments.service.ts';
+import { PAYMENT_DETAIL, readPayment, serializePayment, withRefunds, type PaymentStatus } from './payments.service.ts';
 import { needsAttentionWhere, needsNoAttentionWhere } from '../ledger/payment.queries.ts';
 import { SETTLEMENT_MISMATCH } from '../ledger/payment.state.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 import { createRefunds } from './refund-payment.ts';
+import { createExternalRefunds } from './record-external-refund.ts';
 import { transitionAttempt } from '../ledger/attempt.state.ts';
 
 type Tx = Prisma.TransactionClient;
 /** What `resolve` settles: an UNKNOWN outcome, or a FAILED payment that a settlement file shows approved. */
 const RESOLVABLE = [{ status: 'UNKNOWN' as const }, { status: 'FAILED' as const, attentionReason: SETTLEMENT_MISMATCH }];
-const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } } };
 
 export interface PaymentFilter {
   status?: PaymentStatus;
@@ -39,7 +39,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
   const { db, clock, config } = deps;
 
   async function load(tx: Tx | Db, id: string) {
-    const row = await tx.payment.findUnique({ where: { id }, include: WITH_ATTEMPTS });
+    const row = await tx.payment.findUnique({ where: { id }, include: PAYMENT_DETAIL });
     if (!row) throw new NotFoundError('Payment');
     return row;
   }
@@ -62,7 +62,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       take: filter.limit + 1,
     });
     const page = toPage(rows, filter.limit);
-    return { items: page.items.map((row) => serializePayment(row)), nextCursor: page.nextCursor };
+    return { items: (await withRefunds(db, page.items)).map((row) => serializePayment(row)), nextCursor: page.nextCursor };
   }
 
   /** Clears the subscription's flag when no other payment of it is still UNKNOWN or a settlement mismatch. */
@@ -94,76 +94,87 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     if (input.outcome === 'SUCCEEDED' && !input.transactionId) throw new ValidationError('transactionId is required to resolve as SUCCEEDED');
     if (input.outcome === 'FAILED' && input.transactionId) throw new ValidationError('transactionId is only for SUCCEEDED');
     const now = clock.now();
-    return db.$transaction(async (tx) => {
-      const before = await load(tx, id);
-      // Fenced on the payment still being resolvable: two operators cannot both resolve it.
-      const fenced = await tx.payment.updateMany({ where: { id, OR: RESOLVABLE }, data: { attentionReason: null } });
-      if (fenced.count === 0) {
-        throw new StateConflictError(
-          `Only an UNKNOWN payment, or a FAILED one a settlement file shows approved, can be resolved; this one is ${before.status}`,
-        );
-      }
-      const settling = before.status === 'FAILED';
-      const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
-      // Default: the time of the attempt the outcome is for (the UNKNOWN one, or the last charge of a settled FAILED one).
-      const timed = unknownAttempt ?? (settling ? before.attempts.filter((a) => a.operation !== 'CANCEL').at(-1) : undefined);
-      const { expect } = input;
-      if (expect && (!timed || timed.amount !== expect.amount || (expect.orderId !== undefined && timed.orderId !== expect.orderId))) {
-        throw new StateConflictError('The attempt this outcome was established for is no longer the one waiting for it');
-      }
-      const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (timed?.sentAt ?? timed?.createdAt ?? now);
-      const note = `resolved by operator: ${who.reason}`.slice(0, 500);
-      if (unknownAttempt) {
-        // Under the payment's fence above: the attempt is still UNKNOWN.
-        if (input.outcome === 'SUCCEEDED')
-          await transitionAttempt(tx, unknownAttempt.id, 'settle', 'SUCCEEDED', { transactionId: input.transactionId, approvedAt, gatewayMessage: note });
-        else await transitionAttempt(tx, unknownAttempt.id, 'settle', 'DECLINED', { gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note });
-      }
-
-      if (before.subscriptionId && before.cycle !== null && before.kind !== 'INITIAL') {
-        if (settling && input.outcome === 'FAILED') {
-          // Our record stands: the payment stays FAILED, its retry keeps its time.
-        } else if (input.outcome === 'SUCCEEDED') {
-          await applyChargeSuccess(tx, {
-            subscriptionId: before.subscriptionId,
-            paymentId: id,
-            cycle: before.cycle,
-            dueAt: before.dueAt ?? approvedAt,
-            amount: before.amount,
-            transactionId: input.transactionId!,
-            approvedAt,
-            timezone: config.timezone,
-            now,
-            move: settling ? 'settle' : 'succeed',
-          });
-        } else {
-          await applyChargeDecline(tx, {
-            subscriptionId: before.subscriptionId,
-            paymentId: id,
-            dueAt: before.dueAt ?? now,
-            failureCode: 'RESOLVED_FAILED',
-            failureMessage: note,
-            retryDelaysMs: config.retryDelaysMs,
-            now,
-            timezone: config.timezone,
-          });
+    return db
+      .$transaction(async (tx) => {
+        const before = await load(tx, id);
+        // Fenced on the payment still being resolvable: two operators cannot both resolve it.
+        const fenced = await tx.payment.updateMany({ where: { id, OR: RESOLVABLE }, data: { attentionReason: null } });
+        if (fenced.count === 0) {
+          throw new StateConflictError(
+            `Only an UNKNOWN payment, or a FAILED one a settlement file shows approved, can be resolved; this one is ${before.status}`,
+          );
         }
-        // After the payment left UNKNOWN; a MOBILE_WINDOW_CLOSED flag set just now stays.
-        await clearAttention(tx, before.subscriptionId);
-      } else {
-        await resolveCheckoutPayment(tx, before, input.outcome, input.transactionId, approvedAt, note);
-      }
-      const after = await load(tx, id);
-      await writeAudit(tx, {
-        ...who,
-        action: `payment.resolve_${input.outcome.toLowerCase()}`,
-        entityType: 'payment',
-        entityId: id,
-        before: serializePayment(before),
-        after: serializePayment(after),
+        // One gateway transaction settles one payment (a unique index; here, to say which one holds it).
+        if (input.outcome === 'SUCCEEDED') {
+          const holder = await tx.payment.findFirst({ where: { transactionId: input.transactionId, id: { not: id } }, select: { id: true } });
+          if (holder) throw new StateConflictError(`Transaction ${input.transactionId} already settles payment ${holder.id}`);
+        }
+        const settling = before.status === 'FAILED';
+        const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
+        // Default: the time of the attempt the outcome is for (the UNKNOWN one, or the last charge of a settled FAILED one).
+        const timed = unknownAttempt ?? (settling ? before.attempts.filter((a) => a.operation !== 'CANCEL').at(-1) : undefined);
+        const { expect } = input;
+        if (expect && (!timed || timed.amount !== expect.amount || (expect.orderId !== undefined && timed.orderId !== expect.orderId))) {
+          throw new StateConflictError('The attempt this outcome was established for is no longer the one waiting for it');
+        }
+        const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (timed?.sentAt ?? timed?.createdAt ?? now);
+        const note = `resolved by operator: ${who.reason}`.slice(0, 500);
+        if (unknownAttempt) {
+          // Under the payment's fence above: the attempt is still UNKNOWN.
+          if (input.outcome === 'SUCCEEDED')
+            await transitionAttempt(tx, unknownAttempt.id, 'settle', 'SUCCEEDED', { transactionId: input.transactionId, approvedAt, gatewayMessage: note });
+          else await transitionAttempt(tx, unknownAttempt.id, 'settle', 'DECLINED', { gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note });
+        }
+
+        if (before.subscriptionId && before.cycle !== null && before.kind !== 'INITIAL') {
+          if (settling && input.outcome === 'FAILED') {
+            // Our record stands: the payment stays FAILED, its retry keeps its time.
+          } else if (input.outcome === 'SUCCEEDED') {
+            await applyChargeSuccess(tx, {
+              subscriptionId: before.subscriptionId,
+              paymentId: id,
+              cycle: before.cycle,
+              dueAt: before.dueAt ?? approvedAt,
+              amount: before.amount,
+              transactionId: input.transactionId!,
+              approvedAt,
+              timezone: config.timezone,
+              now,
+              move: settling ? 'settle' : 'succeed',
+            });
+          } else {
+            await applyChargeDecline(tx, {
+              subscriptionId: before.subscriptionId,
+              paymentId: id,
+              dueAt: before.dueAt ?? now,
+              failureCode: 'RESOLVED_FAILED',
+              failureMessage: note,
+              retryDelaysMs: config.retryDelaysMs,
+              now,
+              timezone: config.timezone,
+            });
+          }
+          // After the payment left UNKNOWN; a MOBILE_WINDOW_CLOSED flag set just now stays.
+          await clearAttention(tx, before.subscriptionId);
+        } else {
+          await resolveCheckoutPayment(tx, before, input.outcome, input.transactionId, approvedAt, note);
+        }
+        const after = await load(tx, id);
+        await writeAudit(tx, {
+          ...who,
+          action: `payment.resolve_${input.outcome.toLowerCase()}`,
+          entityType: 'payment',
+          entityId: id,
+          before: serializePayment(before),
+          after: serializePayment(after),
+        });
+        return serializePayment(after);
+      })
+      .catch((error: unknown) => {
+        // A concurrent resolve took the transactionId between the check above and this write.
+        if (isUniqueViolation(error)) throw new StateConflictError(`Transaction ${input.transactionId} already settles another payment`);
+        throw error;
       });
-      return serializePayment(after);
-    });
   }
 
   /**
@@ -194,7 +205,13 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     }
   }
 
-  return { listPayments, getPayment: async (id: string) => serializePayment(await readPayment(db, id)), resolve, ...createRefunds(deps) };
+  return {
+    listPayments,
+    getPayment: async (id: string) => serializePayment(await readPayment(db, id)),
+    resolve,
+    ...createRefunds(deps),
+    ...createExternalRefunds(deps),
+  };
 }
 
 export type PaymentActions = ReturnType<typeof createPaymentActions>;

@@ -1,6 +1,6 @@
 // The admin routes of payments (DESIGN.md §5 "Admin routes"): list, read, charge a subscription now (and its dry
-// run), resolve an UNKNOWN payment, refund, and settle a refund of unknown outcome; each with a reason for the audit
-// trail. Charge and refund move money, so their Idempotency-Key is required.
+// run), resolve an UNKNOWN payment, refund, settle a refund of unknown outcome, and record a refund made outside the
+// gateway; each with a reason for the audit trail. Charge and refunds move money, so their Idempotency-Key is required.
 import type { App } from '../../app-types.ts';
 import { codesByStatus, IdempotencyKeyRequiredError, StateConflictError } from '../../lib/errors.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
@@ -9,10 +9,27 @@ import { ACTION_ERRORS, adminActions, IDEMPOTENT, RequiredIdempotencyHeader, who
 import { IdParams, ReasonBody } from '../shared/schemas.ts';
 import type { ChargeNow } from './charge-now.ts';
 import type { PaymentActions } from './payment-actions.service.ts';
-import { AdminPaymentsQuery, ChargeDryRun, ChargeQuery, PaymentList, PaymentResponse, RefundBody, RefundResolveBody, ResolveBody } from './payments.schemas.ts';
+import {
+  AdminPaymentsQuery,
+  ChargeDryRun,
+  ChargeQuery,
+  ExternalRefundBody,
+  PaymentList,
+  PaymentResponse,
+  RefundBody,
+  RefundResolveBody,
+  ResolveBody,
+} from './payments.schemas.ts';
 
 const GATEWAY_OUTCOMES = [GatewayDeclinedError, PaymentOutcomeUnknownError, GatewayUnavailableError];
 const CHARGE_ERRORS = codesByStatus(IdempotencyKeyRequiredError, StateConflictError, ...IDEMPOTENT, ...Object.values(RULE_ERRORS), ...GATEWAY_OUTCOMES);
+const EXTERNAL_REFUND_ERRORS = codesByStatus(
+  IdempotencyKeyRequiredError,
+  StateConflictError,
+  ...IDEMPOTENT,
+  RefundRefusedError.AMOUNT_EXCEEDS_REMAINING,
+  RefundRefusedError.PAYMENT_NOT_REFUNDABLE,
+);
 const REFUND_ERRORS = codesByStatus(IdempotencyKeyRequiredError, StateConflictError, ...IDEMPOTENT, ...Object.values(RefundRefusedError), ...GATEWAY_OUTCOMES);
 
 export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: PaymentActions; idempotency: Idempotency }) {
@@ -102,6 +119,31 @@ export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: Paym
         errors: ACTION_ERRORS,
       },
       (id, body, request) => payments.resolveRefund(id, { outcome: body.outcome }, who(request, body.reason)),
+    );
+
+    app.post(
+      '/payments/:id/refunds/external',
+      {
+        schema: {
+          operationId: 'recordExternalRefund',
+          summary: 'Record a refund made outside the gateway (e.g. a bank transfer for a MOBILE payment after its month); 201 with the payment',
+          tags,
+          params: IdParams,
+          headers: RequiredIdempotencyHeader,
+          body: ExternalRefundBody,
+          response: { 201: PaymentResponse },
+          errors: EXTERNAL_REFUND_ERRORS,
+        },
+      },
+      async (request, reply) =>
+        idempotency.run(request, reply, async () => ({
+          statusCode: 201,
+          body: await payments.recordExternalRefund(
+            request.params.id,
+            { amount: request.body.amount, reference: request.body.reference },
+            who(request, request.body.reason),
+          ),
+        })),
     );
   };
 }

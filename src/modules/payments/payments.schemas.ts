@@ -25,6 +25,18 @@ export const AttemptResponse = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
 });
 
+export const RefundResponse = Type.Object({
+  id: Type.String(),
+  amount: Type.Integer(),
+  status: Type.Union([Type.Literal('PENDING'), Type.Literal('SUCCEEDED'), Type.Literal('FAILED'), Type.Literal('UNKNOWN')]),
+  /** GATEWAY: through the gateway's cancellation (a CANCEL attempt); EXTERNAL: made outside it and recorded by an operator. */
+  channel: Type.Union([Type.Literal('GATEWAY'), Type.Literal('EXTERNAL')]),
+  reason: Type.String(),
+  reference: Type.Optional(Type.String()),
+  requestedAt: Type.String({ format: 'date-time' }),
+  succeededAt: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
 export const PaymentResponse = Type.Object({
   id: Type.String(),
   subscriptionId: Type.Optional(Type.String()),
@@ -46,6 +58,8 @@ export const PaymentResponse = Type.Object({
   needsAttention: Type.Boolean(),
   /** A refund of this payment has an unknown outcome: no other refund is sent until an operator settles it. */
   refundOutcomeUnknown: Type.Boolean(),
+  /** Its refunds, oldest first, through the gateway and made outside it (not in an event's object). */
+  refunds: Type.Optional(Type.Array(RefundResponse)),
   attempts: Type.Optional(Type.Array(AttemptResponse)),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
@@ -85,6 +99,10 @@ export const ResolveBody = Type.Object(
   { additionalProperties: false },
 );
 export const RefundBody = Type.Object({ amount: Type.Optional(Amount), reason: Reason }, { additionalProperties: false });
+export const ExternalRefundBody = Type.Object(
+  { amount: Amount, reason: Reason, reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  { additionalProperties: false },
+);
 export const RefundResolveBody = Type.Object(
   { outcome: Type.Union([Type.Literal('SUCCEEDED'), Type.Literal('FAILED')]), reason: Reason },
   { additionalProperties: false },

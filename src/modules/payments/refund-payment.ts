@@ -11,7 +11,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
 import { recordAnswer } from '../ledger/gateway-call.ts';
-import { serializePayment } from './payments.service.ts';
+import { PAYMENT_DETAIL, serializePayment } from './payments.service.ts';
 import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError } from '../ledger/payment.errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
@@ -19,13 +19,31 @@ import { transitionAttempt } from '../ledger/attempt.state.ts';
 import { applyRefundSuccess } from '../ledger/refund.outcomes.ts';
 
 type Tx = Prisma.TransactionClient;
-const WITH_ATTEMPTS = { attempts: { orderBy: { attemptNumber: 'asc' as const } } };
+type RefundedPayment = { id: string; amount: number; canceledAmount: number; attempts: Array<{ operation: string; status: string }> };
+
+/**
+ * A refund of a payment (through the gateway or made outside it) waits while a gateway refund of it is in flight or
+ * has an unknown outcome: that one may yet refund what the next would count (409). Read under the payment's row lock.
+ */
+export function refusePendingRefund(payment: RefundedPayment): void {
+  const pending = payment.attempts.find((a) => a.operation === 'CANCEL' && (a.status === 'UNKNOWN' || a.status === 'IN_FLIGHT'));
+  if (!pending) return;
+  const why =
+    pending.status === 'IN_FLIGHT' ? 'A refund of this payment is in progress' : 'An earlier refund of this payment has an unknown outcome; resolve it first';
+  throw withDetails(new StateConflictError(why), { paymentId: payment.id });
+}
+
+/** No refund counts more than what remains of the payment (nothing, once it is CANCELED): 422. */
+export function refuseBeyondRemaining(payment: RefundedPayment, amount: number): void {
+  const remaining = payment.amount - payment.canceledAmount;
+  if (amount > remaining) throw new RefundRefusedError.AMOUNT_EXCEEDS_REMAINING(`At most ${remaining} can be refunded`);
+}
 
 export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
   const { db, gateway, clock, config, log } = deps;
 
   async function load(tx: Tx | Db, id: string) {
-    const row = await tx.payment.findUnique({ where: { id }, include: WITH_ATTEMPTS });
+    const row = await tx.payment.findUnique({ where: { id }, include: PAYMENT_DETAIL });
     if (!row) throw new NotFoundError('Payment');
     return row;
   }
@@ -93,14 +111,7 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
       if (payment.status !== 'SUCCEEDED' || !payment.transactionId) {
         throw new RefundRefusedError.PAYMENT_NOT_REFUNDABLE(`Only a SUCCEEDED payment can be refunded; this one is ${payment.status}`);
       }
-      const pendingRefund = payment.attempts.find((a) => a.operation === 'CANCEL' && (a.status === 'UNKNOWN' || a.status === 'IN_FLIGHT'));
-      if (pendingRefund) {
-        const why =
-          pendingRefund.status === 'IN_FLIGHT'
-            ? 'A refund of this payment is in progress'
-            : 'An earlier refund of this payment has an unknown outcome; resolve it first';
-        throw withDetails(new StateConflictError(why), { paymentId: id });
-      }
+      refusePendingRefund(payment);
       const remaining = payment.amount - payment.canceledAmount;
       const amount = input.amount ?? remaining;
       if (payment.method === 'MOBILE') {
@@ -110,13 +121,14 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
           throw new RefundRefusedError.MOBILE_CANCEL_MONTH_CLOSED('A MOBILE payment can only be refunded within its calendar month (Korea time)');
         }
       }
-      if (amount > remaining) throw new RefundRefusedError.AMOUNT_EXCEEDS_REMAINING(`At most ${remaining} can be refunded`);
+      refuseBeyondRemaining(payment, amount);
       const attempt = await attempts.append({
         operation: 'CANCEL',
         orderId: (attemptNumber) => `X${id.replace(/-/g, '')}-${attemptNumber}`,
         amount,
         leaseOwner,
         leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs),
+        reason: who.reason,
       });
       await writeAudit(tx, {
         ...who,

@@ -1,9 +1,9 @@
 // POST /admin/settlement-imports (DESIGN.md §5 "Settlement files and reconciliation"): a gateway settlement file,
 // all or nothing. Read top-down: the same bytes again answer the stored import (200); the file is parsed (any invalid
 // row refuses the whole file, 422, nothing stored); its lines are stored once each (a line already imported from
-// another file is counted as a duplicate), and the import with its summary as it stands, in one transaction (a
-// concurrent upload of the same bytes loses on the unique sha256 and answers the winner's import); then what the
-// file proves is finished through the operators' own resolve (finish-settlement.ts).
+// another file is counted as a duplicate), and the import with its summary as it stands, in one transaction, one import
+// at a time (a concurrent upload of the same bytes then loses on the unique sha256 and answers the winner's import);
+// then what the file proves is finished through the operators' own resolve (finish-settlement.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
@@ -114,6 +114,7 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
     let actionable: ReconciliationRow[] = [];
     try {
       created = await db.$transaction(async (tx) => {
+        await serializeImports(tx);
         // In statements of STORE_CHUNK lines: the parameters of one statement for 100,000 lines were several copies of
         // the file in the service's memory at once.
         let inserted = 0;
@@ -192,6 +193,16 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
   }
 
   return { importSettlement };
+}
+
+/**
+ * Imports are stored one at a time, until the transaction ends (a transaction-level advisory lock). Two files sharing
+ * lines, inserted at once in different orders, each waited on the other's uncommitted lines in the unique index and
+ * PostgreSQL aborted one (a deadlock, answered 500); serialized, the second finds the first's lines stored (its
+ * duplicates) and its summary sees them.
+ */
+async function serializeImports(tx: Prisma.TransactionClient): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('settlement_imports'))`;
 }
 
 const column = <K extends keyof ParsedLine>(lines: ParsedLine[], key: K) => lines.map((l) => l[key]);

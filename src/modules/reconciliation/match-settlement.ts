@@ -8,8 +8,10 @@
 // - `finish`: what the line proves of an outcome we do not know (an UNKNOWN charge or refund of the same amount):
 //   RESOLVE_PAYMENT or RESOLVE_REFUND (finish-settlement.ts applies it through the operators' own resolve). Its date
 //   is then the line's, so DATE is not a reason for it.
-// MISSING items are our succeeded payments (by approval time) and refunds (by the time they were sent) whose Korea
-// date lies inside an import's coverage and that no line matches. Korea dates are 'YYYY-MM-DD' text.
+// MISSING items are our succeeded payments (by approval time) and refunds through the gateway (by the time they were
+// sent) whose Korea date lies inside an import's coverage and that no line matches; a refund made outside the gateway
+// (external_refunds) is no attempt, so no line is expected for it and it is never MISSING. Korea dates are
+// 'YYYY-MM-DD' text.
 
 /** The Korea calendar date of a timestamptz expression, as SQL. */
 export const koreaDateSql = (instant: string) => `to_char(${instant} AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD')`;
@@ -112,14 +114,17 @@ export function reconciliationItemsSql(filter: ItemsFilter): string {
 
 /**
  * The refund a CANCEL line (aliased `line`) belongs to: of the payment with its transactionId, the k-th refund sent
- * (NOT_SENT ones never reached the gateway) for the k-th line of that amount, refunds of that amount first. The same
- * pairing decides a line's match and whether a refund is MISSING.
+ * (NOT_SENT ones never reached the gateway) for the k-th line of that amount, refunds of that amount first, and among
+ * them those that may have moved money (succeeded, unknown, in flight) before those the gateway declined: a declined
+ * refund refunded nothing, so it takes a line only when every other refund of that amount has one (the gateway then
+ * cancelled what it answered declined: STATUS), and never the line of a refund that went through (which would then be
+ * MISSING). The same pairing decides a line's match and whether a refund is MISSING.
  */
 function refundOfCancelLine(line: string): string {
   return `SELECT r."id", r."paymentId", r."amount", r."status", r."sentAt", r."createdAt" FROM "payment_attempts" r
          WHERE r."paymentId" = (SELECT p."id" FROM "payments" p WHERE p."transactionId" = ${line}."transactionId" ORDER BY p."createdAt" LIMIT 1)
            AND r."operation" = 'CANCEL' AND r."status" <> 'NOT_SENT'
-         ORDER BY (r."amount" = ${line}."amount") DESC, r."attemptNumber"
+         ORDER BY (r."amount" = ${line}."amount") DESC, (r."status" <> 'DECLINED') DESC, r."attemptNumber"
         OFFSET (SELECT count(*) FROM "settlement_lines" o
                  WHERE o."type" = 'CANCEL' AND o."transactionId" = ${line}."transactionId" AND o."amount" = ${line}."amount"
                    AND (o."tradedAt", o."id") < (${line}."tradedAt", ${line}."id"))

@@ -122,7 +122,11 @@ export async function listItems(db: Db, given: ItemFilter) {
   return { items: items.map(serializeItem), nextCursor: more ? encodeCursor({ createdAt: new Date(last.tradedAt), id: last.id }) : null };
 }
 
-/** The period's statement and ledger totals, its items by status, and what the anomalies amount to. */
+/**
+ * The period's statement and ledger totals, its items by status, and what the anomalies amount to. The ledger's
+ * `refunds` and `net` are what the gateway's statement can show (refunds through it); refunds made outside the gateway
+ * are counted apart (`externalRefunds`, by the Korea date they were recorded) and are never MISSING: no line is expected.
+ */
 export async function summarizePeriod(db: Db, period: { from: string; to: string }) {
   const { values, param } = sqlParams();
   const [items] = await sqlQuery<Record<string, string>>(
@@ -146,7 +150,9 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
     `SELECT (SELECT count(*) FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvals",
             (SELECT coalesce(sum(p."amount"), 0) FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvalAmount",
             (SELECT count(*) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refunds",
-            (SELECT coalesce(sum(r."amount"), 0) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refundAmount"`,
+            (SELECT coalesce(sum(r."amount"), 0) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refundAmount",
+            (SELECT count(*) FROM "external_refunds" e WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2) AS "externalRefunds",
+            (SELECT coalesce(sum(e."amount"), 0) FROM "external_refunds" e WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2) AS "externalRefundAmount"`,
     [start, end],
   );
   const n = (row: Record<string, string> | undefined, key: string) => Number(row?.[key] ?? 0);
@@ -163,6 +169,7 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
     ledger: {
       approvals: pair(ledger, 'approvals', 'approvalAmount'),
       refunds: pair(ledger, 'refunds', 'refundAmount'),
+      externalRefunds: pair(ledger, 'externalRefunds', 'externalRefundAmount'),
       net: n(ledger, 'approvalAmount') - n(ledger, 'refundAmount'),
     },
     counts: { matched: n(items, 'matched'), mismatched: n(items, 'mismatched'), unmatched: n(items, 'unmatched'), missing: n(items, 'missing') },

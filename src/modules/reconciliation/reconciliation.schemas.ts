@@ -70,7 +70,11 @@ export const SummaryResponse = Type.Object({
   to: KoreaDate,
   timezone: Type.Literal('Asia/Seoul'),
   statement: Type.Object({ approvals: Total, cancels: Total, net: Type.Integer() }),
-  ledger: Type.Object({ approvals: Total, refunds: Total, net: Type.Integer() }),
+  /**
+   * Our side, as the gateway can see it: `refunds` (and so `net`) are refunds through the gateway only, comparable with
+   * the statement's cancels; `externalRefunds` are the refunds made outside it (no gateway line will ever show them).
+   */
+  ledger: Type.Object({ approvals: Total, refunds: Total, externalRefunds: Total, net: Type.Integer() }),
   counts: Counts,
   anomalyAmount: Type.Integer(),
 });

@@ -60,7 +60,7 @@ export async function buildMrrReport(db: Db, periods: Period[], zone: string): P
   const base = await readMrrBefore(db, first.start);
   const found = await sqlQuery<Row & { month: string }>(
     db,
-    `SELECT to_char(m."at" AT TIME ZONE $3, 'YYYY-MM') AS "month",
+    `SELECT to_char(date_trunc('month', m."at" AT TIME ZONE $3), 'YYYY-MM') AS "month",
             COALESCE(sum(m."delta") FILTER (WHERE m."kind" = 'NEW'), 0)::float8 AS "new",
             COALESCE(sum(m."delta") FILTER (WHERE m."kind" = 'EXPANSION'), 0)::float8 AS "expansion",
             COALESCE(sum(m."delta") FILTER (WHERE m."kind" = 'REACTIVATION'), 0)::float8 AS "reactivation",
@@ -70,7 +70,7 @@ export async function buildMrrReport(db: Db, periods: Period[], zone: string): P
             count(*) FILTER (WHERE m."kind" = 'REACTIVATION')::int AS "reactivated",
             count(*) FILTER (WHERE m."kind" = 'CHURN')::int AS "churned"
        FROM "mrr_movements" m WHERE m."at" >= $1 AND m."at" < $2
-      GROUP BY 1`,
+      GROUP BY date_trunc('month', m."at" AT TIME ZONE $3)`,
     [first.start, periods.at(-1)!.end, zone],
   );
   const none: Row = { new: 0, expansion: 0, reactivation: 0, contraction: 0, churn: 0, newCount: 0, reactivated: 0, churned: 0 };

@@ -50,11 +50,11 @@ export async function buildRecoveryReport(db: Db, periods: Period[], zone: strin
               paid."amount" IS NULL AND (s."status" = 'CANCELED' OR (s."attentionReason" = 'MOBILE_WINDOW_CLOSED' AND s."cycle" = d."cycle")) AS "lost"
          FROM declined d JOIN "subscriptions" s ON s."id" = d."subscriptionId"
          LEFT JOIN paid ON paid."subscriptionId" = d."subscriptionId" AND paid."cycle" = d."cycle")
-     SELECT to_char(c."at" AT TIME ZONE $3, 'YYYY-MM') AS "month", count(*)::int AS "failedCycles",
+     SELECT to_char(date_trunc('month', c."at" AT TIME ZONE $3), 'YYYY-MM') AS "month", count(*)::int AS "failedCycles",
             count(c."paidAmount")::int AS "recovered", count(*) FILTER (WHERE c."lost")::int AS "lost",
             COALESCE(sum(c."paidAmount"), 0)::float8 AS "recoveredAmount"
        FROM cycles c
-      GROUP BY 1`,
+      GROUP BY date_trunc('month', c."at" AT TIME ZONE $3)`,
     [periods[0]!.start, periods.at(-1)!.end, zone],
   );
   const byMonth = new Map(found.map((row) => [row.month, row]));

@@ -1,20 +1,27 @@
-// The charge's write, rendered twice: a new cycle's common case in one SQL statement each for prepare and record
-// (charge.prepare.ts prepareNewCycle, charge.record.ts recordAtOnce), everything else through Prisma in short
-// transactions. Both render the ledger's one write (chargeSuccessWrite, subscriptionAfterSuccess). This twin test
+// The charge's write, rendered twice: new cycles' common case in one SQL statement per batch for prepare and for record
+// (charge.prepare.ts prepareNewCycles, charge.record.ts recordApprovals; a single charge is a batch of one), everything
+// else through Prisma in short transactions. Both render the ledger's one write (chargeSuccessWrite, subscriptionAfterSuccess). This twin test
 // runs the same charge down each path, against the sandbox over HTTP, and compares every row it wrote and every event
 // the database's triggers recorded, with the values that differ by nature (ids, the gateway's transactionId and
 // approval time, write times) replaced by names.
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createKeyring } from '../../../src/lib/crypto.ts';
+import { claimDue } from '../../../src/modules/payments/charge.claim.ts';
+import { createChargePrepare } from '../../../src/modules/payments/charge.prepare.ts';
+import { createChargeRecord } from '../../../src/modules/payments/charge.record.ts';
 import { createChargeService } from '../../../src/modules/payments/charge.service.ts';
-import { adminHeaders } from '../../helpers/billing.ts';
+import { noteTrialsEnding } from '../../../src/modules/subscriptions/trials.ts';
+import type { SimulatedClock } from '../../../src/lib/clock.ts';
+import { adminHeaders, subscribe } from '../../helpers/billing.ts';
 import { seedDueSubscriptions } from '../../helpers/bulk.ts';
 import { sandboxFault } from '../../helpers/checkout.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { waitFor } from '../../helpers/service.ts';
 
-// Consents are not required here so that a trial's conversion takes the one-statement path too.
-const running = useRunningApp({ SCHEDULER_CONCURRENCY: '2', CONSENT_REQUIRED: 'false' });
+// Consents are not required here so that a trial's conversion takes the one-statement path too. The clock is the
+// simulated one, which follows the system's time until the MOBILE case (the last) sets it.
+const running = useRunningApp({ SCHEDULER_CONCURRENCY: '2', CONSENT_REQUIRED: 'false', CLOCK: 'simulated' });
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -38,7 +45,11 @@ function engine(path: Path) {
   return createChargeService(deps, { oneStatement: path === 'oneStatement' });
 }
 
-/** Columns written at the time of writing (the database's or the process's clock), never equal between two runs. */
+/**
+ * Columns written at the time of writing (the database's or the process's clock), or holding the gateway's raw answer,
+ * never equal between two runs: compared as set or not ('<set>' or null), so a column one path writes and the other
+ * leaves null is still a difference.
+ */
 const WRITE_TIMES = new Set([
   'createdAt',
   'updatedAt',
@@ -51,10 +62,11 @@ const WRITE_TIMES = new Set([
   'rawResponse',
   'pos',
   'xid',
-  'sequence',
 ]);
+/** An event's public sequence, given after its commit by assign_event_sequences(), whenever that runs: dropped. */
+const ASSIGNED_LATER = new Set(['sequence']);
 
-/** Replaces every occurrence of a run's own values by their names, and drops the write times. */
+/** Replaces every occurrence of a run's own values by their names, and the write times by whether they are set. */
 function normalize(value: unknown, names: Map<string, string>): unknown {
   if (value instanceof Date) return names.get(value.toISOString()) ?? value.toISOString();
   // The events' snapshots hold instants as PostgreSQL prints them (+00:00): compared as instants.
@@ -69,8 +81,8 @@ function normalize(value: unknown, names: Map<string, string>): unknown {
   if (value && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value)
-        .filter(([key]) => !WRITE_TIMES.has(key))
-        .map(([key, v]) => [key, normalize(v, names)]),
+        .filter(([key]) => !ASSIGNED_LATER.has(key))
+        .map(([key, v]) => [key, WRITE_TIMES.has(key) ? (v === null || v === undefined ? null : '<set>') : normalize(v, names)]),
     );
   }
   return value;
@@ -81,21 +93,28 @@ async function written(id: string) {
   const { db } = running.app;
   const subscription = await db.subscription.findUniqueOrThrow({ where: { id } });
   const payments = await db.payment.findMany({ where: { subscriptionId: id }, include: { attempts: true } });
-  const payment = payments[0]!;
-  const attempt = payment.attempts[0]!;
   const names = new Map<string, string>([
     [id, '<subscription>'],
     [id.replace(/-/g, ''), '<subscription>'],
-    [payment.id, '<payment>'],
-    [attempt.id, '<attempt>'],
     [subscription.billingKeyId, '<billingKey>'],
     [subscription.registrationId, '<registration>'],
+    [subscription.registrationId.replace(/-/g, ''), '<registration>'],
     [subscription.userId, '<user>'],
   ]);
-  if (payment.transactionId) names.set(payment.transactionId, '<transactionId>');
-  if (attempt.leaseOwner) names.set(attempt.leaseOwner, '<the pass’s lease>');
-  if (payment.approvedAt) names.set(payment.approvedAt.toISOString(), '<approvedAt>');
-  const events = await db.event.findMany({ where: { objectId: { in: [id, payment.id] } }, orderBy: { pos: 'asc' } });
+  // Payments in cycle order (a MOBILE subscription's first one is its window's), each attempt of each by number.
+  payments.sort((a, b) => (a.cycle ?? 0) - (b.cycle ?? 0));
+  for (const [index, payment] of payments.entries()) {
+    const suffix = index === 0 ? '' : ` ${index}`;
+    names.set(payment.id, `<payment${suffix}>`);
+    payment.attempts.sort((a, b) => a.attemptNumber - b.attemptNumber);
+    for (const [number, attempt] of payment.attempts.entries()) {
+      names.set(attempt.id, number === 0 ? `<attempt${suffix}>` : `<attempt${suffix} ${number}>`);
+      if (attempt.leaseOwner) names.set(attempt.leaseOwner, '<the pass’s lease>');
+    }
+    if (payment.transactionId) names.set(payment.transactionId, `<transactionId${suffix}>`);
+    if (payment.approvedAt) names.set(payment.approvedAt.toISOString(), `<approvedAt${suffix}>`);
+  }
+  const events = await db.event.findMany({ where: { objectId: { in: [id, ...payments.map((p) => p.id)] } }, orderBy: { pos: 'asc' } });
   for (const [index, event] of events.entries()) names.set(event.id, `<event ${index}>`);
   return normalize({ subscription, payments, events }, names);
 }
@@ -228,5 +247,181 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     expect(oneStatement.chargeTransactions).toBeLessThan(transactional.chargeTransactions);
     expect(oneStatement.rows).toEqual(transactional.rows);
     expect(oneStatement.rows).toMatchObject({ subscription: { status: 'PAUSED', nextChargeAt: null }, payments: [{ status: 'SUCCEEDED' }] });
+  });
+
+  it('a batch of new cycles: one statement prepares them all and one records them all, each row what the transactional charge writes', async () => {
+    const { app } = running;
+    const dueAt = new Date(Date.now() - 60_000);
+    const trialEnd = new Date(Date.now() - 60_000);
+    const variants: Array<((id: string) => Promise<void>) | undefined> = [
+      undefined,
+      (id) => app.db.subscription.update({ where: { id }, data: { status: 'TRIALING', trialEnd } }).then(() => undefined),
+      (id) => app.db.subscription.update({ where: { id }, data: { amount: 12_300 } }).then(() => undefined),
+    ];
+    const batch: string[] = [];
+    for (const change of variants) batch.push(await seedOne(dueAt, change));
+    const sorted = (ids: Iterable<string>) => [...ids].sort();
+
+    // The scheduler's steps, driven one by one against the database and the sandbox: claim, prepare the batch, call each, record the batch.
+    const deps = { db: app.db, clock: app.clock, config: app.config, keyring: createKeyring(app.config.encryptionKeys), log: app.log };
+    const owner = randomUUID();
+    const seeded = (await app.db.event.aggregate({ _max: { pos: true } }))._max.pos ?? 0n;
+    const now = app.clock.now();
+    await noteTrialsEnding(app.db, now); // as every pass does before it claims
+    const claimed = await claimDue(app.db, { owner, leaseExpiresAt: new Date(now.getTime() + 60_000), dueBy: now, now, exclude: [], limit: 10 });
+    expect(sorted(claimed.map((row) => row.id))).toEqual(sorted(batch));
+    const ready = await createChargePrepare(deps).prepareNewCycles(claimed, owner);
+    expect(sorted(ready.keys())).toEqual(sorted(batch));
+    const answers = await Promise.all(
+      [...ready.values()].map(async (prepared) => ({
+        ready: prepared,
+        result: await app.gateway.chargeBillingKey({
+          method: prepared.method,
+          billingKey: prepared.billingKey,
+          userId: prepared.userId,
+          amount: prepared.plan.amount,
+          orderName: prepared.orderName,
+          orderId: prepared.orderId,
+        }),
+      })),
+    );
+    expect(answers.map(({ result }) => result.outcome)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    const recorded = await createChargeRecord(deps).recordApprovals(answers, app.clock.now());
+    expect(sorted(recorded)).toEqual(sorted(batch));
+
+    // One statement each: every kind of event the batch caused was written by one transaction, for all three rows.
+    const paymentIds = (await app.db.payment.findMany({ where: { subscriptionId: { in: batch } }, select: { id: true } })).map((p) => p.id);
+    const events = await app.db.event.findMany({
+      where: { objectId: { in: [...batch, ...paymentIds] }, pos: { gt: seeded } },
+      select: { type: true, xid: true },
+    });
+    const transactions = new Map<string, Set<bigint>>();
+    for (const { type, xid } of events) transactions.set(type, (transactions.get(type) ?? new Set()).add(xid));
+    expect(events.filter((event) => event.type === 'payment.succeeded')).toHaveLength(3);
+    expect(Object.fromEntries([...transactions].map(([type, xids]) => [type, xids.size]))).toEqual(
+      Object.fromEntries([...transactions.keys()].map((type) => [type, 1])),
+    );
+
+    // The same three subscriptions again, charged by the transactional engine: each row written the same.
+    const twins: string[] = [];
+    for (const change of variants) twins.push(await seedOne(dueAt, change));
+    expect(await engine('transactional').runPass()).toMatchObject({ claimed: 3, succeeded: 3 });
+    for (const [index, id] of batch.entries()) expect(await written(id)).toEqual(await written(twins[index]!));
+    expect(await written(batch[1]!)).toMatchObject({ subscription: { status: 'ACTIVE' } });
+    expect(await written(batch[2]!)).toMatchObject({ payments: [{ amount: 12_300, status: 'SUCCEEDED' }] });
+  });
+
+  it('a batch where rows fail their fences: the one statement writes the others, and leaves those as they were', async () => {
+    const { app } = running;
+    const dueAt = new Date(Date.now() - 60_000);
+    const [kept, changed, recordStolen, prepareStolen] = [await seedOne(dueAt), await seedOne(dueAt), await seedOne(dueAt), await seedOne(dueAt)];
+    const sorted = (ids: Iterable<string>) => [...ids].sort();
+    const deps = { db: app.db, clock: app.clock, config: app.config, keyring: createKeyring(app.config.encryptionKeys), log: app.log };
+    const owner = randomUUID();
+    const now = app.clock.now();
+    const claimed = await claimDue(app.db, { owner, leaseExpiresAt: new Date(now.getTime() + 60_000), dueBy: now, now, exclude: [], limit: 10 });
+    expect(claimed).toHaveLength(4);
+
+    // Between the claim and the prepare: an operator's change to one row (its updatedAt moves), and another row's lease
+    // taken by another replica (raw SQL, so that only the lease differs from what the claim read).
+    await app.db.subscription.update({ where: { id: changed }, data: { orderName: 'renamed after the claim' } });
+    await app.db.$executeRaw`UPDATE "subscriptions" SET "leaseOwner" = 'another-replica' WHERE "id" = ${prepareStolen}::uuid`;
+    const ready = await createChargePrepare(deps).prepareNewCycles(claimed, owner);
+    expect(sorted(ready.keys())).toEqual(sorted([kept, recordStolen]));
+    // Nothing written for the fenced rows: no payment, no lease renewed; the changed one is still ours, for the
+    // transactional prepare to decide with every rule.
+    expect(await app.db.payment.count({ where: { subscriptionId: { in: [changed, prepareStolen] } } })).toBe(0);
+    const fenced = await app.db.subscription.findMany({
+      where: { id: { in: [changed, prepareStolen] } },
+      select: { id: true, leaseOwner: true, leaseExpiresAt: true },
+    });
+    expect(Object.fromEntries(fenced.map((row) => [row.id, row.leaseOwner]))).toEqual({ [changed]: owner, [prepareStolen]: 'another-replica' });
+    expect(fenced.find((row) => row.id === changed)!.leaseExpiresAt).toEqual(new Date(now.getTime() + 60_000));
+
+    const answers = await Promise.all(
+      [...ready.values()].map(async (prepared) => ({
+        ready: prepared,
+        result: await app.gateway.chargeBillingKey({
+          method: prepared.method,
+          billingKey: prepared.billingKey,
+          userId: prepared.userId,
+          amount: prepared.plan.amount,
+          orderName: prepared.orderName,
+          orderId: prepared.orderId,
+        }),
+      })),
+    );
+    expect(answers.map(({ result }) => result.outcome)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    // While the calls were out, one row's lease was taken over: its approval is not written, the other's is.
+    await app.db.$executeRaw`UPDATE "subscriptions" SET "leaseOwner" = 'another-replica' WHERE "id" = ${recordStolen}::uuid`;
+    const recorded = await createChargeRecord(deps).recordApprovals(answers, app.clock.now());
+    expect([...recorded]).toEqual([kept]);
+    expect(await written(recordStolen)).toMatchObject({
+      subscription: { leaseOwner: 'another-replica', cycle: 1, lastTransactionId: null },
+      payments: [
+        { status: 'PENDING', transactionId: null, attempts: [{ status: 'IN_FLIGHT', sentAt: null, completedAt: null, leaseOwner: '<the pass’s lease>' }] },
+      ],
+    });
+
+    // The row written is what the transactional charge writes for the same subscription.
+    const twin = await seedOne(dueAt);
+    expect(await engine('transactional').runPass()).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(await written(kept)).toEqual(await written(twin));
+    expect(await written(kept)).toMatchObject({ subscription: { cycle: 2 }, payments: [{ status: 'SUCCEEDED' }] });
+  });
+
+  // Last: it sets the simulated clock, which then no longer follows the system's time.
+  it('a MOBILE subscription’s next cycle: the same chain check, the same chain head written, the same events', async () => {
+    const { app } = running;
+    const clock = app.clock as SimulatedClock;
+    const start = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const results: Partial<Record<Path, { rows: unknown; chargeTransactions: number; succeeded: number }>> = {};
+    // Same-length user ids: the sandbox picks the carrier from the user id's length.
+    for (const [path, userId] of [
+      ['oneStatement', 'mobile-one'],
+      ['transactional', 'mobile-two'],
+    ] as const) {
+      clock.set(start);
+      const id = await subscribe(app, { method: 'MOBILE', amount: 5500, itemCode: 'ITEM01', userId });
+      const { nextChargeAt } = await app.db.subscription.findUniqueOrThrow({ where: { id } });
+      clock.set(nextChargeAt!);
+      const { report, chargeTransactions } = await chargeDown(path);
+      results[path] = { rows: await written(id), chargeTransactions, succeeded: report.succeeded };
+    }
+    const { oneStatement, transactional } = results as Record<Path, { rows: unknown; chargeTransactions: number; succeeded: number }>;
+    expect(oneStatement.succeeded).toBe(1);
+    expect(transactional.succeeded).toBe(1);
+    expect(oneStatement.chargeTransactions).toBe(0);
+    expect(transactional.chargeTransactions).toBeGreaterThan(0);
+    expect(oneStatement.rows).toEqual(transactional.rows);
+    // The chain: the second charge was sent on the first's transactionId and its own is the new head.
+    expect(oneStatement.rows).toMatchObject({
+      subscription: { method: 'MOBILE', cycle: 2, lastTransactionId: '<transactionId 1>', lastAmount: 5500 },
+      payments: [
+        { status: 'SUCCEEDED', transactionId: '<transactionId>' },
+        { status: 'SUCCEEDED', transactionId: '<transactionId 1>' },
+      ],
+    });
+  });
+
+  // Also sets the clock.
+  it('a MOBILE row whose chain head changed after the claim: the one statement does not prepare it', async () => {
+    const { app } = running;
+    const clock = app.clock as SimulatedClock;
+    clock.set(new Date(Math.floor(Date.now() / 1000) * 1000));
+    const id = await subscribe(app, { method: 'MOBILE', amount: 5500, itemCode: 'ITEM01', userId: 'mobile-one' });
+    const { nextChargeAt } = await app.db.subscription.findUniqueOrThrow({ where: { id } });
+    clock.set(nextChargeAt!);
+    const deps = { db: app.db, clock: app.clock, config: app.config, keyring: createKeyring(app.config.encryptionKeys), log: app.log };
+    const owner = randomUUID();
+    const now = clock.now();
+    const claimed = await claimDue(app.db, { owner, leaseExpiresAt: new Date(now.getTime() + 60_000), dueBy: now, now, exclude: [], limit: 10 });
+    expect(claimed.map((row) => row.id)).toEqual([id]);
+    // Only the chain head differs from what the claim read (raw SQL: updatedAt unchanged).
+    await app.db.$executeRaw`UPDATE "subscriptions" SET "lastTransactionId" = 'another-head' WHERE "id" = ${id}::uuid`;
+    const ready = await createChargePrepare(deps).prepareNewCycles(claimed, owner);
+    expect(ready.size).toBe(0);
+    expect(await app.db.payment.count({ where: { subscriptionId: id } })).toBe(1);
+    expect(await app.db.subscription.findUniqueOrThrow({ where: { id } })).toMatchObject({ leaseOwner: owner, lastTransactionId: 'another-head' });
   });
 });

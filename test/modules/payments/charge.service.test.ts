@@ -73,24 +73,25 @@ describe('fencing', () => {
 
 describe('between the claim and the charge', () => {
   it('a change made after the claim read the subscription is charged as changed (the one-statement prepare sees it and steps aside)', async () => {
-    const ids = await seed(3);
+    const ids = await seed(5);
     // Slow answers (1.5 s, to every call) keep both slots busy long past the few queries below, even on a loaded machine.
-    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 1500, count: 3 });
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 1500, count: 5 });
     const pass = runPass(running.app);
-    // Two slots busy at the gateway; the third subscription is claimed (leased, read) and waits for a slot: the one
-    // whose cycle has no payment yet.
+    // Two slots busy at the gateway and two charges prepared ahead (a slot's worth, C = 2): the fifth subscription is
+    // claimed (leased, read) and waits to be prepared: the one whose cycle has no payment yet.
     await waitFor(
-      'two charges in flight',
-      async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT', payment: { subscriptionId: { in: ids } } } })) === 2,
+      'four charges prepared',
+      async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT', payment: { subscriptionId: { in: ids } } } })) === 4,
       10_000,
     );
     const subscriptions = await running.app.db.subscription.findMany({ where: { id: { in: ids } }, include: { payments: true } });
-    const waiting = subscriptions.find((sub) => !sub.payments.some((p) => p.cycle === sub.cycle))!;
-    expect(waiting.leaseOwner).not.toBeNull();
+    const waiting = subscriptions.filter((sub) => !sub.payments.some((p) => p.cycle === sub.cycle));
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0]!.leaseOwner).not.toBeNull();
     // An operator lowers its price meanwhile (a decrease needs no consent).
-    await running.app.db.subscription.update({ where: { id: waiting.id }, data: { amount: 4_321 } });
-    expect(await pass).toMatchObject({ claimed: 3, succeeded: 3 });
-    const payment = await running.app.db.payment.findFirstOrThrow({ where: { subscriptionId: waiting.id, cycle: waiting.cycle } });
+    await running.app.db.subscription.update({ where: { id: waiting[0]!.id }, data: { amount: 4_321 } });
+    expect(await pass).toMatchObject({ claimed: 5, succeeded: 5 });
+    const payment = await running.app.db.payment.findFirstOrThrow({ where: { subscriptionId: waiting[0]!.id, cycle: waiting[0]!.cycle } });
     expect(payment.amount).toBe(4_321);
     const ledger = await sandboxLedger(running.app);
     expect(ledger.filter((entry) => entry.orderId === payment.orderId).map((entry) => entry.amount)).toEqual([4_321]);
@@ -98,16 +99,18 @@ describe('between the claim and the charge', () => {
 });
 
 describe('graceful stop', () => {
-  it('stops claiming, lets calls in flight finish and records them, and releases what it had not started', async () => {
+  it('stops claiming, lets calls in flight finish and records them, records what it prepared and did not send NOT_SENT, and releases what it had not prepared', async () => {
     const { app: stopping } = await startTestApp(running.databaseUrl, { env: { SCHEDULER_CONCURRENCY: '2', SCHEDULER_BATCH_SIZE: '10' } });
     await seedDueSubscriptions(stopping.db, createKeyring(stopping.config.encryptionKeys), {
       count: 6,
       sandboxUrl: `http://127.0.0.1:${(stopping.server.address() as { port: number }).port}/sandbox`,
       dueAt: new Date(Date.now() - 60_000),
     });
-    await sandboxFault(stopping, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 500, count: 6 });
+    await sandboxFault(stopping, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 1500, count: 6 });
     const pass = stopping.charges.runPass();
-    await waitFor('two charges in flight', async () => (await stopping.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 2, 10_000);
+    // Two calls at the gateway (C = 2) and two charges prepared ahead, waiting for a slot; two claimed, not prepared.
+    await waitFor('four charges prepared', async () => (await stopping.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4, 10_000);
+    expect(await stopping.db.payment.count({ where: { status: 'SUCCEEDED' } })).toBe(0);
     // Close drains the pass (preClose) before the database closes; the rows are read through a fresh client after.
     await stopping.close();
     const counts = await pass;
@@ -116,6 +119,12 @@ describe('graceful stop', () => {
     try {
       expect(await reader.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })).toBe(0);
       expect(await reader.payment.count({ where: { status: 'SUCCEEDED', kind: 'RECURRING' } })).toBe(2);
+      // The two prepared and never sent: NOT_SENT, never marked sent, their payments PENDING (sent again as themselves).
+      const notSent = await reader.paymentAttempt.findMany({ where: { status: 'NOT_SENT' }, include: { payment: true } });
+      expect(notSent.map((a) => [a.sentAt, a.payment.status])).toEqual([
+        [null, 'PENDING'],
+        [null, 'PENDING'],
+      ]);
       expect(await reader.subscription.count({ where: { leaseOwner: { not: null } } })).toBe(0);
       expect(await reader.subscription.count({ where: { cycle: 1 } })).toBe(4);
     } finally {

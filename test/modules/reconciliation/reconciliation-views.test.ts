@@ -111,7 +111,7 @@ describe('the reconciliation list', () => {
       to: '2027-03-10',
       timezone: 'Asia/Seoul',
       statement: { approvals: { count: 3, amount: 52_800 }, cancels: { count: 1, amount: 1000 }, net: 51_800 },
-      ledger: { approvals: { count: 3, amount: 27_800 }, refunds: { count: 1, amount: 1000 }, net: 26_800 },
+      ledger: { approvals: { count: 3, amount: 27_800 }, refunds: { count: 1, amount: 1000 }, externalRefunds: { count: 0, amount: 0 }, net: 26_800 },
       counts: { matched: 3, mismatched: 0, unmatched: 1, missing: 1 },
       anomalyAmount: 35_000,
     });

@@ -8,7 +8,7 @@ import { createTestDatabase, truncateAll, type TestDatabase } from '../../helper
 import { createAttempt, createPayment, createRegistration, createSubscription } from '../../factories/index.ts';
 import { registrationByState } from '../../../src/modules/registrations/registrations.read.ts';
 import { orderByState } from '../../../src/modules/orders/orders.service.ts';
-import { serializePayment } from '../../../src/modules/payments/payments.service.ts';
+import { PAYMENT_DETAIL, serializePayment } from '../../../src/modules/payments/payments.service.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -237,14 +237,36 @@ describe('GET /api/v1/payments', () => {
       gatewayMessage: 'declined',
       sentAt: new Date(Date.UTC(2026, 0, 1)),
     });
+    // Its refunds: one through the gateway (a CANCEL attempt with its reason), one recorded outside it.
+    await createAttempt(app.db, {
+      paymentId: payment.id,
+      attemptNumber: 3,
+      operation: 'CANCEL',
+      amount: 60,
+      status: 'SUCCEEDED',
+      reason: 'asked by the customer',
+      completedAt: new Date(Date.UTC(2026, 0, 3)),
+    });
+    await app.db.externalRefund.create({
+      data: {
+        paymentId: payment.id,
+        amount: 40,
+        reason: 'bank transfer',
+        reference: 'KB-1',
+        actor: 'admin:ops',
+        recordedAt: new Date(Date.UTC(2030, 0, 4, 1, 2, 3, 456)),
+      },
+    });
     const viaPrisma = JSON.parse(
-      JSON.stringify(
-        serializePayment(await app.db.payment.findUniqueOrThrow({ where: { id: payment.id }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } })),
-      ),
+      JSON.stringify(serializePayment(await app.db.payment.findUniqueOrThrow({ where: { id: payment.id }, include: PAYMENT_DETAIL }))),
     );
+    expect(viaPrisma.refunds.map((r: { channel: string; reason: string }) => [r.channel, r.reason])).toEqual([
+      ['GATEWAY', 'asked by the customer'],
+      ['EXTERNAL', 'bank transfer'],
+    ]);
     const shown = (await get(`/api/v1/payments/${payment.id}`)).json();
     expect(shown).toEqual(viaPrisma);
-    expect(shown.attempts.map((a: { attemptNumber: number }) => a.attemptNumber)).toEqual([1, 2]);
+    expect(shown.attempts.map((a: { attemptNumber: number }) => a.attemptNumber)).toEqual([1, 2, 3]);
     expect(shown.attempts[1].approvedAt).toBe('2026-01-02T03:04:05.678Z');
     expect((await app.inject({ method: 'GET', url: `/admin/payments/${payment.id}`, headers: adminHeaders })).json()).toEqual(viaPrisma);
   });
