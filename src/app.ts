@@ -190,6 +190,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The operators' payment actions, shared by the admin routes and the console (one service, one set of rules).
   const chargeNow = createChargeNow({ db: app.db, charges });
   const paymentActions = createPaymentActions(deps);
+  // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the
+  // import); the admin route and the console's Reconciliation page import through this one service.
+  const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
+  const imports = createSettlementImports({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements });
   await app.register(async (admin) => {
     guardInput(admin, { jsonOnly: true });
     await limitRequests(admin, config.rateLimit.admin, app.rateLimitKey('admin'));
@@ -198,9 +202,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
     await admin.register(subscriptionsAdminRoutes(deps, idempotency), { prefix: '/admin' });
     await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }), { prefix: '/admin' });
-    // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the import).
-    const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
-    const imports = createSettlementImports({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements });
     await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }), { prefix: '/admin' });
     await admin.register(auditRoutes({ db: app.db }), { prefix: '/admin' });
     await admin.register(reportsRoutes(), { prefix: '/admin' });
@@ -213,7 +214,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(
     async (scope) => {
       guardInput(scope, { jsonOnly: false });
-      await scope.register(consoleRoutes({ service: deps, sessions, idempotency, payments: paymentActions, chargeNow }));
+      await scope.register(consoleRoutes({ service: deps, sessions, idempotency, payments: paymentActions, chargeNow, settlementImports: imports }));
     },
     { prefix: '/console' },
   );

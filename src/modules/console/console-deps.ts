@@ -4,6 +4,7 @@
 import type { Idempotency } from '../idempotency/idempotency.ts';
 import type { ChargeNow } from '../payments/charge-now.ts';
 import type { PaymentActions } from '../payments/payment-actions.service.ts';
+import type { SettlementImports } from '../reconciliation/import-settlement.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { ConsoleSessions } from './console-sessions.ts';
 
@@ -14,4 +15,6 @@ export interface ConsoleDeps {
   /** The admin routes' payment actions (resolve, refund, settle a refund's outcome) and charge-now. */
   payments: PaymentActions;
   chargeNow: ChargeNow;
+  /** The settlement import of POST /admin/settlement-imports (the Reconciliation page's upload). */
+  settlementImports: SettlementImports;
 }

@@ -26,8 +26,11 @@ import { TooManyAuthFailuresError } from '../../plugins/auth.ts';
 import { consoleAuthRoutes, requireConsoleSession } from './console-auth.routes.ts';
 import { renderError } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
+import { listPages } from './lists.page.ts';
 import { needsAttentionPage } from './needs-attention.page.ts';
 import { paymentPage } from './payment.page.ts';
+import { reconciliationPage } from './reconciliation.page.ts';
+import { reportsPage } from './reports.page.ts';
 import { searchPage } from './search.page.ts';
 import { subscriptionPage } from './subscription.page.ts';
 
@@ -111,7 +114,9 @@ export function consoleRoutes(deps: ConsoleDeps) {
       await pages.register(searchPage(deps));
       await pages.register(subscriptionPage(deps));
       await pages.register(paymentPage(deps));
-      // The Subscriptions and Payments lists, Reconciliation and Reports (branch console-pages) register here too.
+      await pages.register(listPages(deps));
+      await pages.register(reconciliationPage(deps));
+      await pages.register(reportsPage(deps));
     });
   };
 }

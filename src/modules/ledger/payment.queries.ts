@@ -13,6 +13,8 @@ export const CHARGED_AFTER_CANCEL = 'SUBSCRIPTION_CANCELED';
 /**
  * Payments an operator must act on: an UNKNOWN outcome, a refund whose outcome is unknown, a charge made after its
  * subscription was cancelled that is not refunded yet, and a FAILED payment a settlement file shows approved. Each entry holds when all its columns have these values.
+ * Each entry is UNKNOWN or names an attention reason: the partial index payments_waiting_for_operator (migration
+ * 20261124195000) holds exactly such rows, and the lists read it only while every entry implies its predicate.
  */
 const WAITING_FOR_OPERATOR = [
   { status: 'UNKNOWN' },

@@ -46,16 +46,17 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
 
   async function listPayments(filter: PaymentFilter) {
     const rows = await db.payment.findMany({
+      // Under AND: the attention filters and the cursor each hold an OR or an AND, and createdWithin and the cursor a
+      // createdAt; spread into one object, the later replaced the earlier (page 2 of needsAttention=true listed all).
       where: {
-        status: filter.status,
-        kind: filter.kind,
-        method: filter.method,
-        subscriptionId: filter.subscriptionId,
-        ...(filter.userId ? { subscription: { userId: filter.userId } } : {}),
-        ...createdWithin(filter),
-        ...(filter.needsAttention === true ? needsAttentionWhere : {}),
-        ...(filter.needsAttention === false ? needsNoAttentionWhere : {}),
-        ...afterCursor(decodeCursor(filter.cursor)),
+        AND: [
+          { status: filter.status, kind: filter.kind, method: filter.method, subscriptionId: filter.subscriptionId },
+          filter.userId ? { subscription: { userId: filter.userId } } : {},
+          createdWithin(filter),
+          filter.needsAttention === true ? needsAttentionWhere : {},
+          filter.needsAttention === false ? needsNoAttentionWhere : {},
+          afterCursor(decodeCursor(filter.cursor)),
+        ],
       },
       orderBy: PAGE_ORDER,
       take: filter.limit + 1,

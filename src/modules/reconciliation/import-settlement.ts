@@ -242,3 +242,5 @@ async function storedLineIds(tx: Prisma.TransactionClient, lines: ParsedLine[]):
   );
   return ids.map((r) => r.id);
 }
+
+export type SettlementImports = ReturnType<typeof createSettlementImports>;

@@ -10,9 +10,8 @@ import { codesByStatus, defineError, ValidationError } from '../../lib/errors.ts
 import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
 import { IdParams } from '../shared/schemas.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
-import { koreaDate } from './settlement-fields.ts';
 import { SettlementFileInvalidError, sha256Of, type createSettlementImports, type SettlementUpload } from './import-settlement.ts';
-import { earliestCoverage, getImport, itemsCsv, listImports, listItems, summarizePeriod } from './reconciliation.queries.ts';
+import { getImport, itemsCsv, listImports, listItems, summarizePeriod, summaryPeriod } from './reconciliation.queries.ts';
 import { ImportList, ImportQuery, ImportResponse, ItemList, ItemsQuery, ListQuery, SummaryQuery, SummaryResponse } from './reconciliation.schemas.ts';
 
 export const SettlementTooLargeError = defineError('PAYLOAD_TOO_LARGE', 'The settlement file is over %s bytes', 413);
@@ -151,13 +150,7 @@ export function reconciliationRoutes(deps: {
           response: { 200: SummaryResponse },
         },
       },
-      async (request) => {
-        const today = koreaDate(clock.now());
-        const from = request.query.from ?? (await earliestCoverage(db)) ?? today;
-        const to = request.query.to ?? today;
-        if (from > to) throw new ValidationError('from is after to');
-        return summarizePeriod(db, { from, to });
-      },
+      async (request) => summarizePeriod(db, await summaryPeriod(db, clock.now(), request.query)),
     );
   };
 }

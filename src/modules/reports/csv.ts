@@ -1,6 +1,6 @@
-// The reports' CSV (DESIGN.md §5 "Reports"): UTF-8 with a BOM (so spreadsheet programs read it as UTF-8), a header
-// row of the JSON field names with nested ones joined by dots (byMethod.CARD.net), one row per period, times in UTC
-// ISO-8601, RFC 4180 quoting, null as an empty field.
+// The service's CSV (DESIGN.md §5 "Reports"; the reconciliation list and the console's exports follow it): UTF-8 with a
+// BOM (so spreadsheet programs read it as UTF-8), a header row of the JSON field names with nested ones joined by
+// dots (byMethod.CARD.net), one row per item, times in UTC ISO-8601, RFC 4180 quoting, null as an empty field.
 type Cell = string | number | boolean | null | undefined | Date;
 
 function flatten(value: Record<string, unknown>, prefix = '', into: Array<[string, Cell]> = []): Array<[string, Cell]> {
@@ -18,9 +18,26 @@ function quote(cell: Cell): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function toCsv(rows: readonly object[]): string {
-  const flat = rows.map((row) => flatten(row as Record<string, unknown>));
-  const header = flat[0]?.map(([name]) => name) ?? [];
-  const lines = [header.map(quote).join(','), ...flat.map((cells) => cells.map(([, cell]) => quote(cell)).join(','))];
-  return `\uFEFF${lines.join('\r\n')}\r\n`;
+/** The BOM and the header row: the start of a CSV whose rows csvRows writes (a streamed export). */
+export function csvHead(columns: readonly string[]): string {
+  return `\uFEFF${columns.map(quote).join(',')}\r\n`;
+}
+
+/**
+ * The rows' lines under a fixed header: each row's field (nested ones by their dotted name) in the column's place, an
+ * absent one empty. Items whose optional fields are left out still line up under their columns.
+ */
+export function csvRows(rows: readonly object[], columns: readonly string[]): string {
+  return rows
+    .map((row) => {
+      const cells = new Map(flatten(row as Record<string, unknown>));
+      return `${columns.map((column) => quote(cells.get(column))).join(',')}\r\n`;
+    })
+    .join('');
+}
+
+/** The whole CSV; the header is `columns`, else the first row's field names (a report's rows all have the same). */
+export function toCsv(rows: readonly object[], columns?: readonly string[]): string {
+  const header = columns ?? (rows[0] ? flatten(rows[0] as Record<string, unknown>).map(([name]) => name) : []);
+  return csvHead(header) + csvRows(rows, header);
 }

@@ -31,4 +31,42 @@ describe('the admin payment list’s needsAttention filter', () => {
     expect(await list('needsAttention=true')).toEqual([unknown.id, refundUnknown.id].sort());
     expect(await list('needsAttention=false')).toEqual([plain.id, failed.id].sort());
   });
+
+  it('keeps the filter on every page: a page’s cursor never replaces it (both were one OR of the query)', async () => {
+    const { db } = running.app;
+    const subscription = await createSubscription(db);
+    const made = [];
+    for (const [cycle, status, attentionReason] of [
+      [1, 'SUCCEEDED', undefined],
+      [2, 'UNKNOWN', undefined],
+      [3, 'FAILED', undefined],
+      [4, 'SUCCEEDED', REFUND_OUTCOME_UNKNOWN],
+      [5, 'SUCCEEDED', undefined],
+      [6, 'UNKNOWN', undefined],
+    ] as const) {
+      made.push(await createPayment(db, { subscriptionId: subscription.id, cycle, status, attentionReason, dueAt: new Date() }));
+    }
+    const paged = async (query: string) => {
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const url = `/admin/payments?${query}&limit=1${cursor ? `&cursor=${cursor}` : ''}`;
+        const page = (await running.app.inject({ method: 'GET', url, headers: adminHeaders })).json() as {
+          items: Array<{ id: string }>;
+          nextCursor: string | null;
+        };
+        ids.push(...page.items.map((item) => item.id));
+        cursor = page.nextCursor;
+      } while (cursor && ids.length < 20);
+      return ids.sort();
+    };
+    const waiting = [made[1]!.id, made[3]!.id, made[5]!.id].sort();
+    expect(await paged('needsAttention=true')).toEqual(waiting);
+    expect(await paged('needsAttention=false')).toEqual(
+      made
+        .map((p) => p.id)
+        .filter((id) => !waiting.includes(id))
+        .sort(),
+    );
+  });
 });
