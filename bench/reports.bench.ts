@@ -170,10 +170,11 @@ async function main() {
             const lines = await explain(client, statement, generic);
             const shape = planShape(lines);
             const scans = lines.filter((line) => /Seq Scan on (payments|payment_attempts)\b/.test(line));
-            if (scans.length > 0) failed = true;
+            // A scan is the issue's target missed, printed like the other benches' missed targets; it does not end
+            // `npm run bench` (the console's bench runs after this one). Only a broken run (errors, non-2xx) does.
             const label = `${name}, statement ${index + 1} of ${statements.length}, ${generic ? 'generic' : 'custom'} plan`;
             plans[label] = lines;
-            console.log(`\n${label}${scans.length > 0 ? ' — SEQUENTIAL SCAN of payments/attempts' : ''}:\n${shape.join('\n')}`);
+            console.log(`\n${label}${scans.length > 0 ? ' — SEQUENTIAL SCAN of payments/attempts (target missed)' : ''}:\n${shape.join('\n')}`);
           }
         }
       }
