@@ -3,7 +3,7 @@
 // cost one page of memory. The CSV is the service's (reports/csv.ts: UTF-8 with BOM, the JSON field names as header,
 // nested ones dotted, UTC ISO-8601 times); the columns are fixed, so items that leave an optional field out line up.
 import { Readable } from 'node:stream';
-import { csvHead, csvRows } from '../reports/csv.ts';
+import { csvHead, csvRows } from '../../lib/csv.ts';
 
 /** The public subscription shape's fields (subscriptions.shape.ts), consents left out (a list of their own). */
 export const SUBSCRIPTION_COLUMNS = [

@@ -7,7 +7,7 @@ import { DateTime } from 'luxon';
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import type { Db } from '../../db/prisma.ts';
-import { toCsv } from '../reports/csv.ts';
+import { toCsv } from '../../lib/csv.ts';
 import { buildMrrReport } from '../reports/mrr-report.ts';
 import { type Period, periodsBetween } from '../reports/periods.ts';
 import { buildRecoveryReport } from '../reports/recovery-report.ts';

@@ -2,6 +2,7 @@
 // their status (match-settlement.ts computes it, set-based, when read), and the summary of a period in Korea dates.
 import { DateTime } from 'luxon';
 import { sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
+import { toCsv } from '../../lib/csv.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { GATEWAY_ZONE } from '../../lib/calendar.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
@@ -212,14 +213,10 @@ const CSV_COLUMNS = [
   'importId',
 ] as const;
 
-/** RFC 4180 output: a field with a comma, quote or line break is quoted, its quotes doubled. */
-const csvField = (value: unknown) => {
-  const text = value === undefined || value === null ? '' : Array.isArray(value) ? value.join(';') : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-};
-
-/** The items as CSV: UTF-8 with BOM, a header row of the JSON field names, times in UTC ISO-8601. */
+/** The items as CSV (lib/csv.ts: UTF-8 with BOM, a header row of the JSON field names, UTC times), reasons joined by `;`. */
 export function itemsCsv(items: Array<ReturnType<typeof serializeItem>>): string {
-  const rows = items.map((item) => CSV_COLUMNS.map((column) => csvField(item[column])).join(','));
-  return `\ufeff${[CSV_COLUMNS.join(','), ...rows].join('\r\n')}\r\n`;
+  return toCsv(
+    items.map((item) => ({ ...item, reasons: Array.isArray(item.reasons) ? item.reasons.join(';') : item.reasons })),
+    CSV_COLUMNS,
+  );
 }

@@ -3,7 +3,7 @@
 // the service's now (app.clock) ends now.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app-types.ts';
-import { toCsv } from './csv.ts';
+import { toCsv } from '../../lib/csv.ts';
 import { buildMrrReport } from './mrr-report.ts';
 import { periodsBetween } from './periods.ts';
 import { buildRecoveryReport } from './recovery-report.ts';

@@ -1,4 +1,4 @@
-// The service's CSV (DESIGN.md §5 "Reports"; the reconciliation list and the console's exports follow it): UTF-8 with a
+// The service's one CSV writer (DESIGN.md §5 "Reports"), for the reports, the reconciliation list and the console's exports: UTF-8 with a
 // BOM (so spreadsheet programs read it as UTF-8), a header row of the JSON field names with nested ones joined by
 // dots (byMethod.CARD.net), one row per item, times in UTC ISO-8601, RFC 4180 quoting, null as an empty field.
 type Cell = string | number | boolean | null | undefined | Date;
@@ -12,9 +12,18 @@ function flatten(value: Record<string, unknown>, prefix = '', into: Array<[strin
   return into;
 }
 
+/**
+ * A text cell a spreadsheet would run as a formula (it begins with =, +, -, @, a tab or a carriage return) starts with an
+ * apostrophe instead, which Excel shows as text (OWASP "CSV injection"): merchant-given fields (`orderName`, `userId`)
+ * and settlement lines reach these files, and an operator opens them. Numbers are written as they are (a negative rate
+ * stays a number).
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 function quote(cell: Cell): string {
   if (cell === null || cell === undefined) return '';
-  const text = cell instanceof Date ? cell.toISOString() : String(cell);
+  const raw = cell instanceof Date ? cell.toISOString() : String(cell);
+  const text = typeof cell === 'string' && FORMULA_START.test(raw) ? `'${raw}` : raw;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

@@ -1,6 +1,6 @@
-// The service's CSV writer (src/modules/reports/csv.ts): the reports' rows and the console's exports.
+// The service's CSV writer (src/lib/csv.ts): the reports' rows and the console's exports.
 import { describe, expect, it } from 'vitest';
-import { csvHead, csvRows, toCsv } from '../../../src/modules/reports/csv.ts';
+import { csvHead, csvRows, toCsv } from '../../src/lib/csv.ts';
 
 describe('CSV', () => {
   it('starts with a BOM and a header of the field names, nested ones dotted, RFC 4180 quoting, CRLF lines', () => {
@@ -19,6 +19,11 @@ describe('CSV', () => {
     );
     // A streamed export is the head and then the rows in chunks: the same bytes.
     expect(csvHead(columns) + csvRows(rows.slice(0, 1), columns) + csvRows(rows.slice(1), columns)).toBe(toCsv(rows, columns));
+  });
+
+  it('writes a text cell a spreadsheet would run as a formula as text (a leading apostrophe), numbers as they are', () => {
+    const csv = toCsv([{ orderName: '=HYPERLINK("http://evil.test","x")', userId: '@SUM(1)', note: '+1', other: '-2', tab: '\tx', rate: -0.25, plain: 'a=b' }]);
+    expect(csv).toBe(`\uFEFForderName,userId,note,other,tab,rate,plain\r\n"'=HYPERLINK(""http://evil.test"",""x"")",'@SUM(1),'+1,'-2,'\tx,-0.25,a=b\r\n`);
   });
 
   it('is a BOM and an empty header line when there are no rows and no columns', () => {
