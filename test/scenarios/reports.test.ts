@@ -155,6 +155,25 @@ describe('revenue and recovery', () => {
       ['2030-03', 9900],
       ['2030-04', -4900],
     ]);
+    // By month, the first month counts from `from` and the last up to `to` (both days included), not whole months:
+    // the charge of March 31 and the refund of April 1 fall outside March 1–30 and April 2–30.
+    const monthlyNet = async (from: string, to: string) => {
+      const answer = await running.app.inject({ method: 'GET', url: `/admin/reports/revenue?from=${from}&to=${to}&granularity=month`, headers: adminHeaders });
+      expect(answer.statusCode, answer.body).toBe(200);
+      return answer.json().items.map((i: { period: string; net: number }) => [i.period, i.net]);
+    };
+    expect(await monthlyNet('2030-03-01', '2030-03-30')).toEqual([['2030-03', 0]]);
+    expect(await monthlyNet('2030-04-02', '2030-04-30')).toEqual([['2030-04', 0]]);
+    expect(await monthlyNet('2030-03-31', '2030-04-01')).toEqual([
+      ['2030-03', 9900],
+      ['2030-04', -4900],
+    ]);
+    const reversed = await running.app.inject({
+      method: 'GET',
+      url: '/admin/reports/revenue?from=2030-03-20&to=2030-03-10&granularity=month',
+      headers: adminHeaders,
+    });
+    expect(reversed.statusCode, reversed.body).toBe(400);
   });
 
   it('a declined cycle counts in the month of its first decline: recovered by a retry, lost when its retries run out, else open', async () => {

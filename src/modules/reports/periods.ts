@@ -42,6 +42,22 @@ export function periodsBetween(from: string, to: string, granularity: Granularit
   return periods;
 }
 
+/**
+ * Months from the month of `from` to the month of `to` (days, `YYYY-MM-DD`), the first starting at `from` (00:00 in
+ * `zone`) and the last ending with `to`: a monthly report asked from the 15th counts from the 15th, not the whole
+ * first month (and likewise at its end).
+ */
+export function monthsBetweenDays(from: string, to: string, zone: string, now: Date): Period[] {
+  const [first] = periodsBetween(from, from, 'day', zone, now);
+  const [last] = periodsBetween(to, to, 'day', zone, now);
+  if (last!.start < first!.start) throw new ValidationError(`to (${to}) is before from (${from})`);
+  const months = periodsBetween(from.slice(0, 7), to.slice(0, 7), 'month', zone, now);
+  const end = months.length - 1;
+  months[0] = { ...months[0]!, start: first!.start };
+  months[end] = { ...months[end]!, end: last!.end };
+  return months;
+}
+
 /** A rate as the contract gives it: a decimal rounded to 4 places, null when its base is 0. */
 export function rate(numerator: number, base: number): number | null {
   if (base === 0) return null;

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app-types.ts';
 import { toCsv } from '../../lib/csv.ts';
 import { buildMrrReport } from './mrr-report.ts';
-import { periodsBetween } from './periods.ts';
+import { monthsBetweenDays, periodsBetween } from './periods.ts';
 import { buildRecoveryReport } from './recovery-report.ts';
 import { MonthRangeQuery, MrrReport, RecoveryReport, RevenueQuery, RevenueReport } from './reports.schemas.ts';
 import { buildRevenueReport } from './revenue-report.ts';
@@ -56,10 +56,9 @@ export function reportsRoutes() {
         },
       },
       async (request, reply) => {
-        const granularity = request.query.granularity ?? 'day';
-        const from = granularity === 'month' ? request.query.from.slice(0, 7) : request.query.from;
-        const to = granularity === 'month' ? request.query.to.slice(0, 7) : request.query.to;
-        const periods = periodsBetween(from, to, granularity, zone, app.clock.now());
+        const { from, to, granularity = 'day' } = request.query;
+        const now = app.clock.now();
+        const periods = granularity === 'month' ? monthsBetweenDays(from, to, zone, now) : periodsBetween(from, to, 'day', zone, now);
         const items = await buildRevenueReport(app.db, periods, zone);
         return answer(request, reply, { timezone: zone, currency: 'KRW' as const, items }, items);
       },
