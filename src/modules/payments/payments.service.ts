@@ -14,7 +14,7 @@ export type PaymentStatus = PaymentRow['status'];
 /** What a payment is read with for its full shape: its attempts in order and its refunds made outside the gateway. */
 export const PAYMENT_DETAIL = {
   attempts: { orderBy: { attemptNumber: 'asc' as const } },
-  externalRefunds: { orderBy: [{ recordedAt: 'asc' as const }, { id: 'asc' as const }] },
+  externalRefunds: { orderBy: [{ recordedAt: 'asc' as const }, { createdAt: 'asc' as const }, { id: 'asc' as const }] },
 };
 
 /** The attempt columns the public shape shows. */
@@ -143,7 +143,7 @@ export async function readPayment(db: Db, id: string): Promise<PaymentRow & { at
               'reason', a."reason")
               ORDER BY a."attemptNumber"), '[]') FROM "payment_attempts" a WHERE a."paymentId" = p."id") AS "attempts",
             (SELECT coalesce(jsonb_agg(jsonb_build_object('id', r."id", 'amount', r."amount", 'reason', r."reason", 'reference', r."reference", 'recordedAt', r."recordedAt")
-              ORDER BY r."recordedAt", r."id"), '[]') FROM "external_refunds" r WHERE r."paymentId" = p."id") AS "externalRefunds"
+              ORDER BY r."recordedAt", r."createdAt", r."id"), '[]') FROM "external_refunds" r WHERE r."paymentId" = p."id") AS "externalRefunds"
        FROM "payments" p WHERE p."id" = $1`,
     [id],
   );
@@ -162,7 +162,7 @@ export async function withRefunds<T extends { id: string }>(db: Db, rows: T[]) {
   const ids = rows.map((row) => row.id);
   const [attempts, externals] = await Promise.all([
     db.paymentAttempt.findMany({ where: { paymentId: { in: ids }, operation: 'CANCEL' }, orderBy: { attemptNumber: 'asc' } }),
-    db.externalRefund.findMany({ where: { paymentId: { in: ids } }, orderBy: [{ recordedAt: 'asc' }, { id: 'asc' }] }),
+    db.externalRefund.findMany({ where: { paymentId: { in: ids } }, orderBy: [{ recordedAt: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] }),
   ]);
   return rows.map((row) => ({
     ...row,

@@ -111,6 +111,18 @@ describe('POST /admin/payments/:id/refunds/external', () => {
     });
   });
 
+  it('refunds recorded at one instant (a frozen clock) are listed in the order they were recorded', async () => {
+    const payment = await mobilePayment('same-instant-user');
+    await setClock(running.app, kst('2027-04-05T10:00:00'));
+    const amounts = [100, 200, 300, 400, 500];
+    for (const amount of amounts) {
+      const answer = await externalRefund(payment.id, { amount, reason: `part ${amount}` }, `same-instant-${amount}`);
+      expect(answer.statusCode, answer.body).toBe(201);
+    }
+    // Ordered by recordedAt, then by the row's own creation (ids are random: 1 chance in 120 of this order by id).
+    expect((await adminPayment(payment.id)).refunds.map((r: { amount: number }) => r.amount)).toEqual(amounts);
+  });
+
   it('the same Idempotency-Key again replays the answer and records once; the key is required', async () => {
     const payment = await mobilePayment();
     const body = { amount: 1_000, reason: 'goodwill', reference: 'T-1' };
