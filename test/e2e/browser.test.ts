@@ -4,17 +4,12 @@
 // then visible through the merchant API.
 // Without Chromium (a fresh machine) these tests are skipped with a note saying why; .ci/run sets
 // REQUIRE_BROWSER_TESTS=1, which turns a missing Chromium into a failure, so CI always runs them.
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { apiHeaders, startTestApp } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
-const SKIPPED = !REQUIRED && !existsSync(CHROMIUM);
-const SKIP_NOTE = `Chromium not found at ${CHROMIUM}: install Debian's chromium package or set CHROMIUM_PATH (.ci/run requires it)`;
+import { SKIPPED, SKIP_NOTE, launchChromium } from '../helpers/browser.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -28,19 +23,7 @@ beforeAll(async () => {
   }
   database = await createTestDatabase();
   ({ app, baseUrl } = await startTestApp(database.url));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 beforeEach(({ skip }) => skip(SKIPPED, SKIP_NOTE));
 afterAll(async () => {

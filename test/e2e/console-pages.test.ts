@@ -6,9 +6,7 @@
 // Without Chromium these tests are skipped with a note; .ci/run sets REQUIRE_BROWSER_TESTS=1, which turns a missing
 // Chromium into a failure, so CI always runs them.
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { formatKst } from '../../src/modules/console/korea-time.ts';
@@ -17,12 +15,8 @@ import { startTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, runPass, setClock, subscribe } from '../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { adminGet, sandboxSettlementFile } from '../helpers/settlement.ts';
+import { SKIPPED, SKIP_NOTE, launchChromium, expectAccessible } from '../helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
-const SKIPPED = !REQUIRED && !existsSync(CHROMIUM);
-const SKIP_NOTE = `Chromium not found at ${CHROMIUM}: install Debian's chromium package or set CHROMIUM_PATH (.ci/run requires it)`;
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OPERATOR = 'bora';
 const kst = (local: string) => new Date(`${local}+09:00`);
 
@@ -73,19 +67,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   ({ app, baseUrl } = await startTestApp(database.url, { env: { CLOCK: 'simulated', ADMIN_TOKENS: `${OPERATOR}:${TEST_ADMIN_TOKEN}` } }));
   await seedHistory();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 beforeEach(({ skip }) => skip(SKIPPED, SKIP_NOTE));
 afterAll(async () => {
@@ -106,18 +88,6 @@ async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {
 }
 
 /** axe-core in the page: no serious or critical violation. */
-async function expectAccessible(page: Page) {
-  // Evaluated through the DevTools protocol: the page's own CSP (no inline script) stays in force.
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const result = await (
-      globalThis as unknown as { axe: { run: () => Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }
-    ).axe.run();
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id} (${v.nodes.length})`);
-  });
-  expect(violations).toEqual([]);
-}
-
 /** The page names its time zone once (the layout's "Times in KST (Asia/Seoul)"), nowhere else. */
 async function expectZoneNamedOnce(page: Page) {
   expect((await page.content()).match(/KST|Asia\/Seoul/g)).toEqual(['KST', 'Asia/Seoul']);

@@ -4,23 +4,18 @@
 // node_modules) and every request the pages make is recorded: none may leave the service's origin.
 // Without Chromium these tests are skipped with a note; .ci/run sets REQUIRE_BROWSER_TESTS=1, which turns a missing
 // Chromium into a failure, so CI always runs them.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { apiHeaders, startTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, getSubscription, paymentsOf, setClock, subscribe } from '../helpers/billing.ts';
 import { sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { SKIPPED, SKIP_NOTE, launchChromium, expectAccessible } from '../helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
-const SKIPPED = !REQUIRED && !existsSync(CHROMIUM);
-const SKIP_NOTE = `Chromium not found at ${CHROMIUM}: install Debian's chromium package or set CHROMIUM_PATH (.ci/run requires it)`;
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OPERATOR = 'alice';
 const kst = (local: string) => new Date(`${local}+09:00`);
 // The README's pictures: written into the directory CONSOLE_SCREENSHOTS names (`CONSOLE_SCREENSHOTS=docs` refreshes
@@ -47,19 +42,7 @@ beforeAll(async () => {
   serviceOrigins.add(baseUrl);
   screenshots = SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'console-screenshots-'));
   await setClock(app, kst('2027-03-10T09:00:00'));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 beforeEach(({ skip }) => skip(SKIPPED, SKIP_NOTE));
 afterAll(async () => {
@@ -91,18 +74,6 @@ async function screenshot(page: Page, name: string) {
 }
 
 /** axe-core in the page: no serious or critical violation. */
-async function expectAccessible(page: Page) {
-  // Evaluated through the DevTools protocol: the page's own CSP (no inline script) stays in force.
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const result = await (
-      globalThis as unknown as { axe: { run: () => Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }
-    ).axe.run();
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id} (${v.nodes.length})`);
-  });
-  expect(violations).toEqual([]);
-}
-
 describe('console sign-in', () => {
   it('signs in with an admin token: Needs attention names the operator, the zone once, and the navigation', async () => {
     const { context, page } = await newContext();

@@ -1,0 +1,44 @@
+// The browser tests' Chromium (Debian's `chromium` package, driven by playwright-core; .ci/run installs it) and their
+// accessibility check. Without Chromium a browser test file is skipped with SKIP_NOTE; REQUIRE_BROWSER_TESTS=1 (set by
+// .ci/run) turns a missing Chromium into a failure instead, so CI always runs them.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
+export const SKIPPED = !REQUIRED && !existsSync(CHROMIUM);
+export const SKIP_NOTE = `Chromium not found at ${CHROMIUM}: install Debian's chromium package or set CHROMIUM_PATH (.ci/run requires it)`;
+
+/** Headless Chromium, with nothing of its own reaching the network (no QUIC, sync, component or background updates). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core (from node_modules) finds no serious or critical violation on the page as it is now. */
+export async function expectAccessible(page: Page): Promise<void> {
+  // Evaluated through the DevTools protocol: the page's own CSP (no inline script) stays in force.
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const result = await (
+      globalThis as unknown as { axe: { run: () => Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }
+    ).axe.run();
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id} (${v.nodes.length})`);
+  });
+  expect(violations).toEqual([]);
+}
