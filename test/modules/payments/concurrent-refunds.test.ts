@@ -1,12 +1,11 @@
 // Concurrent refunds of one payment: a payment's attempts are numbered under a lock of its row, so operators
 // refunding it at once never collide on an attempt number (a 500), the gateway is asked exactly once, and every
 // other request answers a coded 409.
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { useRunningApp } from '../../helpers/database.ts';
 import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { adminHeaders, paymentsOf, subscribe } from '../../helpers/billing.ts';
-import { waitFor } from '../../helpers/service.ts';
+import { overlapped } from '../../helpers/locks.ts';
 
 const running = useRunningApp();
 
@@ -18,33 +17,6 @@ const refund = (paymentId: string, key: string) =>
     payload: { reason: 'customer asked for a refund' },
   });
 
-/**
- * Runs `requests` while a transaction of the test's own holds the attempts table in SHARE mode (reads pass, writes
- * wait), and opens it once `waiting` backends are blocked on a lock: every request has then read the payment and
- * reached its attempt's insert (or a lock guarding it) before any of them has written one, the overlap the race
- * needs. The watcher is a connection of its own: a transaction keeps its first view of pg_stat_activity.
- */
-async function overlapped<T>(waiting: number, requests: () => Promise<T>[]): Promise<T[]> {
-  const gate = new pg.Client({ connectionString: running.databaseUrl });
-  const watcher = new pg.Client({ connectionString: running.databaseUrl });
-  await Promise.all([gate.connect(), watcher.connect()]);
-  try {
-    await gate.query('BEGIN');
-    await gate.query('LOCK TABLE "payment_attempts" IN SHARE MODE');
-    const answers = Promise.all(requests());
-    await waitFor(`${waiting} requests blocked on a lock`, async () => {
-      const { rows } = await watcher.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      return rows[0]!.n >= waiting;
-    });
-    await gate.query('COMMIT');
-    return await answers;
-  } finally {
-    await Promise.all([gate.end(), watcher.end()]);
-  }
-}
-
 describe('concurrent full refunds of one payment', () => {
   it('one is sent and succeeds, the others answer 409 STATE_CONFLICT, none a 500', async () => {
     const id = await subscribe(running.app, { amount: 9_900 });
@@ -52,7 +24,9 @@ describe('concurrent full refunds of one payment', () => {
     // The winner's cancellation stays in flight while the others check the payment: they find it there.
     await sandboxFault(running.app, { operation: 'CANCEL', kind: 'latency', latencyMs: 1_000, count: 3 });
 
-    const answers = await overlapped(3, () => ['refund-a', 'refund-b', 'refund-c'].map((key) => refund(payment!.id, key)));
+    const answers = await overlapped(running.databaseUrl, 'payment_attempts', 3, () =>
+      ['refund-a', 'refund-b', 'refund-c'].map((key) => refund(payment!.id, key)),
+    );
 
     const outcomes = answers.map((a) => `${a.statusCode} ${a.json().code ?? a.json().status}`).sort();
     expect(outcomes).toEqual(['200 CANCELED', '409 STATE_CONFLICT', '409 STATE_CONFLICT']);

@@ -1,13 +1,12 @@
 // Defects of the reconciliation found after it was merged, each reproduced through the public routes with the sandbox
 // gateway's own export: one gateway transaction settled two payments; a cancel line paired with a refund the gateway
 // declined; two overlapping imports at once deadlocked (a 500); imported lines could be emptied by TRUNCATE.
-import pg from 'pg';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useRunningApp } from '../../helpers/database.ts';
 import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { adminHeaders, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { adminGet, importCsv, sandboxSettlementFile } from '../../helpers/settlement.ts';
-import { waitFor } from '../../helpers/service.ts';
+import { overlapped } from '../../helpers/locks.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 const running = useRunningApp({ CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: '1000' });
@@ -101,37 +100,14 @@ describe('a cancel line pairs with a refund that moved money, not with a decline
 });
 
 describe('two overlapping imports at once', () => {
-  /**
-   * Runs the requests while a transaction of the test's own holds settlement_lines in SHARE mode (reads pass, inserts
-   * wait), and opens it once `waiting` backends are blocked on a lock: both imports are then at their insert (or at
-   * what serializes them) before either has written a line.
-   */
-  async function overlapped<T>(waiting: number, requests: () => Promise<T>[]): Promise<T[]> {
-    const gate = new pg.Client({ connectionString: running.databaseUrl });
-    const watcher = new pg.Client({ connectionString: running.databaseUrl });
-    await Promise.all([gate.connect(), watcher.connect()]);
-    try {
-      await gate.query('BEGIN');
-      await gate.query('LOCK TABLE "settlement_lines" IN SHARE MODE');
-      const answers = Promise.all(requests());
-      await waitFor(`${waiting} imports blocked on a lock`, async () => {
-        const { rows } = await watcher.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-        );
-        return rows[0]!.n >= waiting;
-      });
-      await gate.query('COMMIT');
-      return await answers;
-    } finally {
-      await Promise.all([gate.end(), watcher.end()]);
-    }
-  }
-
   it('the same 2,000 lines in opposite orders: both imported (one finds them all stored), no deadlock, no 500', async () => {
     const header = '거래일시,거래구분,결제수단,거래번호,취소번호,주문번호,거래금액,가맹점ID';
     const lines = Array.from({ length: 2_000 }, (_, i) => `2027-03-10 10:00:00,승인,신용카드,TXOTHER${i},,ORDOTHER${i},"1,000",M1`);
     const file = (rows: string[]) => `${[header, ...rows].join('\r\n')}\r\n`;
-    const answers = await overlapped(2, () => [importCsv(running.app, file(lines)), importCsv(running.app, file([...lines].reverse()))]);
+    const answers = await overlapped(running.databaseUrl, 'settlement_lines', 2, () => [
+      importCsv(running.app, file(lines)),
+      importCsv(running.app, file([...lines].reverse())),
+    ]);
 
     expect(answers.map((a) => a.statusCode)).toEqual([201, 201]);
     const bodies = answers.map((a) => a.json());
