@@ -10,7 +10,8 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import { defineError, isUniqueViolation, ValidationError, withDetails } from '../../lib/errors.ts';
 import type { Logger } from 'pino';
 import { writeAudit } from '../audit/audit.ts';
-import { reconciliationItemsSql, type ReconciliationRow } from './match-settlement.ts';
+import type { ReconciliationRow } from './match-settlement.ts';
+import { refreshItems } from './settlement-items.ts';
 import { parseSettlement, type ParsedLine } from './parse-settlement.ts';
 import { dayAfter, instantOf, presentImport } from './reconciliation.queries.ts';
 import { ACTIONABLE_SQL, type SettlementFinisher } from './finish-settlement.ts';
@@ -121,21 +122,26 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
         for (let i = 0; i < lineCount; i += STORE_CHUNK) inserted += await storeLines(tx, id, parsed.lines.slice(i, i + STORE_CHUNK));
         // The file's lines: all stored by this import, or (when some were imported before, from another file) found by
         // their keys.
-        const lineIds = inserted === lineCount ? undefined : await storedLineIds(tx, parsed.lines);
+        const lineIds = inserted === lineCount ? await importLineIds(tx, id) : await storedLineIds(tx, parsed.lines);
         // Stored: the parsed lines are not needed any more, and matching a large file takes a while.
         parsed.lines.length = 0;
-        // The file's items counted by status in SQL, and only those the file acts on brought back (a file of 100,000
-        // lines would otherwise be 100,000 rows in memory for a handful of resolutions).
+        const start = instantOf(coverage.from);
+        const end = dayAfter(coverage.to);
+        // Matched once, stored (settlement-items.ts): the file's lines, what they change of other items, and every
+        // payment and refund inside the coverage (the import's own row, which the coverage test reads, is written below).
+        await refreshItems(tx, { lineIds, coverage: { from: start, to: end } });
+        // The file's items counted by status, and only those the file acts on brought back (a file of 100,000 lines
+        // would otherwise be 100,000 rows in memory for a handful of resolutions).
         const [matched] = await tx.$queryRawUnsafe<Array<{ summary: Partial<Summary> | null; actionable: ReconciliationRow[] }>>(
-          `WITH items AS MATERIALIZED (${reconciliationItemsSql({
-            lines: lineIds ? 'l."id" = ANY($1::uuid[])' : 'l."importId" = $1::uuid',
-            missing: (_d, at) => `${at} >= $2::timestamptz AND ${at} < $3::timestamptz`,
-          })})
+          `WITH items AS MATERIALIZED (
+             SELECT i.* FROM "settlement_items" i WHERE i."id" = ANY($1::uuid[])
+             UNION ALL
+             SELECT i.* FROM "settlement_items" i WHERE i."source" = 'LEDGER' AND i."tradedAt" >= $2::timestamptz AND i."tradedAt" < $3::timestamptz)
            SELECT (SELECT jsonb_object_agg(lower(c."status"), c."n") FROM (SELECT i."status", count(*)::int AS "n" FROM items i GROUP BY 1) c) AS "summary",
                   (SELECT coalesce(jsonb_agg(i), '[]'::jsonb) FROM items i WHERE ${ACTIONABLE_SQL}) AS "actionable"`,
-          lineIds ?? id,
-          instantOf(coverage.from),
-          dayAfter(coverage.to),
+          lineIds,
+          start,
+          end,
         );
         actionable = matched?.actionable ?? [];
         const row = await tx.settlementImport.create({
@@ -227,6 +233,12 @@ async function storeLines(tx: Prisma.TransactionClient, importId: string, lines:
     column(lines, 'settlementDate'),
     lines.map((l) => (l.extra ? JSON.stringify(l.extra) : null)),
   );
+}
+
+/** The ids of the lines this import stored. */
+async function importLineIds(tx: Prisma.TransactionClient, importId: string): Promise<string[]> {
+  const ids = await tx.$queryRaw<Array<{ id: string }>>`SELECT "id" FROM "settlement_lines" WHERE "importId" = ${importId}::uuid`;
+  return ids.map((r) => r.id);
 }
 
 /** The ids of the file's lines as stored, this import's or an earlier one's (same transactionId, type, tradedAt, amount). */

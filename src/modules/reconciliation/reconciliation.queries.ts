@@ -1,5 +1,5 @@
 // The reconciliation reads (DESIGN.md §5): imports (newest first), the items of the statement and the ledger with
-// their status (match-settlement.ts computes it, set-based, when read), and the summary of a period in Korea dates.
+// their status (match-settlement.ts computes it; settlement-items.ts stores it and keeps it current), and the summary of a period in Korea dates.
 import { DateTime } from 'luxon';
 import { sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import { toCsv } from '../../lib/csv.ts';
@@ -9,7 +9,8 @@ import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, encodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { settlementActor } from './finish-settlement.ts';
 import { koreaDate } from './settlement-fields.ts';
-import { coveredSql, reconciliationItemsSql, serializeItem, type ReconciliationRow } from './match-settlement.ts';
+import { serializeItem, type ReconciliationRow } from './match-settlement.ts';
+import { refreshQueued } from './settlement-items.ts';
 
 type ImportRow = Prisma.SettlementImportGetPayload<object>;
 type Summary = { matched: number; mismatched: number; unmatched: number; missing: number };
@@ -74,36 +75,18 @@ export interface ItemFilter {
   cursor?: string;
 }
 
-/** The items SQL of a period (Korea dates, inclusive) with its parameters. */
-function itemsOfPeriod(filter: Pick<ItemFilter, 'from' | 'to'>, param: (value: unknown) => string) {
-  const within = (d: string) => [filter.from ? `${d} >= ${param(filter.from)}` : 'true', filter.to ? `${d} <= ${param(filter.to)}` : 'true'].join(' AND ');
-  // The same period as instants, so that the ledger's side reads its indexes (match-settlement.ts ItemsFilter).
-  const at = (instant: string) =>
-    [filter.from ? `${instant} >= ${param(instantOf(filter.from))}` : 'true', filter.to ? `${instant} < ${param(dayAfter(filter.to))}` : 'true'].join(' AND ');
-  return reconciliationItemsSql({ lines: within('l."tradeDate"'), missing: (d, instant) => `${within(d)} AND ${at(instant)} AND ${coveredSql(d)}` });
-}
-
 /**
- * The period with each open end closed at the imports' outer coverage, or undefined when nothing was imported. Every
- * item lies inside some import's coverage (a line inside its own file's, a MISSING item by definition), so this
- * changes no answer; but a period open at either end made the ledger's side test every succeeded payment there is
- * (about 0.6 s at 1,000,000 payments, for the console's Needs attention), where a closed one reads its indexes.
+ * The stored items of a period (Korea dates, inclusive), as SQL with its parameters. Every item lies inside some
+ * import's coverage (a line inside its own file's, a MISSING item by definition), so an open end needs no closing.
  */
-async function closedPeriod(db: Db, filter: ItemFilter): Promise<ItemFilter | undefined> {
-  if (filter.from && filter.to) return filter;
-  const [outer] = await sqlQuery<{ from: string | null; to: string | null }>(
-    db,
-    'SELECT min("coverageFrom") AS "from", max("coverageTo") AS "to" FROM "settlement_imports"',
-    [],
-  );
-  if (!outer?.from || !outer.to) return undefined;
-  return { ...filter, from: filter.from ?? outer.from, to: filter.to ?? outer.to };
+function itemsOfPeriod(filter: Pick<ItemFilter, 'from' | 'to'>, param: (value: unknown) => string) {
+  const within = [filter.from ? `s."tradeDate" >= ${param(filter.from)}` : 'true', filter.to ? `s."tradeDate" <= ${param(filter.to)}` : 'true'];
+  return `SELECT s.* FROM "settlement_items" s WHERE ${within.join(' AND ')}`;
 }
 
 /** Items newest first by trade time; without `limit`, every item of the filter (the CSV export). */
-export async function listItems(db: Db, given: ItemFilter) {
-  const filter = await closedPeriod(db, given);
-  if (!filter) return { items: [], nextCursor: null };
+export async function listItems(db: Db, filter: ItemFilter) {
+  await refreshQueued(db);
   const { values, param } = sqlParams();
   const key = decodeCursor(filter.cursor);
   const conditions = [
@@ -129,6 +112,7 @@ export async function listItems(db: Db, given: ItemFilter) {
  * are counted apart (`externalRefunds`, by the Korea date they were recorded) and are never MISSING: no line is expected.
  */
 export async function summarizePeriod(db: Db, period: { from: string; to: string }) {
+  await refreshQueued(db);
   const { values, param } = sqlParams();
   const [items] = await sqlQuery<Record<string, string>>(
     db,
