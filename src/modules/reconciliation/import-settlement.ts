@@ -120,26 +120,32 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
         // the file in the service's memory at once.
         let inserted = 0;
         for (let i = 0; i < lineCount; i += STORE_CHUNK) inserted += await storeLines(tx, id, parsed.lines.slice(i, i + STORE_CHUNK));
-        // The file's lines: all stored by this import, or (when some were imported before, from another file) found by
-        // their keys.
-        const lineIds = inserted === lineCount ? await importLineIds(tx, id) : await storedLineIds(tx, parsed.lines);
+        // The file's lines: all stored by this import (selected by its id), or (when some were imported before, from
+        // another file) found by their keys.
+        const lineIds = inserted === lineCount ? undefined : await storedLineIds(tx, parsed.lines);
         // Stored: the parsed lines are not needed any more, and matching a large file takes a while.
         parsed.lines.length = 0;
         const start = instantOf(coverage.from);
         const end = dayAfter(coverage.to);
-        // Matched once, stored (settlement-items.ts): the file's lines, what they change of other items, and every
-        // payment and refund inside the coverage (the import's own row, which the coverage test reads, is written below).
-        await refreshItems(tx, { lineIds, coverage: { from: start, to: end } });
+        // Matched once (settlement-items.ts): the file's lines, what they change of other items, and every payment and
+        // refund inside the coverage (the import's own row, which the coverage test reads, is written below). What is
+        // not MATCHED, and what the file may finish, is stored; a line without a stored item is MATCHED.
+        await refreshItems(tx, lineIds ? { lineIds, coverage: { from: start, to: end } } : { importId: id, coverage: { from: start, to: end } });
         // The file's items counted by status, and only those the file acts on brought back (a file of 100,000 lines
         // would otherwise be 100,000 rows in memory for a handful of resolutions).
         const [matched] = await tx.$queryRawUnsafe<Array<{ summary: Partial<Summary> | null; actionable: ReconciliationRow[] }>>(
-          `WITH items AS MATERIALIZED (
-             SELECT i.* FROM "settlement_items" i WHERE i."id" = ANY($1::uuid[])
+          `WITH file AS (SELECT l."id" FROM "settlement_lines" l WHERE ${lineIds ? 'l."id" = ANY($1::uuid[])' : 'l."importId" = $1::uuid'}),
+           items AS MATERIALIZED (
+             SELECT i.* FROM "settlement_items" i WHERE i."id" IN (SELECT "id" FROM file)
              UNION ALL
-             SELECT i.* FROM "settlement_items" i WHERE i."source" = 'LEDGER' AND i."tradedAt" >= $2::timestamptz AND i."tradedAt" < $3::timestamptz)
-           SELECT (SELECT jsonb_object_agg(lower(c."status"), c."n") FROM (SELECT i."status", count(*)::int AS "n" FROM items i GROUP BY 1) c) AS "summary",
+             SELECT i.* FROM "settlement_items" i WHERE i."source" = 'LEDGER' AND i."tradedAt" >= $2::timestamptz AND i."tradedAt" < $3::timestamptz),
+           counts AS (
+             SELECT i."status", count(*)::int AS "n" FROM items i WHERE i."status" <> 'MATCHED' GROUP BY 1
+             UNION ALL
+             SELECT 'MATCHED', (SELECT count(*) FROM file)::int - (SELECT count(*) FROM items i WHERE i."source" = 'STATEMENT' AND i."status" <> 'MATCHED')::int)
+           SELECT (SELECT jsonb_object_agg(lower(c."status"), c."n") FROM counts c) AS "summary",
                   (SELECT coalesce(jsonb_agg(i), '[]'::jsonb) FROM items i WHERE ${ACTIONABLE_SQL}) AS "actionable"`,
-          lineIds,
+          lineIds ?? id,
           start,
           end,
         );
@@ -233,12 +239,6 @@ async function storeLines(tx: Prisma.TransactionClient, importId: string, lines:
     column(lines, 'settlementDate'),
     lines.map((l) => (l.extra ? JSON.stringify(l.extra) : null)),
   );
-}
-
-/** The ids of the lines this import stored. */
-async function importLineIds(tx: Prisma.TransactionClient, importId: string): Promise<string[]> {
-  const ids = await tx.$queryRaw<Array<{ id: string }>>`SELECT "id" FROM "settlement_lines" WHERE "importId" = ${importId}::uuid`;
-  return ids.map((r) => r.id);
 }
 
 /** The ids of the file's lines as stored, this import's or an earlier one's (same transactionId, type, tradedAt, amount). */

@@ -9,7 +9,7 @@ import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, encodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { settlementActor } from './finish-settlement.ts';
 import { koreaDate } from './settlement-fields.ts';
-import { serializeItem, type ReconciliationRow } from './match-settlement.ts';
+import { reconciliationItemsSql, serializeItem, type ReconciliationRow } from './match-settlement.ts';
 import { refreshQueued } from './settlement-items.ts';
 
 type ImportRow = Prisma.SettlementImportGetPayload<object>;
@@ -75,30 +75,58 @@ export interface ItemFilter {
   cursor?: string;
 }
 
-/**
- * The stored items of a period (Korea dates, inclusive), as SQL with its parameters. Every item lies inside some
- * import's coverage (a line inside its own file's, a MISSING item by definition), so an open end needs no closing.
- */
-function itemsOfPeriod(filter: Pick<ItemFilter, 'from' | 'to'>, param: (value: unknown) => string) {
-  const within = [filter.from ? `s."tradeDate" >= ${param(filter.from)}` : 'true', filter.to ? `s."tradeDate" <= ${param(filter.to)}` : 'true'];
-  return `SELECT s.* FROM "settlement_items" s WHERE ${within.join(' AND ')}`;
+const STATUSES: Array<ReconciliationRow['status']> = ['MATCHED', 'MISMATCHED', 'UNMATCHED', 'MISSING'];
+const ITEM_COLUMNS = [
+  'id',
+  'source',
+  'status',
+  'reasons',
+  'type',
+  'transactionId',
+  'orderId',
+  'amount',
+  'tradedAt',
+  'tradeDate',
+  'paymentId',
+  'ourAmount',
+  'ourStatus',
+  'importId',
+  'finish',
+]
+  .map((c) => `"${c}"`)
+  .join(', ');
+
+/** A period of Korea dates (inclusive) on a `tradeDate` column. Every item lies inside some import's coverage. */
+function withinPeriod(filter: Pick<ItemFilter, 'from' | 'to'>, column: string, param: (value: unknown) => string) {
+  return [filter.from ? `${column} >= ${param(filter.from)}` : 'true', filter.to ? `${column} <= ${param(filter.to)}` : 'true'].join(' AND ');
 }
 
-/** Items newest first by trade time; without `limit`, every item of the filter (the CSV export). */
+/**
+ * Items newest first by trade time; without `limit`, every item of the filter (the CSV export). The page's keys come
+ * from the stored items (settlement-items.ts) and, when MATCHED is asked, from the lines without one (MATCHED); the
+ * items of those lines are then matched here, in the same statement, for the page only.
+ */
 export async function listItems(db: Db, filter: ItemFilter) {
   await refreshQueued(db);
+  const statuses = filter.status === undefined ? STATUSES : Array.isArray(filter.status) ? filter.status : [filter.status];
   const { values, param } = sqlParams();
   const key = decodeCursor(filter.cursor);
-  const conditions = [
-    filter.status === undefined
-      ? 'true'
-      : Array.isArray(filter.status)
-        ? `i."status" = ANY(${param(filter.status)}::text[])`
-        : `i."status" = ${param(filter.status)}`,
-    key ? `(i."tradedAt", i."id") < (${param(key.createdAt)}::timestamptz, ${param(key.id)}::uuid)` : 'true',
+  const after = (alias: string) => (key ? `(${alias}."tradedAt", ${alias}."id") < (${param(key.createdAt)}::timestamptz, ${param(key.id)}::uuid)` : 'true');
+  const keys = [
+    `SELECT s."id", s."tradedAt", true AS "stored" FROM "settlement_items" s
+      WHERE s."status" = ANY(${param(statuses)}::text[]) AND ${withinPeriod(filter, 's."tradeDate"', param)} AND ${after('s')}`,
   ];
-  const sql = `SELECT i.* FROM (${itemsOfPeriod(filter, param)}) i WHERE ${conditions.join(' AND ')} ORDER BY i."tradedAt" DESC, i."id" DESC
-    ${filter.limit ? `LIMIT ${param(filter.limit + 1)}` : ''}`;
+  if (statuses.includes('MATCHED')) {
+    keys.push(`SELECT l."id", l."tradedAt", false FROM "settlement_lines" l
+      WHERE ${withinPeriod(filter, 'l."tradeDate"', param)} AND ${after('l')} AND NOT EXISTS (SELECT 1 FROM "settlement_items" s WHERE s."id" = l."id")`);
+  }
+  const sql = `WITH page AS MATERIALIZED (
+      SELECT k.* FROM (${keys.join(' UNION ALL ')}) k ORDER BY k."tradedAt" DESC, k."id" DESC ${filter.limit ? `LIMIT ${param(filter.limit + 1)}` : ''})
+    SELECT r.* FROM (
+      SELECT ${ITEM_COLUMNS} FROM "settlement_items" s WHERE s."id" IN (SELECT "id" FROM page WHERE "stored")
+      UNION ALL
+      SELECT ${ITEM_COLUMNS} FROM (${reconciliationItemsSql({ lines: 'l."id" IN (SELECT "id" FROM page WHERE NOT "stored")' })}) c
+    ) r ORDER BY r."tradedAt" DESC, r."id" DESC`;
   const rows = await sqlQuery<ReconciliationRow>(db, sql, values);
   const items = filter.limit ? rows.slice(0, filter.limit) : rows;
   const last = items[items.length - 1];
@@ -114,18 +142,25 @@ export async function listItems(db: Db, filter: ItemFilter) {
 export async function summarizePeriod(db: Db, period: { from: string; to: string }) {
   await refreshQueued(db);
   const { values, param } = sqlParams();
+  // The statement's totals from its lines; the counts and anomalies from the stored items (a line without one is
+  // MATCHED, and a MATCHED item is no anomaly).
   const [items] = await sqlQuery<Record<string, string>>(
     db,
-    `SELECT count(*) FILTER (WHERE i."source" = 'STATEMENT' AND i."type" = 'APPROVAL') AS "approvals",
-            coalesce(sum(i."amount") FILTER (WHERE i."source" = 'STATEMENT' AND i."type" = 'APPROVAL'), 0) AS "approvalAmount",
-            count(*) FILTER (WHERE i."source" = 'STATEMENT' AND i."type" = 'CANCEL') AS "cancels",
-            coalesce(sum(i."amount") FILTER (WHERE i."source" = 'STATEMENT' AND i."type" = 'CANCEL'), 0) AS "cancelAmount",
-            count(*) FILTER (WHERE i."status" = 'MATCHED') AS "matched", count(*) FILTER (WHERE i."status" = 'MISMATCHED') AS "mismatched",
-            count(*) FILTER (WHERE i."status" = 'UNMATCHED') AS "unmatched", count(*) FILTER (WHERE i."status" = 'MISSING') AS "missing",
-            coalesce(sum(CASE WHEN i."status" IN ('UNMATCHED', 'MISSING') THEN i."amount"
+    `WITH l AS (SELECT l."type", l."amount" FROM "settlement_lines" l WHERE ${withinPeriod(period, 'l."tradeDate"', param)}),
+          i AS (SELECT i.* FROM "settlement_items" i WHERE i."status" <> 'MATCHED' AND ${withinPeriod(period, 'i."tradeDate"', param)})
+     SELECT s.*, s."lines" - s."storedLines" AS "matched" FROM (SELECT
+            (SELECT count(*) FROM l WHERE l."type" = 'APPROVAL') AS "approvals",
+            (SELECT coalesce(sum(l."amount"), 0) FROM l WHERE l."type" = 'APPROVAL') AS "approvalAmount",
+            (SELECT count(*) FROM l WHERE l."type" = 'CANCEL') AS "cancels",
+            (SELECT coalesce(sum(l."amount"), 0) FROM l WHERE l."type" = 'CANCEL') AS "cancelAmount",
+            (SELECT count(*) FROM l) AS "lines",
+            (SELECT count(*) FROM i WHERE i."source" = 'STATEMENT') AS "storedLines",
+            (SELECT count(*) FROM i WHERE i."status" = 'MISMATCHED') AS "mismatched",
+            (SELECT count(*) FROM i WHERE i."status" = 'UNMATCHED') AS "unmatched",
+            (SELECT count(*) FROM i WHERE i."status" = 'MISSING') AS "missing",
+            (SELECT coalesce(sum(CASE WHEN i."status" IN ('UNMATCHED', 'MISSING') THEN i."amount"
                               WHEN 'STATUS' = ANY(i."reasons") THEN i."amount"
-                              WHEN 'AMOUNT' = ANY(i."reasons") THEN abs(i."amount" - i."ourAmount") ELSE 0 END), 0) AS "anomalyAmount"
-       FROM (${itemsOfPeriod(period, param)}) i`,
+                              WHEN 'AMOUNT' = ANY(i."reasons") THEN abs(i."amount" - i."ourAmount") ELSE 0 END), 0) FROM i) AS "anomalyAmount") s`,
     values,
   );
   const start = instantOf(period.from);

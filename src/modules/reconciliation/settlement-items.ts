@@ -1,13 +1,15 @@
 // The stored reconciliation items (settlement_items; migration 20261124211000_settlement_line_status). Matching every
-// line on each read cost about a second at 1,000,000 payments; the items are therefore stored, and rewritten by the one
-// matching statement (match-settlement.ts reconciliationItemsSql) whenever what they were computed from may have moved:
+// line on each read cost about a second at 1,000,000 payments; the items an operator must see (every status but
+// MATCHED, and the lines that finish an outcome: storedSql) are therefore stored, and a line without a stored item is
+// MATCHED. They are rewritten by the one matching statement (match-settlement.ts reconciliationItemsSql) whenever what
+// they were computed from may have moved:
 // - an import rewrites, in its own transaction, the items of its lines, of the cancel lines it may re-pair, of the
 //   MISSING items its lines may now match, and of every payment and refund inside its coverage;
 // - a change of the ledger that may move an item is queued (settlement_item_refreshes) by the triggers on payments and
 //   payment_attempts, in the transaction of the change; `refreshQueued` rewrites what is queued, and every read of the
 //   items calls it first.
-// Invariant: the stored items plus what is queued equal what reconciliationItemsSql answers now; a test proves it after
-// every kind of change (test/modules/reconciliation/stored-items.test.ts).
+// Invariant: once what is queued is rewritten, the stored items are exactly the items of reconciliationItemsSql that
+// storedSql names, and every other line's item is MATCHED; a test proves it through the reads after every kind of change (test/modules/reconciliation/stored-items.test.ts).
 //
 // Refreshes are serialized (a transaction-level advisory lock), and each one reads the ledger after taking it: a
 // refresh that waited for another (or for an import) then sees what that one committed.
@@ -17,9 +19,14 @@ import { coveredSql, reconciliationItemsSql } from './match-settlement.ts';
 
 type Tx = Prisma.TransactionClient;
 
-/** What to match again: lines (by id), payments (their lines, their MISSING approval and refunds), a new coverage. */
+/**
+ * What to match again: lines (by id, or every line of an import), payments (their lines, their MISSING approval and
+ * refunds), a new coverage.
+ */
 export interface RefreshScope {
   lineIds?: string[];
+  /** Every line of this import (its own lines: an import whose lines were all new), without sending their ids. */
+  importId?: string;
   paymentIds?: string[];
   /** An import's coverage as instants [from, to): every payment and refund inside it is a MISSING candidate. */
   coverage?: { from: Date; to: Date };
@@ -29,20 +36,29 @@ const COLUMNS =
   '"id", "lineId", "source", "status", "reasons", "type", "transactionId", "orderId", "amount", "tradedAt", "tradeDate", "paymentId", "ourAmount", "ourStatus", "importId", "finish"';
 
 /**
- * The whole reach of a change: the lines given, the cancel lines sharing a transactionId with a given cancel line (the
- * k-th line of an amount pairs with the k-th refund), the lines that name a given payment or one of its attempts (by
- * transactionId or orderId) or whose stored item points at it; and the payments given, plus those whose MISSING item a
- * given line may now match.
+ * The items stored (an item row aliased `alias`): every item that is not MATCHED (what an operator must see), and the MATCHED lines that
+ * finish an outcome we do not know (what an import acts on, finish-settlement.ts). A line without a stored item is
+ * MATCHED, and finishes nothing.
+ */
+export const storedSql = (alias: string) => `(${alias}."status" <> 'MATCHED' OR ${alias}."finish" IS NOT NULL)`;
+
+/** The lines given ($1 their ids, $3 an import's id), as a condition on settlement_lines aliased `l`. */
+const GIVEN = `(l."id" = ANY($1::uuid[]) OR l."importId" = $3::uuid)`;
+
+/**
+ * The rest of a change's reach: the cancel lines sharing a transactionId with a given cancel line (the k-th line of an
+ * amount pairs with the k-th refund), the lines that name a given payment or one of its attempts (by transactionId or
+ * orderId: every way a line finds its attempt or refund) or whose stored item points at it; and the payments given,
+ * plus those whose MISSING item a given line may now match. $1, $2, $3: line ids, payment ids, import id.
  */
 const REACH_SQL = `
-  WITH given AS (SELECT l."id", l."type", l."transactionId", l."orderId" FROM "settlement_lines" l WHERE l."id" = ANY($1::uuid[])),
+  WITH given AS MATERIALIZED (SELECT l."id", l."type", l."transactionId", l."orderId" FROM "settlement_lines" l WHERE ${GIVEN}),
   keys AS (
     SELECT p."transactionId", p."orderId" FROM "payments" p WHERE p."id" = ANY($2::uuid[])
     UNION SELECT a."transactionId", a."orderId" FROM "payment_attempts" a WHERE a."paymentId" = ANY($2::uuid[])
   ),
   lines AS (
-    SELECT g."id" FROM given g
-    UNION SELECT o."id" FROM given g JOIN "settlement_lines" o ON o."transactionId" = g."transactionId" AND o."type" = 'CANCEL' WHERE g."type" = 'CANCEL'
+    SELECT o."id" FROM given g JOIN "settlement_lines" o ON o."transactionId" = g."transactionId" AND o."type" = 'CANCEL' WHERE g."type" = 'CANCEL'
     UNION SELECT l."id" FROM keys k JOIN "settlement_lines" l ON l."transactionId" = k."transactionId"
     UNION SELECT l."id" FROM keys k JOIN "settlement_lines" l ON l."orderId" = k."orderId"
     UNION SELECT i."id" FROM "settlement_items" i WHERE i."source" = 'STATEMENT' AND i."paymentId" = ANY($2::uuid[])
@@ -52,38 +68,43 @@ const REACH_SQL = `
     UNION SELECT i."paymentId" FROM "settlement_items" i JOIN given g ON g."transactionId" = i."transactionId" WHERE i."source" = 'LEDGER'
     UNION SELECT i."paymentId" FROM "settlement_items" i JOIN given g ON g."orderId" = i."orderId" WHERE i."source" = 'LEDGER'
   )
-  SELECT (SELECT coalesce(array_agg("id"), '{}') FROM lines) AS "lineIds", (SELECT coalesce(array_agg("id"), '{}') FROM payments) AS "paymentIds"`;
+  SELECT (SELECT coalesce(array_agg(x."id"), '{}') FROM lines x WHERE NOT EXISTS (SELECT 1 FROM given g WHERE g."id" = x."id")) AS "lineIds",
+         (SELECT coalesce(array_agg("id"), '{}') FROM payments) AS "paymentIds"`;
 
-/** Rewrites the items of a scope (in the caller's transaction): matched again, upserted, and the stale ones deleted. */
+/**
+ * Rewrites the items of a scope (in the caller's transaction): every item in reach is matched again; those storedSql
+ * names are stored, and the other stored items in reach are deleted. Only those are stored (about 1 % of the lines of a
+ * real file): storing every line's item made an import of 100,000 lines write 100,000 more rows, about twice its time
+ * (BENCHMARKS.md §8); the reads compute a MATCHED line's item (its payment, our amount and status) for the few they show.
+ */
 export async function refreshItems(tx: Tx, scope: RefreshScope): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('settlement_items'))`;
-  const [reach] = await tx.$queryRawUnsafe<Array<{ lineIds: string[]; paymentIds: string[] }>>(REACH_SQL, scope.lineIds ?? [], scope.paymentIds ?? []);
-  const lineIds = reach?.lineIds ?? [];
+  const given = [scope.lineIds ?? [], scope.importId ?? null] as const;
+  const [reach] = await tx.$queryRawUnsafe<Array<{ lineIds: string[]; paymentIds: string[] }>>(REACH_SQL, given[0], scope.paymentIds ?? [], given[1]);
+  const extraLines = reach?.lineIds ?? [];
   const paymentIds = reach?.paymentIds ?? [];
-  if (lineIds.length === 0 && paymentIds.length === 0 && !scope.coverage) return;
+  // $1 given line ids, $2 extra line ids, $3 import id, $4 payment ids, $5 and $6 the new coverage.
+  const values = [given[0], extraLines, given[1], paymentIds, ...(scope.coverage ? [scope.coverage.from, scope.coverage.to] : [])];
+  const inCoverage = (at: string) => (scope.coverage ? `(${at} >= $5::timestamptz AND ${at} < $6::timestamptz)` : 'false');
+  const lines = (alias: string) => `(${alias}."id" = ANY($1::uuid[]) OR ${alias}."id" = ANY($2::uuid[]) OR ${alias}."importId" = $3::uuid)`;
   // A payment or refund is a MISSING candidate when it is one of the payments reached (inside any coverage) or lies
   // inside the new coverage; the OR of an id list and a time range reads two indexes (a bitmap OR), not the payments.
-  const inCoverage = (at: string) => (scope.coverage ? `(${at} >= $3::timestamptz AND ${at} < $4::timestamptz)` : 'false');
-  const missing = (d: string, at: string) => `(p."id" = ANY($2::uuid[]) OR ${inCoverage(at)}) AND (${coveredSql(d)} OR ${inCoverage(at)})`;
-  const ledgerScope = `i."source" = 'LEDGER' AND (i."paymentId" = ANY($2::uuid[]) OR ${inCoverage('i."tradedAt"')})`;
+  const missing = (d: string, at: string) => `(p."id" = ANY($4::uuid[]) OR ${inCoverage(at)}) AND (${coveredSql(d)} OR ${inCoverage(at)})`;
+  // Deleted, then written: refreshes are serialized, so nothing else writes these rows in between. (One statement that
+  // upserted and deleted, in a writable CTE, what it did not write again made an import take 44 to 72 s instead of 10.)
   await tx.$executeRawUnsafe(
-    `WITH computed AS MATERIALIZED (${reconciliationItemsSql({ lines: 'l."id" = ANY($1::uuid[])', missing })}),
-     stale AS (
-       DELETE FROM "settlement_items" i
-        WHERE (i."id" = ANY($1::uuid[]) OR (${ledgerScope})) AND NOT EXISTS (SELECT 1 FROM computed c WHERE c."id" = i."id")
-     )
-     INSERT INTO "settlement_items" (${COLUMNS})
+    `DELETE FROM "settlement_items" i
+      WHERE (i."source" = 'STATEMENT' AND ${lines('i')})
+         OR (i."source" = 'LEDGER' AND (i."paymentId" = ANY($4::uuid[]) OR ${inCoverage('i."tradedAt"')}))`,
+    ...values,
+  );
+  await tx.$executeRawUnsafe(
+    `INSERT INTO "settlement_items" (${COLUMNS})
      SELECT c."id", CASE WHEN c."source" = 'STATEMENT' THEN c."id" END, c."source", c."status", c."reasons", c."type", c."transactionId", c."orderId",
             c."amount", c."tradedAt", c."tradeDate", c."paymentId", c."ourAmount", c."ourStatus", c."importId", c."finish"
-       FROM computed c
-     ON CONFLICT ("id") DO UPDATE SET
-       "lineId" = EXCLUDED."lineId", "source" = EXCLUDED."source", "status" = EXCLUDED."status", "reasons" = EXCLUDED."reasons",
-       "type" = EXCLUDED."type", "transactionId" = EXCLUDED."transactionId", "orderId" = EXCLUDED."orderId", "amount" = EXCLUDED."amount",
-       "tradedAt" = EXCLUDED."tradedAt", "tradeDate" = EXCLUDED."tradeDate", "paymentId" = EXCLUDED."paymentId", "ourAmount" = EXCLUDED."ourAmount",
-       "ourStatus" = EXCLUDED."ourStatus", "importId" = EXCLUDED."importId", "finish" = EXCLUDED."finish"`,
-    lineIds,
-    paymentIds,
-    ...(scope.coverage ? [scope.coverage.from, scope.coverage.to] : []),
+       FROM (${reconciliationItemsSql({ lines: lines('l'), missing })}) c
+      WHERE ${storedSql('c')}`,
+    ...values,
   );
 }
 
