@@ -90,8 +90,7 @@ export async function refreshItems(tx: Tx, scope: RefreshScope): Promise<void> {
   // A payment or refund is a MISSING candidate when it is one of the payments reached (inside any coverage) or lies
   // inside the new coverage; the OR of an id list and a time range reads two indexes (a bitmap OR), not the payments.
   const missing = (d: string, at: string) => `(p."id" = ANY($4::uuid[]) OR ${inCoverage(at)}) AND (${coveredSql(d)} OR ${inCoverage(at)})`;
-  // Deleted, then written: refreshes are serialized, so nothing else writes these rows in between. (One statement that
-  // upserted and deleted, in a writable CTE, what it did not write again made an import take 44 to 72 s instead of 10.)
+  // Deleted, then written (no upsert): refreshes are serialized, so nothing else writes these rows in between.
   await tx.$executeRawUnsafe(
     `DELETE FROM "settlement_items" i
       WHERE (i."source" = 'STATEMENT' AND ${lines('i')})
