@@ -40,6 +40,10 @@ CREATE TABLE "settlement_items" (
 CREATE INDEX "settlement_items_tradedAt_id_idx" ON "settlement_items"("tradedAt", "id");
 CREATE INDEX "settlement_items_paymentId_idx" ON "settlement_items"("paymentId");
 
+-- The full list (MATCHED asked: the console's Reconciliation page) pages through the lines without a stored item, newest
+-- first: without this index every line was sorted for each page (0.4 to 1.2 s with 600,000 lines).
+CREATE INDEX "settlement_lines_tradedAt_id_idx" ON "settlement_lines"("tradedAt", "id");
+
 -- Derived rows follow what they derive from (TRUNCATE … CASCADE of the lines or payments empties them too).
 ALTER TABLE "settlement_items" ADD CONSTRAINT "settlement_items_lineId_fkey" FOREIGN KEY ("lineId") REFERENCES "settlement_lines"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 ALTER TABLE "settlement_items" ADD CONSTRAINT "settlement_items_paymentId_fkey" FOREIGN KEY ("paymentId") REFERENCES "payments"("id") ON DELETE CASCADE ON UPDATE CASCADE;

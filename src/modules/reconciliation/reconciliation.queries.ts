@@ -126,8 +126,12 @@ export async function listItems(db: Db, filter: ItemFilter) {
   const computed = matched
     ? `UNION ALL SELECT ${ITEM_COLUMNS} FROM (${reconciliationItemsSql({ lines: 'l."id" IN (SELECT "id" FROM page WHERE NOT "stored")' })}) c`
     : '';
+  // Each side ordered and limited on its own: over the union, PostgreSQL sorted every line (0.8 s at 600,000 lines)
+  // instead of reading each side's index newest first.
+  const limit = filter.limit ? `LIMIT ${param(filter.limit + 1)}` : '';
   const sql = `WITH page AS MATERIALIZED (
-      SELECT k.* FROM (${keys.join(' UNION ALL ')}) k ORDER BY k."tradedAt" DESC, k."id" DESC ${filter.limit ? `LIMIT ${param(filter.limit + 1)}` : ''})
+      SELECT k.* FROM (${keys.map((k) => `(${k} ORDER BY "tradedAt" DESC, "id" DESC ${limit})`).join(' UNION ALL ')}) k
+       ORDER BY k."tradedAt" DESC, k."id" DESC ${limit})
     SELECT r.* FROM (SELECT ${ITEM_COLUMNS} FROM "settlement_items" s WHERE s."id" IN (SELECT "id" FROM page WHERE "stored") ${computed}) r
      ORDER BY r."tradedAt" DESC, r."id" DESC`;
   const rows = await sqlQuery<ReconciliationRow>(db, sql, values);
