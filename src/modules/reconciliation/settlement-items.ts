@@ -107,23 +107,32 @@ export async function refreshItems(tx: Tx, scope: RefreshScope): Promise<void> {
   );
 }
 
+/** Queued rows taken per transaction: the migration queues every line imported before it, and one transaction for all
+ * of them could outlast its timeout (then nothing would ever be drained). */
+const DRAIN_BATCH = 5000;
+
 /**
- * Rewrites the items of what the triggers queued, and empties the queue, in one transaction (a failure leaves the queue
- * as it was). Costs one indexed read when nothing is queued: every read of the items calls it first.
+ * Rewrites the items of what the triggers queued, and empties the queue, a batch per transaction (a failure leaves its
+ * batch queued). Costs one indexed read when nothing is queued: every read of the items calls it first.
  */
 export async function refreshQueued(db: Db): Promise<void> {
-  const [queued] = await sqlQuery<{ any: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM "settlement_item_refreshes") AS "any"', []);
-  if (!queued?.any) return;
-  await db.$transaction(
-    async (tx) => {
-      // The lock first: rows queued by a change that commits while this refresh waits are taken, and read, after it.
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('settlement_items'))`;
-      const taken = await tx.$queryRaw<Array<{ paymentId: string | null; lineId: string | null }>>`
-        DELETE FROM "settlement_item_refreshes" RETURNING "paymentId", "lineId"`;
-      if (taken.length === 0) return;
-      const ids = (key: 'paymentId' | 'lineId') => [...new Set(taken.map((r) => r[key]).filter((id): id is string => id !== null))];
-      await refreshItems(tx, { lineIds: ids('lineId'), paymentIds: ids('paymentId') });
-    },
-    { maxWait: 10_000, timeout: 120_000 },
-  );
+  for (;;) {
+    const [queued] = await sqlQuery<{ any: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM "settlement_item_refreshes") AS "any"', []);
+    if (!queued?.any) return;
+    const taken = await db.$transaction(
+      async (tx) => {
+        // The lock first: rows queued by a change that commits while this refresh waits are taken, and read, after it.
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('settlement_items'))`;
+        const rows = await tx.$queryRaw<Array<{ paymentId: string | null; lineId: string | null }>>`
+          DELETE FROM "settlement_item_refreshes"
+           WHERE "id" IN (SELECT "id" FROM "settlement_item_refreshes" ORDER BY "id" LIMIT ${DRAIN_BATCH})
+          RETURNING "paymentId", "lineId"`;
+        const ids = (key: 'paymentId' | 'lineId') => [...new Set(rows.map((r) => r[key]).filter((id): id is string => id !== null))];
+        if (rows.length > 0) await refreshItems(tx, { lineIds: ids('lineId'), paymentIds: ids('paymentId') });
+        return rows.length;
+      },
+      { maxWait: 10_000, timeout: 120_000 },
+    );
+    if (taken === 0) return;
+  }
 }

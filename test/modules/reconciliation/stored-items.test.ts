@@ -4,6 +4,7 @@
 // the same period that finishes an UNKNOWN charge and matches what the first lacked, and an operator's resolve through
 // POST /admin/payments/:id/resolve. The stored side is read through GET /admin/reconciliation (every page); the
 // computed side runs the matching statement over every line and every covered payment, as the reads did before.
+import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { sqlQuery } from '../../../src/db/prisma.ts';
 import { coveredSql, reconciliationItemsSql, serializeItem, type ReconciliationRow } from '../../../src/modules/reconciliation/match-settlement.ts';
@@ -131,5 +132,27 @@ describe('stored reconciliation items', () => {
     expect(now.items.filter((i) => i.status === 'MISSING')).toEqual([
       expect.objectContaining({ paymentId: lost.id, type: 'APPROVAL', ourStatus: 'SUCCEEDED' }),
     ]);
+  });
+
+  it('are rebuilt from the queue the migration fills for lines imported before it (every line, every covered payment)', async () => {
+    const a = await subscribe(running.app, { userId: 'a' });
+    const file = await sandboxSettlementFile(running.app);
+    await subscribe(running.app, { userId: 'b', amount: 5000 });
+    expect((await importCsv(running.app, file)).statusCode).toBe(201);
+    const [pa] = await paymentsOf(running.app, a);
+    expect((await admin(`/admin/payments/${pa!.id}/cancel`, { amount: 1000, reason: 'partial' }, 'refund-a')).statusCode).toBe(200);
+    const before = await expectStoredEqualsComputed();
+    expect(before).toMatchObject({ matched: 1, missing: 2 });
+
+    // As a database migrated with imports already there: no stored items, and the migration's own queueing statements.
+    const migration = readFileSync(new URL('../../../prisma/migrations/20261124211000_settlement_line_status/migration.sql', import.meta.url), 'utf8');
+    const backfill = migration
+      .slice(migration.indexOf('-- Lines imported before this migration'))
+      .split('\n')
+      .filter((line) => !line.startsWith('--'))
+      .join('\n');
+    await running.app.db.$executeRawUnsafe('DELETE FROM "settlement_items"');
+    for (const statement of backfill.split(';').filter((s) => /INSERT/.test(s))) await running.app.db.$executeRawUnsafe(statement);
+    expect(await expectStoredEqualsComputed()).toEqual(before);
   });
 });
