@@ -108,6 +108,8 @@ export function registerAction<P extends TProperties, B extends TSchema>(
     labels: Record<string, string>;
     adminBody: B;
     toBody: (form: Static<TObject<P>> & { reason: string }) => Record<string, unknown>;
+    /** What the admin route answers on success: 201 for the routes that create (a charge, an external refund). */
+    adminStatus?: 200 | 201;
     act: (id: string, body: Static<B>, request: FastifyRequest) => Promise<unknown>;
     redirect: (id: string) => string;
   },
@@ -122,8 +124,10 @@ export function registerAction<P extends TProperties, B extends TSchema>(
     const { outcome } = await idempotency.once(
       scopeOf('POST', spec.adminRoute, id),
       idempotencyKey!,
-      { body },
-      async () => ({ statusCode: 200, body: await spec.act(id, body as Static<B>, request) }),
+      // What the admin route's key compares (its query is empty) and what it would store: the same request with the
+      // same key answers the same there (test/modules/console/action-idempotency.test.ts).
+      { query: {}, body },
+      async () => ({ statusCode: spec.adminStatus ?? 200, body: await spec.act(id, body as Static<B>, request) }),
       { waitForRunningMs: SECOND_SUBMIT_WAIT_MS },
     );
     if (outcome.statusCode >= 400) return renderError(request, reply, outcome.statusCode, outcome.body as { code?: string; message?: string });
