@@ -10,7 +10,7 @@
 //     payment, the feed's position, a completed registration to replay) are read from it.
 //   BENCH_BASELINE=<worktree>: that checkout's service too (its own src/server.ts, same database), each route measured
 //     on both in turn, the order flipped every round. BENCH_API_ROUNDS (1): rounds.
-//   BENCH_API_SECONDS (5) per route, BENCH_API_ONLY=<text>: only the routes whose name contains it;
+//   BENCH_API_SECONDS (5) per route, BENCH_API_ONLY=<text>[,<text>…]: only the routes whose name contains one of them;
 //   BENCH_PROFILE=<dir>: a V8 CPU profile of the service (this checkout's).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -247,8 +247,9 @@ async function main() {
         { accept: 'application/json' },
       ],
     ];
-    // BENCH_API_ONLY=<text>: only the routes whose name contains it (with BENCH_PROFILE, to profile one route).
-    const chosen = routes.filter(([n]) => !process.env.BENCH_API_ONLY || n.includes(process.env.BENCH_API_ONLY));
+    // BENCH_API_ONLY=<text>[,<text>…]: only the routes whose name contains one of them (with BENCH_PROFILE, to profile one route).
+    const only = process.env.BENCH_API_ONLY?.split(',');
+    const chosen = routes.filter(([n]) => !only || only.some((text) => n.includes(text)));
     const runs: Record<string, unknown>[] = [{ fixtures: { ...fixtures.sizes, reused: !embedded }, baseline: BASELINE ?? null }];
     const header = `${'route'.padEnd(50)} ${'tree'.padEnd(8)} ${'p99 ms'.padStart(7)} ${'req/s'.padStart(8)} ${'× hello'.padStart(8)} ${'svc ms/req'.padStart(10)} ${'db ms/req'.padStart(9)} ${'load'.padStart(5)}   target`;
     for (let round = 1; round <= ROUNDS; round += 1) {
