@@ -1,7 +1,8 @@
 // GET /admin/reports/recovery (DESIGN.md §5 "Reports"): a recurring cycle whose charge was declined at least once
 // counts in the Korea month of its first decline; it is `recovered` once a payment of that cycle succeeded (a retry,
 // an operator's charge, a new payment method), `lost` when its subscription was cancelled or its MOBILE window
-// closed without a success, `open` otherwise. One set-based query over every month.
+// closed without a success, `open` otherwise. One set-based query over every month, of the declined cycles kept
+// by the database (recovery_cycles).
 import type { Db } from '../../db/prisma.ts';
 import { sqlQuery } from '../../db/prisma.ts';
 import { type Period, rate } from './periods.ts';
@@ -25,36 +26,25 @@ interface Row {
 }
 
 /**
- * Cycles are grouped under the Korea month of their first decline (computed in SQL) rather than joined with every
- * month by range; the months are contiguous, so one bound on the whole range and the label are the same grouping.
- * Declines are read through their partial index (migration 20261124180000_report_indexes), never by scanning attempts.
+ * Reads recovery_cycles (one row per declined recurring cycle: its first decline and what was paid for it, kept by
+ * the database with every attempt and payment; migration 20261124210000_report_rollups) through its index on the
+ * first decline, grouped under the Korea month's label (the months are contiguous: one bound on the whole range).
+ * Whether an unpaid cycle is lost depends on its subscription now, so only those look it up, by primary key.
  */
 export async function buildRecoveryReport(db: Db, periods: Period[], zone: string): Promise<RecoveryMonth[]> {
   if (periods.length === 0) return [];
   const found = await sqlQuery<Row>(
     db,
-    `WITH declined AS (
-       SELECT pay."subscriptionId", pay."cycle", min(a."completedAt") AS "at"
-         FROM "payments" pay JOIN "payment_attempts" a ON a."paymentId" = pay."id"
-        WHERE pay."subscriptionId" IS NOT NULL AND pay."cycle" IS NOT NULL AND pay."kind" <> 'INITIAL'
-          AND a."operation" = 'BILLING_CONFIRM' AND a."status" = 'DECLINED' AND a."completedAt" < $2
-        GROUP BY pay."subscriptionId", pay."cycle"
-       HAVING min(a."completedAt") >= $1),
-     paid AS (
-       SELECT pay."subscriptionId", pay."cycle", sum(pay."amount") AS "amount"
-         FROM "payments" pay JOIN declined d ON d."subscriptionId" = pay."subscriptionId" AND d."cycle" = pay."cycle"
-        WHERE pay."status" IN ('SUCCEEDED', 'CANCELED') AND pay."approvedAt" IS NOT NULL
-        GROUP BY pay."subscriptionId", pay."cycle"),
-     cycles AS (
-       SELECT d."at", paid."amount" AS "paidAmount",
-              paid."amount" IS NULL AND (s."status" = 'CANCELED' OR (s."attentionReason" = 'MOBILE_WINDOW_CLOSED' AND s."cycle" = d."cycle")) AS "lost"
-         FROM declined d JOIN "subscriptions" s ON s."id" = d."subscriptionId"
-         LEFT JOIN paid ON paid."subscriptionId" = d."subscriptionId" AND paid."cycle" = d."cycle")
-     SELECT to_char(date_trunc('month', c."at" AT TIME ZONE $3), 'YYYY-MM') AS "month", count(*)::int AS "failedCycles",
-            count(c."paidAmount")::int AS "recovered", count(*) FILTER (WHERE c."lost")::int AS "lost",
+    `SELECT to_char(date_trunc('month', c."firstDeclineAt" AT TIME ZONE $3), 'YYYY-MM') AS "month", count(*)::int AS "failedCycles",
+            count(c."paidAmount")::int AS "recovered",
+            count(*) FILTER (WHERE c."paidAmount" IS NULL AND EXISTS (
+              SELECT 1 FROM "subscriptions" s
+               WHERE s."id" = c."subscriptionId"
+                 AND (s."status" = 'CANCELED' OR (s."attentionReason" = 'MOBILE_WINDOW_CLOSED' AND s."cycle" = c."cycle"))))::int AS "lost",
             COALESCE(sum(c."paidAmount"), 0)::float8 AS "recoveredAmount"
-       FROM cycles c
-      GROUP BY date_trunc('month', c."at" AT TIME ZONE $3)`,
+       FROM "recovery_cycles" c
+      WHERE c."firstDeclineAt" >= $1 AND c."firstDeclineAt" < $2
+      GROUP BY date_trunc('month', c."firstDeclineAt" AT TIME ZONE $3)`,
     [periods[0]!.start, periods.at(-1)!.end, zone],
   );
   const byMonth = new Map(found.map((row) => [row.month, row]));
