@@ -85,6 +85,17 @@ $$;
 CREATE FUNCTION "paid_amount"(status "PaymentStatus", approved_at timestamptz, amount integer) RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN "payment_counts"(status, approved_at) THEN amount END
 $$;
+-- A declined cycle is lost when nothing was paid for it and its subscription was cancelled, or its MOBILE window
+-- closed on that cycle. It depends on the subscription now: kept per cycle, and moved by the subscription's triggers.
+CREATE FUNCTION "cycle_lost"(paid_amount integer, status "SubscriptionStatus", attention_reason text, subscription_cycle integer, cycle integer)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT paid_amount IS NULL AND (status = 'CANCELED' OR COALESCE(attention_reason = 'MOBILE_WINDOW_CLOSED' AND subscription_cycle = cycle, false))
+$$;
+CREATE TYPE "recovery_line" AS ("at" timestamptz, "failedCycles" integer, "recovered" integer, "recoveredAmount" bigint, "lost" integer);
+CREATE FUNCTION "recovery_cycle_line"(first_decline_at timestamptz, paid_amount integer, lost boolean)
+RETURNS "recovery_line" LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ROW(first_decline_at, 1, CASE WHEN paid_amount IS NULL THEN 0 ELSE 1 END, COALESCE(paid_amount, 0)::bigint, CASE WHEN lost THEN 1 ELSE 0 END)::"recovery_line"
+$$;
 
 -- ── The tables ─────────────────────────────────────────────────────────────────────────────────────────────────────
 -- Revenue by Korea day and method, in shards (the report sums a day's shards).
@@ -107,9 +118,22 @@ CREATE TABLE "recovery_cycles" (
     "cycle" INTEGER NOT NULL,
     "firstDeclineAt" TIMESTAMPTZ(3) NOT NULL,
     "paidAmount" INTEGER,
+    "lost" BOOLEAN NOT NULL,
     CONSTRAINT "recovery_cycles_pkey" PRIMARY KEY ("paymentId")
 );
-CREATE INDEX "recovery_cycles_firstDeclineAt_idx" ON "recovery_cycles"("firstDeclineAt") INCLUDE ("subscriptionId", "cycle", "paidAmount");
+CREATE INDEX "recovery_cycles_firstDeclineAt_idx" ON "recovery_cycles"("firstDeclineAt") INCLUDE ("paidAmount", "lost");
+CREATE INDEX "recovery_cycles_subscriptionId_idx" ON "recovery_cycles"("subscriptionId");
+
+-- The declined cycles by the Korea month of their first decline, in shards.
+CREATE TABLE "recovery_months" (
+    "month" DATE NOT NULL,
+    "shard" SMALLINT NOT NULL,
+    "failedCycles" BIGINT NOT NULL,
+    "recovered" BIGINT NOT NULL,
+    "recoveredAmount" BIGINT NOT NULL,
+    "lost" BIGINT NOT NULL,
+    CONSTRAINT "recovery_months_pkey" PRIMARY KEY ("month", "shard")
+);
 
 -- MRR movements by Korea month and kind, in shards.
 CREATE TABLE "mrr_months" (
@@ -125,6 +149,7 @@ CREATE TABLE "mrr_months" (
 -- Adds the lines `added` and takes away `removed` (an UPDATE's old contribution), one upsert per (day, method), in key
 -- order (two statements that share a shard lock their rows in the same order).
 CREATE FUNCTION "revenue_days_apply"(added "revenue_line"[], removed "revenue_line"[]) RETURNS void LANGUAGE sql AS $$
+  -- (Most statements add nothing: a PENDING payment, a lease; their arrays are empty and no row is written.)
   INSERT INTO "revenue_days" AS r ("day", "method", "shard", "paymentCount", "paymentAmount", "refundCount", "refundAmount")
   SELECT "report_day"(l."at"), l."method", "report_shard"(), sum(l."paymentCount" * l.sign), sum(l."paymentAmount" * l.sign),
          sum(l."refundCount" * l.sign), sum(l."refundAmount" * l.sign)
@@ -150,8 +175,14 @@ BEGIN
   PERFORM "revenue_days_apply"(
     ARRAY(SELECT l FROM new_rows n, LATERAL "revenue_payment_line"(n."status", n."approvedAt", n."method", n."amount") l),
     ARRAY(SELECT l FROM old_rows o, LATERAL "revenue_payment_line"(o."status", o."approvedAt", o."method", o."amount") l));
-  UPDATE "recovery_cycles" r SET "paidAmount" = "paid_amount"(n."status", n."approvedAt", n."amount")
-    FROM new_rows n
+  -- Most payments have no declined cycle: the update (and its own trigger) runs only for those that do.
+  IF NOT EXISTS (SELECT 1 FROM new_rows n JOIN "recovery_cycles" r ON r."paymentId" = n."id"
+                  WHERE r."paidAmount" IS DISTINCT FROM "paid_amount"(n."status", n."approvedAt", n."amount")) THEN
+    RETURN NULL;
+  END IF;
+  UPDATE "recovery_cycles" r SET "paidAmount" = "paid_amount"(n."status", n."approvedAt", n."amount"),
+         "lost" = "cycle_lost"("paid_amount"(n."status", n."approvedAt", n."amount"), s."status", s."attentionReason", s."cycle", r."cycle")
+    FROM new_rows n JOIN "subscriptions" s ON s."id" = n."subscriptionId"
    WHERE r."paymentId" = n."id" AND r."paidAmount" IS DISTINCT FROM "paid_amount"(n."status", n."approvedAt", n."amount");
   RETURN NULL;
 END $$;
@@ -160,6 +191,9 @@ END $$;
 -- earlier) its cycle's first decline, with what its payment has paid. Attempts are never rewritten once final (rule
 -- 15), so a decline that stops being one is not expected; it is handled anyway, by reading that payment's declines again.
 CREATE FUNCTION "report_rollups_attempts"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  declined uuid[];
+  gone uuid[];
 BEGIN
   IF TG_OP = 'INSERT' THEN
     PERFORM "revenue_days_apply"(
@@ -172,24 +206,41 @@ BEGIN
       ARRAY(SELECT l FROM old_rows o JOIN "payments" p ON p."id" = o."paymentId",
                    LATERAL "revenue_refund_line"(o."operation", o."status", o."sentAt", o."completedAt", o."createdAt", o."amount", p."method") l));
     -- A decline changed or gone: that payment's first decline again, from its attempts.
-    WITH gone AS (
-      SELECT DISTINCT o."paymentId" FROM old_rows o JOIN new_rows n ON n."id" = o."id"
-       WHERE "decline_at"(o."operation", o."status", o."completedAt") IS NOT NULL
-         AND "decline_at"(n."operation", n."status", n."completedAt") IS DISTINCT FROM "decline_at"(o."operation", o."status", o."completedAt")),
-    first AS (
-      SELECT g."paymentId", (SELECT min("decline_at"(a."operation", a."status", a."completedAt")) FROM "payment_attempts" a WHERE a."paymentId" = g."paymentId") AS "at"
-        FROM gone g),
-    kept AS (UPDATE "recovery_cycles" r SET "firstDeclineAt" = f."at" FROM first f WHERE r."paymentId" = f."paymentId" AND f."at" IS NOT NULL)
-    DELETE FROM "recovery_cycles" r USING first f WHERE r."paymentId" = f."paymentId" AND f."at" IS NULL;
+    SELECT array_agg(DISTINCT o."paymentId") INTO gone FROM old_rows o JOIN new_rows n ON n."id" = o."id"
+     WHERE "decline_at"(o."operation", o."status", o."completedAt") IS NOT NULL
+       AND "decline_at"(n."operation", n."status", n."completedAt") IS DISTINCT FROM "decline_at"(o."operation", o."status", o."completedAt");
+    IF gone IS NOT NULL THEN
+      WITH first AS (
+        SELECT g."paymentId", (SELECT min("decline_at"(a."operation", a."status", a."completedAt")) FROM "payment_attempts" a WHERE a."paymentId" = g."paymentId") AS "at"
+          FROM unnest(gone) g("paymentId")),
+      kept AS (UPDATE "recovery_cycles" r SET "firstDeclineAt" = f."at" FROM first f WHERE r."paymentId" = f."paymentId" AND f."at" IS NOT NULL)
+      DELETE FROM "recovery_cycles" r USING first f WHERE r."paymentId" = f."paymentId" AND f."at" IS NULL;
+    END IF;
   END IF;
-  INSERT INTO "recovery_cycles" AS r ("paymentId", "subscriptionId", "cycle", "firstDeclineAt", "paidAmount")
-  SELECT p."id", p."subscriptionId", p."cycle", d."at", "paid_amount"(p."status", p."approvedAt", p."amount")
+  -- New declines (or earlier ones): the cycle's row, with what its payment paid and whether it is lost. Its
+  -- subscription is locked for share first, so that a cancel committing meanwhile is either waited for and read, or
+  -- waits for this transaction and then finds the row (its trigger below moves `lost`).
+  IF TG_OP = 'INSERT' THEN
+    SELECT array_agg(DISTINCT n."paymentId") INTO declined FROM new_rows n WHERE "decline_at"(n."operation", n."status", n."completedAt") IS NOT NULL;
+  ELSE
+    SELECT array_agg(DISTINCT n."paymentId") INTO declined FROM new_rows n JOIN old_rows o ON o."id" = n."id"
+     WHERE "decline_at"(n."operation", n."status", n."completedAt") IS NOT NULL
+       AND "decline_at"(n."operation", n."status", n."completedAt") IS DISTINCT FROM "decline_at"(o."operation", o."status", o."completedAt");
+  END IF;
+  IF declined IS NULL THEN
+    RETURN NULL;
+  END IF;
+  PERFORM 1 FROM "subscriptions" s WHERE s."id" IN (SELECT p."subscriptionId" FROM "payments" p WHERE p."id" = ANY (declined)) ORDER BY s."id" FOR SHARE;
+  INSERT INTO "recovery_cycles" AS r ("paymentId", "subscriptionId", "cycle", "firstDeclineAt", "paidAmount", "lost")
+  SELECT p."id", p."subscriptionId", p."cycle", d."at", "paid_amount"(p."status", p."approvedAt", p."amount"),
+         "cycle_lost"("paid_amount"(p."status", p."approvedAt", p."amount"), s."status", s."attentionReason", s."cycle", p."cycle")
     FROM (SELECT n."paymentId", min("decline_at"(n."operation", n."status", n."completedAt")) AS "at" FROM new_rows n
-           WHERE "decline_at"(n."operation", n."status", n."completedAt") IS NOT NULL GROUP BY n."paymentId") d
+           WHERE n."paymentId" = ANY (declined) AND "decline_at"(n."operation", n."status", n."completedAt") IS NOT NULL GROUP BY n."paymentId") d
     JOIN "payments" p ON p."id" = d."paymentId"
+    JOIN "subscriptions" s ON s."id" = p."subscriptionId"
    WHERE "recovery_cycle_of"(p."subscriptionId", p."cycle", p."kind")
    ORDER BY p."id"
-  ON CONFLICT ("paymentId") DO UPDATE SET "firstDeclineAt" = LEAST(r."firstDeclineAt", EXCLUDED."firstDeclineAt")
+  ON CONFLICT ("paymentId") DO UPDATE SET "firstDeclineAt" = EXCLUDED."firstDeclineAt"
    WHERE EXCLUDED."firstDeclineAt" < r."firstDeclineAt";
   RETURN NULL;
 END $$;
@@ -210,6 +261,44 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- A subscription's cancel, its MOBILE window closing, or its cycle moving past it: its unpaid declined cycles'
+-- `lost` again (a charge moves the cycle: one probe of an index that holds nothing for most subscriptions).
+CREATE FUNCTION "report_rollups_subscriptions"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM "recovery_cycles" r
+                  WHERE r."subscriptionId" = NEW."id" AND r."lost" <> "cycle_lost"(r."paidAmount", NEW."status", NEW."attentionReason", NEW."cycle", r."cycle")) THEN
+    RETURN NULL;
+  END IF;
+  UPDATE "recovery_cycles" r SET "lost" = "cycle_lost"(r."paidAmount", NEW."status", NEW."attentionReason", NEW."cycle", r."cycle")
+   WHERE r."subscriptionId" = NEW."id" AND r."lost" <> "cycle_lost"(r."paidAmount", NEW."status", NEW."attentionReason", NEW."cycle", r."cycle");
+  RETURN NULL;
+END $$;
+
+-- The declined cycles' monthly figures follow their rows (inserted, changed, or removed by a rebuild).
+CREATE FUNCTION "recovery_months_apply"(added "recovery_line"[], removed "recovery_line"[]) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO "recovery_months" AS r ("month", "shard", "failedCycles", "recovered", "recoveredAmount", "lost")
+  SELECT "report_month"(l."at"), "report_shard"(), sum(l."failedCycles" * l.sign), sum(l."recovered" * l.sign), sum(l."recoveredAmount" * l.sign), sum(l."lost" * l.sign)
+    FROM (SELECT x.*, 1 AS sign FROM unnest(added) x UNION ALL SELECT x.*, -1 FROM unnest(removed) x) l
+   GROUP BY 1
+  HAVING sum(l."failedCycles" * l.sign) <> 0 OR sum(l."recovered" * l.sign) <> 0 OR sum(l."recoveredAmount" * l.sign) <> 0 OR sum(l."lost" * l.sign) <> 0
+   ORDER BY 1
+  ON CONFLICT ("month", "shard") DO UPDATE SET
+    "failedCycles" = r."failedCycles" + EXCLUDED."failedCycles", "recovered" = r."recovered" + EXCLUDED."recovered",
+    "recoveredAmount" = r."recoveredAmount" + EXCLUDED."recoveredAmount", "lost" = r."lost" + EXCLUDED."lost"
+$$;
+CREATE FUNCTION "report_rollups_recovery_cycles"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    PERFORM "recovery_months_apply"(ARRAY(SELECT "recovery_cycle_line"(n."firstDeclineAt", n."paidAmount", n."lost") FROM new_rows n), '{}');
+  ELSIF TG_OP = 'UPDATE' THEN
+    PERFORM "recovery_months_apply"(ARRAY(SELECT "recovery_cycle_line"(n."firstDeclineAt", n."paidAmount", n."lost") FROM new_rows n),
+                                    ARRAY(SELECT "recovery_cycle_line"(o."firstDeclineAt", o."paidAmount", o."lost") FROM old_rows o));
+  ELSE
+    PERFORM "recovery_months_apply"('{}', ARRAY(SELECT "recovery_cycle_line"(o."firstDeclineAt", o."paidAmount", o."lost") FROM old_rows o));
+  END IF;
+  RETURN NULL;
+END $$;
+
 CREATE TRIGGER "payments_report_rollups_insert" AFTER INSERT ON "payments" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_payments"();
 CREATE TRIGGER "payments_report_rollups" AFTER UPDATE ON "payments" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
@@ -220,6 +309,15 @@ CREATE TRIGGER "payment_attempts_report_rollups" AFTER UPDATE ON "payment_attemp
   FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_attempts"();
 CREATE TRIGGER "external_refunds_report_rollups" AFTER INSERT ON "external_refunds" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_external_refunds"();
+CREATE TRIGGER "subscriptions_report_rollups" AFTER UPDATE ON "subscriptions" FOR EACH ROW
+  WHEN (ROW(OLD."status", OLD."attentionReason", OLD."cycle") IS DISTINCT FROM ROW(NEW."status", NEW."attentionReason", NEW."cycle"))
+  EXECUTE FUNCTION "report_rollups_subscriptions"();
+CREATE TRIGGER "recovery_cycles_report_rollups_insert" AFTER INSERT ON "recovery_cycles" REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_recovery_cycles"();
+CREATE TRIGGER "recovery_cycles_report_rollups" AFTER UPDATE ON "recovery_cycles" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_recovery_cycles"();
+CREATE TRIGGER "recovery_cycles_report_rollups_delete" AFTER DELETE ON "recovery_cycles" REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_recovery_cycles"();
 CREATE TRIGGER "mrr_movements_report_rollups" AFTER INSERT ON "mrr_movements" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_mrr_movements"();
 
@@ -232,12 +330,19 @@ CREATE FUNCTION "rebuild_report_rollups"() RETURNS void LANGUAGE sql AS $$
   SELECT "report_day"(l."at"), l."method", 0, sum(l."paymentCount"), sum(l."paymentAmount"), sum(l."refundCount"), sum(l."refundAmount")
     FROM "revenue_lines"('-infinity', 'infinity') l GROUP BY 1, 2;
   DELETE FROM "recovery_cycles";
-  INSERT INTO "recovery_cycles" ("paymentId", "subscriptionId", "cycle", "firstDeclineAt", "paidAmount")
-  SELECT p."id", p."subscriptionId", p."cycle", d."at", "paid_amount"(p."status", p."approvedAt", p."amount")
+  INSERT INTO "recovery_cycles" ("paymentId", "subscriptionId", "cycle", "firstDeclineAt", "paidAmount", "lost")
+  SELECT p."id", p."subscriptionId", p."cycle", d."at", "paid_amount"(p."status", p."approvedAt", p."amount"),
+         "cycle_lost"("paid_amount"(p."status", p."approvedAt", p."amount"), s."status", s."attentionReason", s."cycle", p."cycle")
     FROM (SELECT a."paymentId", min("decline_at"(a."operation", a."status", a."completedAt")) AS "at" FROM "payment_attempts" a
            WHERE "decline_at"(a."operation", a."status", a."completedAt") IS NOT NULL GROUP BY a."paymentId") d
     JOIN "payments" p ON p."id" = d."paymentId"
+    JOIN "subscriptions" s ON s."id" = p."subscriptionId"
    WHERE "recovery_cycle_of"(p."subscriptionId", p."cycle", p."kind");
+  -- The rows' own triggers moved the months meanwhile; the months are written again from the rows, in shard 0.
+  DELETE FROM "recovery_months";
+  INSERT INTO "recovery_months" ("month", "shard", "failedCycles", "recovered", "recoveredAmount", "lost")
+  SELECT "report_month"(l."at"), 0, sum(l."failedCycles"), sum(l."recovered"), sum(l."recoveredAmount"), sum(l."lost")
+    FROM "recovery_cycles" c, LATERAL (SELECT ("recovery_cycle_line"(c."firstDeclineAt", c."paidAmount", c."lost")).*) l GROUP BY 1;
   DELETE FROM "mrr_months";
   INSERT INTO "mrr_months" ("month", "kind", "shard", "count", "delta")
   SELECT "report_month"(m."at"), m."kind", 0, count(*), sum(m."delta") FROM "mrr_movements" m GROUP BY 1, 2;

@@ -1,11 +1,11 @@
 // GET /admin/reports/recovery (DESIGN.md §5 "Reports"): a recurring cycle whose charge was declined at least once
 // counts in the Korea month of its first decline; it is `recovered` once a payment of that cycle succeeded (a retry,
 // an operator's charge, a new payment method), `lost` when its subscription was cancelled or its MOBILE window
-// closed without a success, `open` otherwise. One set-based query over every month, of the declined cycles kept
-// by the database (recovery_cycles).
+// closed without a success, `open` otherwise.
 import type { Db } from '../../db/prisma.ts';
 import { sqlQuery } from '../../db/prisma.ts';
 import { type Period, rate } from './periods.ts';
+import { splitRange } from './rollups.ts';
 
 export interface RecoveryMonth {
   month: string;
@@ -25,28 +25,34 @@ interface Row {
   recoveredAmount: number;
 }
 
+/** Whole Korea months, from recovery_months (their shards summed). */
+const KEPT = `SELECT to_char(r."month", 'YYYY-MM') AS "month", sum(r."failedCycles")::int AS "failedCycles", sum(r."recovered")::int AS "recovered",
+                     sum(r."lost")::int AS "lost", sum(r."recoveredAmount")::float8 AS "recoveredAmount"
+                FROM "recovery_months" r WHERE r."month" >= $1::date AND r."month" < $2::date
+               GROUP BY r."month"`;
+
+/** The cycles first declined in [$1, $2), grouped by the month in zone $3, from their rows (through their index). */
+const LIVE = `SELECT to_char(date_trunc('month', c."firstDeclineAt" AT TIME ZONE $3), 'YYYY-MM') AS "month", count(*)::int AS "failedCycles",
+                     count(c."paidAmount")::int AS "recovered", count(*) FILTER (WHERE c."lost")::int AS "lost",
+                     COALESCE(sum(c."paidAmount"), 0)::float8 AS "recoveredAmount"
+                FROM "recovery_cycles" c WHERE c."firstDeclineAt" >= $1 AND c."firstDeclineAt" < $2
+               GROUP BY date_trunc('month', c."firstDeclineAt" AT TIME ZONE $3)`;
+
 /**
- * Reads recovery_cycles (one row per declined recurring cycle: its first decline and what was paid for it, kept by
- * the database with every attempt and payment; migration 20261124210000_report_rollups) through its index on the
- * first decline, grouped under the Korea month's label (the months are contiguous: one bound on the whole range).
- * Whether an unpaid cycle is lost depends on its subscription now, so only those look it up, by primary key.
+ * Reads what the database keeps with every attempt, payment and subscription change (migration
+ * 20261124210000_report_rollups): one row per declined recurring cycle (recovery_cycles: its first decline, what was
+ * paid for it, whether it is lost by its subscription now) and their sums by Korea month (recovery_months). Whole
+ * months come from the sums, the month that holds now (cut at now) from the cycles' rows (rollups.ts).
  */
 export async function buildRecoveryReport(db: Db, periods: Period[], zone: string): Promise<RecoveryMonth[]> {
   if (periods.length === 0) return [];
-  const found = await sqlQuery<Row>(
-    db,
-    `SELECT to_char(date_trunc('month', c."firstDeclineAt" AT TIME ZONE $3), 'YYYY-MM') AS "month", count(*)::int AS "failedCycles",
-            count(c."paidAmount")::int AS "recovered",
-            count(*) FILTER (WHERE c."paidAmount" IS NULL AND EXISTS (
-              SELECT 1 FROM "subscriptions" s
-               WHERE s."id" = c."subscriptionId"
-                 AND (s."status" = 'CANCELED' OR (s."attentionReason" = 'MOBILE_WINDOW_CLOSED' AND s."cycle" = c."cycle"))))::int AS "lost",
-            COALESCE(sum(c."paidAmount"), 0)::float8 AS "recoveredAmount"
-       FROM "recovery_cycles" c
-      WHERE c."firstDeclineAt" >= $1 AND c."firstDeclineAt" < $2
-      GROUP BY date_trunc('month', c."firstDeclineAt" AT TIME ZONE $3)`,
-    [periods[0]!.start, periods.at(-1)!.end, zone],
-  );
+  const { whole, live } = splitRange(periods[0]!.start, periods.at(-1)!.end, 'month', zone);
+  const [kept, recent] = await Promise.all([
+    whole ? sqlQuery<Row>(db, KEPT, [whole.from, whole.to]) : [],
+    live ? sqlQuery<Row>(db, LIVE, [live.start, live.end, zone]) : [],
+  ]);
+  // A month is read from one side only: the sums hold whole months before the cut, the rows the rest.
+  const found = [...kept, ...recent];
   const byMonth = new Map(found.map((row) => [row.month, row]));
   return periods.map((period) => {
     const row = byMonth.get(period.label) ?? { failedCycles: 0, recovered: 0, lost: 0, recoveredAmount: 0 };
