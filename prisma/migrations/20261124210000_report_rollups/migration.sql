@@ -10,8 +10,10 @@
 --
 -- Hot rows: every charge's success adds to the same (Korea day, method). Two replicas, or two batches of one, would
 -- queue on that row until commit; so each figure is spread over shards (the backend's pid modulo 8: one connection's
--- transactions are serial anyway) and the reports sum them. The triggers are statement-level with transition tables:
--- a batch of approvals in one statement (charge.record.ts) writes one row per key, in key order.
+-- transactions are serial anyway) and the reports sum them. The payments' triggers are statement-level with
+-- transition tables: a batch of approvals in one statement (charge.record.ts) writes one row per key, in key order
+-- (two batches that share a shard lock their rows in the same order: no deadlock). The attempts' are row-level, each
+-- behind a WHEN that lets only refunds and declines in (a refund or a decline is one payment's).
 --
 -- Calendar: Korea days and months (Asia/Seoul has no daylight saving time; the zone is named once, in report_day and
 -- report_month). A report in another BILLING_TIMEZONE reads the raw rows (src/modules/reports/rollups.ts).
@@ -145,6 +147,10 @@ CREATE TABLE "mrr_months" (
     CONSTRAINT "mrr_months_pkey" PRIMARY KEY ("month", "kind", "shard")
 );
 
+-- The MRR report reads the month that holds now from the movements themselves (src/modules/reports/mrr-report.ts):
+-- an index-only read of that month, instead of a heap visit per movement.
+CREATE INDEX "mrr_movements_at_kind_delta_idx" ON "mrr_movements"("at") INCLUDE ("kind", "delta");
+
 -- ── Keeping them ───────────────────────────────────────────────────────────────────────────────────────────────────
 -- Adds the lines `added` and takes away `removed` (an UPDATE's old contribution), one upsert per (day, method), in key
 -- order (two statements that share a shard lock their rows in the same order).
@@ -166,15 +172,23 @@ $$;
 -- UNKNOWN payment resolved with a back-dated approvedAt adds to that day); a declined cycle's paid amount follows
 -- its payment.
 CREATE FUNCTION "report_rollups_payments"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  added "revenue_line"[];
+  removed "revenue_line"[] := '{}';
 BEGIN
-  IF TG_OP = 'INSERT' THEN
-    PERFORM "revenue_days_apply"(
-      ARRAY(SELECT l FROM new_rows n, LATERAL "revenue_payment_line"(n."status", n."approvedAt", n."method", n."amount") l), '{}');
+  added := ARRAY(SELECT l FROM new_rows n, LATERAL "revenue_payment_line"(n."status", n."approvedAt", n."method", n."amount") l);
+  IF TG_OP = 'UPDATE' THEN
+    removed := ARRAY(SELECT l FROM old_rows o, LATERAL "revenue_payment_line"(o."status", o."approvedAt", o."method", o."amount") l);
+  END IF;
+  -- Most statements move nothing (a PENDING payment, a lease, a retry's schedule): the same lines before and after
+  -- (the transition tables list the rows in one order), hence the same paid amounts; nothing is written.
+  IF added = removed THEN
     RETURN NULL;
   END IF;
-  PERFORM "revenue_days_apply"(
-    ARRAY(SELECT l FROM new_rows n, LATERAL "revenue_payment_line"(n."status", n."approvedAt", n."method", n."amount") l),
-    ARRAY(SELECT l FROM old_rows o, LATERAL "revenue_payment_line"(o."status", o."approvedAt", o."method", o."amount") l));
+  PERFORM "revenue_days_apply"(added, removed);
+  IF TG_OP = 'INSERT' THEN
+    RETURN NULL;
+  END IF;
   -- Most payments have no declined cycle: the update (and its own trigger) runs only for those that do.
   IF NOT EXISTS (SELECT 1 FROM new_rows n JOIN "recovery_cycles" r ON r."paymentId" = n."id"
                   WHERE r."paidAmount" IS DISTINCT FROM "paid_amount"(n."status", n."approvedAt", n."amount")) THEN
@@ -188,58 +202,50 @@ BEGIN
 END $$;
 
 -- Attempts: a CANCEL attempt's success adds a refund (its method is its payment's); a decline makes (or moves
--- earlier) its cycle's first decline, with what its payment has paid. Attempts are never rewritten once final (rule
--- 15), so a decline that stops being one is not expected; it is handled anyway, by reading that payment's declines again.
-CREATE FUNCTION "report_rollups_attempts"() RETURNS trigger LANGUAGE plpgsql AS $$
+-- earlier) its cycle's first decline, with what its payment has paid. Row by row, and only for the rows whose WHEN
+-- (below) says a refund or a decline is involved: most attempt writes are charges and leases, which cost nothing
+-- here (a statement-level trigger paid about 0.3 ms for each of them, BENCHMARKS.md §9); refunds and declines are
+-- written one payment at a time. Attempts are never rewritten once final (rule 15), so a decline that stops being
+-- one is not expected; it is handled anyway, by reading that payment's declines again.
+CREATE FUNCTION "report_rollups_attempt"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  declined uuid[];
-  gone uuid[];
+  paid_by "PaymentMethod";
+  added "revenue_line"[];
+  removed "revenue_line"[] := '{}';
+  declined_at timestamptz := "decline_at"(NEW."operation", NEW."status", NEW."completedAt");
+  was_declined_at timestamptz;
 BEGIN
-  IF TG_OP = 'INSERT' THEN
-    PERFORM "revenue_days_apply"(
-      ARRAY(SELECT l FROM new_rows n JOIN "payments" p ON p."id" = n."paymentId",
-                   LATERAL "revenue_refund_line"(n."operation", n."status", n."sentAt", n."completedAt", n."createdAt", n."amount", p."method") l), '{}');
-  ELSE
-    PERFORM "revenue_days_apply"(
-      ARRAY(SELECT l FROM new_rows n JOIN "payments" p ON p."id" = n."paymentId",
-                   LATERAL "revenue_refund_line"(n."operation", n."status", n."sentAt", n."completedAt", n."createdAt", n."amount", p."method") l),
-      ARRAY(SELECT l FROM old_rows o JOIN "payments" p ON p."id" = o."paymentId",
-                   LATERAL "revenue_refund_line"(o."operation", o."status", o."sentAt", o."completedAt", o."createdAt", o."amount", p."method") l));
-    -- A decline changed or gone: that payment's first decline again, from its attempts.
-    SELECT array_agg(DISTINCT o."paymentId") INTO gone FROM old_rows o JOIN new_rows n ON n."id" = o."id"
-     WHERE "decline_at"(o."operation", o."status", o."completedAt") IS NOT NULL
-       AND "decline_at"(n."operation", n."status", n."completedAt") IS DISTINCT FROM "decline_at"(o."operation", o."status", o."completedAt");
-    IF gone IS NOT NULL THEN
-      WITH first AS (
-        SELECT g."paymentId", (SELECT min("decline_at"(a."operation", a."status", a."completedAt")) FROM "payment_attempts" a WHERE a."paymentId" = g."paymentId") AS "at"
-          FROM unnest(gone) g("paymentId")),
-      kept AS (UPDATE "recovery_cycles" r SET "firstDeclineAt" = f."at" FROM first f WHERE r."paymentId" = f."paymentId" AND f."at" IS NOT NULL)
-      DELETE FROM "recovery_cycles" r USING first f WHERE r."paymentId" = f."paymentId" AND f."at" IS NULL;
-    END IF;
+  SELECT p."method" INTO paid_by FROM "payments" p WHERE p."id" = NEW."paymentId";
+  added := ARRAY(SELECT l FROM "revenue_refund_line"(NEW."operation", NEW."status", NEW."sentAt", NEW."completedAt", NEW."createdAt", NEW."amount", paid_by) l);
+  IF TG_OP = 'UPDATE' THEN
+    removed := ARRAY(SELECT l FROM "revenue_refund_line"(OLD."operation", OLD."status", OLD."sentAt", OLD."completedAt", OLD."createdAt", OLD."amount", paid_by) l);
+    was_declined_at := "decline_at"(OLD."operation", OLD."status", OLD."completedAt");
   END IF;
-  -- New declines (or earlier ones): the cycle's row, with what its payment paid and whether it is lost. Its
-  -- subscription is locked for share first, so that a cancel committing meanwhile is either waited for and read, or
-  -- waits for this transaction and then finds the row (its trigger below moves `lost`).
-  IF TG_OP = 'INSERT' THEN
-    SELECT array_agg(DISTINCT n."paymentId") INTO declined FROM new_rows n WHERE "decline_at"(n."operation", n."status", n."completedAt") IS NOT NULL;
-  ELSE
-    SELECT array_agg(DISTINCT n."paymentId") INTO declined FROM new_rows n JOIN old_rows o ON o."id" = n."id"
-     WHERE "decline_at"(n."operation", n."status", n."completedAt") IS NOT NULL
-       AND "decline_at"(n."operation", n."status", n."completedAt") IS DISTINCT FROM "decline_at"(o."operation", o."status", o."completedAt");
+  IF added <> removed THEN
+    PERFORM "revenue_days_apply"(added, removed);
   END IF;
-  IF declined IS NULL THEN
+  IF declined_at IS NOT DISTINCT FROM was_declined_at THEN
     RETURN NULL;
   END IF;
-  PERFORM 1 FROM "subscriptions" s WHERE s."id" IN (SELECT p."subscriptionId" FROM "payments" p WHERE p."id" = ANY (declined)) ORDER BY s."id" FOR SHARE;
+  IF was_declined_at IS NOT NULL THEN
+    -- A decline changed or gone: that payment's first decline again, from its attempts.
+    WITH first AS (
+      SELECT min("decline_at"(a."operation", a."status", a."completedAt")) AS "at" FROM "payment_attempts" a WHERE a."paymentId" = NEW."paymentId"),
+    kept AS (UPDATE "recovery_cycles" r SET "firstDeclineAt" = f."at" FROM first f WHERE r."paymentId" = NEW."paymentId" AND f."at" IS NOT NULL)
+    DELETE FROM "recovery_cycles" r USING first f WHERE r."paymentId" = NEW."paymentId" AND f."at" IS NULL;
+  END IF;
+  IF declined_at IS NULL THEN
+    RETURN NULL;
+  END IF;
+  -- A new (or earlier) decline: the cycle's row, with what its payment paid and whether it is lost. Its subscription
+  -- is locked for share first, so that a cancel committing meanwhile is either waited for and read, or waits for this
+  -- transaction and then finds the row (the subscriptions' trigger below moves `lost`).
+  PERFORM 1 FROM "subscriptions" s JOIN "payments" p ON p."subscriptionId" = s."id" WHERE p."id" = NEW."paymentId" FOR SHARE OF s;
   INSERT INTO "recovery_cycles" AS r ("paymentId", "subscriptionId", "cycle", "firstDeclineAt", "paidAmount", "lost")
-  SELECT p."id", p."subscriptionId", p."cycle", d."at", "paid_amount"(p."status", p."approvedAt", p."amount"),
+  SELECT p."id", p."subscriptionId", p."cycle", declined_at, "paid_amount"(p."status", p."approvedAt", p."amount"),
          "cycle_lost"("paid_amount"(p."status", p."approvedAt", p."amount"), s."status", s."attentionReason", s."cycle", p."cycle")
-    FROM (SELECT n."paymentId", min("decline_at"(n."operation", n."status", n."completedAt")) AS "at" FROM new_rows n
-           WHERE n."paymentId" = ANY (declined) AND "decline_at"(n."operation", n."status", n."completedAt") IS NOT NULL GROUP BY n."paymentId") d
-    JOIN "payments" p ON p."id" = d."paymentId"
-    JOIN "subscriptions" s ON s."id" = p."subscriptionId"
-   WHERE "recovery_cycle_of"(p."subscriptionId", p."cycle", p."kind")
-   ORDER BY p."id"
+    FROM "payments" p JOIN "subscriptions" s ON s."id" = p."subscriptionId"
+   WHERE p."id" = NEW."paymentId" AND "recovery_cycle_of"(p."subscriptionId", p."cycle", p."kind")
   ON CONFLICT ("paymentId") DO UPDATE SET "firstDeclineAt" = EXCLUDED."firstDeclineAt"
    WHERE EXCLUDED."firstDeclineAt" < r."firstDeclineAt";
   RETURN NULL;
@@ -303,10 +309,16 @@ CREATE TRIGGER "payments_report_rollups_insert" AFTER INSERT ON "payments" REFER
   FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_payments"();
 CREATE TRIGGER "payments_report_rollups" AFTER UPDATE ON "payments" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_payments"();
-CREATE TRIGGER "payment_attempts_report_rollups_insert" AFTER INSERT ON "payment_attempts" REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_attempts"();
-CREATE TRIGGER "payment_attempts_report_rollups" AFTER UPDATE ON "payment_attempts" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_attempts"();
+CREATE TRIGGER "payment_attempts_report_rollups_insert" AFTER INSERT ON "payment_attempts" FOR EACH ROW
+  WHEN ("refund_counts"(NEW."operation", NEW."status") OR "decline_at"(NEW."operation", NEW."status", NEW."completedAt") IS NOT NULL)
+  EXECUTE FUNCTION "report_rollups_attempt"();
+CREATE TRIGGER "payment_attempts_report_rollups" AFTER UPDATE ON "payment_attempts" FOR EACH ROW
+  WHEN (ROW(OLD."operation", OLD."status", OLD."sentAt", OLD."completedAt", OLD."createdAt", OLD."amount", OLD."paymentId")
+          IS DISTINCT FROM ROW(NEW."operation", NEW."status", NEW."sentAt", NEW."completedAt", NEW."createdAt", NEW."amount", NEW."paymentId")
+        AND ("refund_counts"(OLD."operation", OLD."status") OR "refund_counts"(NEW."operation", NEW."status")
+             OR "decline_at"(OLD."operation", OLD."status", OLD."completedAt") IS NOT NULL
+             OR "decline_at"(NEW."operation", NEW."status", NEW."completedAt") IS NOT NULL))
+  EXECUTE FUNCTION "report_rollups_attempt"();
 CREATE TRIGGER "external_refunds_report_rollups" AFTER INSERT ON "external_refunds" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "report_rollups_external_refunds"();
 CREATE TRIGGER "subscriptions_report_rollups" AFTER UPDATE ON "subscriptions" FOR EACH ROW
