@@ -15,6 +15,9 @@ export interface Split {
   live: { start: Date; end: Date } | null;
 }
 
+/** Before anything the service records (0001-01-01 UTC; PostgreSQL's timestamptz starts in 4713 BC). */
+const BEGINNING = new Date('0001-01-01T00:00:00Z');
+
 const isoDate = (instant: Date) => DateTime.fromJSDate(instant, { zone: ROLLUP_ZONE }).toISODate()!;
 
 /**
@@ -23,7 +26,7 @@ const isoDate = (instant: Date) => DateTime.fromJSDate(instant, { zone: ROLLUP_Z
  * other than the tables', everything is live.
  */
 export function splitRange(start: Date | null, end: Date, unit: Unit, zone: string): Split {
-  if (zone !== ROLLUP_ZONE) return { whole: null, live: start === null || start < end ? { start: start ?? new Date(-8.64e15), end } : null };
+  if (zone !== ROLLUP_ZONE) return { whole: null, live: start === null || start < end ? { start: start ?? BEGINNING, end } : null };
   const cut = DateTime.fromJSDate(end, { zone: ROLLUP_ZONE }).startOf(unit).toJSDate();
   const wholeFrom = start === null ? '-infinity' : isoDate(start);
   const whole = start === null || start < cut ? { from: wholeFrom, to: isoDate(cut) } : null;
