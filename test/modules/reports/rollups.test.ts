@@ -291,7 +291,7 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
          FROM "payments" p WHERE p."status" = 'SUCCEEDED' AND p."kind" = 'RECURRING' AND hashtext(p."id"::text) % 25 = 5`,
       `UPDATE "payments" p SET "status" = 'FAILED', "approvedAt" = NULL
          FROM "recovery_cycles" r WHERE r."paymentId" = p."id" AND r."paidAmount" IS NOT NULL AND hashtext(p."id"::text) % 3 = 0`,
-      // An operator cancels some past-due subscriptions: their open cycles become lost (read at report time).
+      // An operator cancels some past-due subscriptions: their open cycles become lost (the subscriptions' trigger).
       `UPDATE "subscriptions" SET "status" = 'CANCELED', "canceledAt" = "changedAt", "cancelReason" = 'REQUESTED', "nextChargeAt" = NULL
         WHERE "status" = 'PAST_DUE' AND hashtext("id"::text) % 2 = 0`,
     ];
