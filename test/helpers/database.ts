@@ -53,6 +53,7 @@ const TABLES = [
   // The reports' pre-aggregated figures (migration 20261124210000_report_rollups): emptied with the rows they sum.
   'revenue_days',
   'recovery_cycles',
+  'recovery_months',
   'mrr_months',
   'settlement_lines',
   'external_refunds',

@@ -262,6 +262,16 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
     expect(kinds!.lost).toBeGreaterThanOrEqual(1);
   }, 120_000);
 
+  it('the test helpers empty every roll-up table between tests (the history above filled each of them)', async () => {
+    const [counts] = await sqlQuery<Record<string, number>>(
+      running.app.db,
+      `SELECT (SELECT count(*) FROM "revenue_days")::int AS "revenue_days", (SELECT count(*) FROM "recovery_cycles")::int AS "recovery_cycles",
+              (SELECT count(*) FROM "recovery_months")::int AS "recovery_months", (SELECT count(*) FROM "mrr_months")::int AS "mrr_months"`,
+      [],
+    );
+    expect(counts).toEqual({ revenue_days: 0, recovery_cycles: 0, recovery_months: 0, mrr_months: 0 });
+  });
+
   it('a history made in SQL (the seeder’s rebuild), then changed by statements the triggers follow', async () => {
     const now = kst('2030-06-15T12:00:00');
     await setClock(running.app, now);
