@@ -123,7 +123,7 @@ CREATE TABLE "recovery_cycles" (
     "lost" BOOLEAN NOT NULL,
     CONSTRAINT "recovery_cycles_pkey" PRIMARY KEY ("paymentId")
 );
-CREATE INDEX "recovery_cycles_firstDeclineAt_idx" ON "recovery_cycles"("firstDeclineAt") INCLUDE ("paidAmount", "lost");
+CREATE INDEX "recovery_cycles_firstDeclineAt_paidAmount_lost_idx" ON "recovery_cycles"("firstDeclineAt", "paidAmount", "lost");
 CREATE INDEX "recovery_cycles_subscriptionId_idx" ON "recovery_cycles"("subscriptionId");
 
 -- The declined cycles by the Korea month of their first decline, in shards.
@@ -149,7 +149,7 @@ CREATE TABLE "mrr_months" (
 
 -- The MRR report reads the month that holds now from the movements themselves (src/modules/reports/mrr-report.ts):
 -- an index-only read of that month, instead of a heap visit per movement.
-CREATE INDEX "mrr_movements_at_kind_delta_idx" ON "mrr_movements"("at") INCLUDE ("kind", "delta");
+CREATE INDEX "mrr_movements_at_kind_delta_idx" ON "mrr_movements"("at", "kind", "delta");
 
 -- ── Keeping them ───────────────────────────────────────────────────────────────────────────────────────────────────
 -- Adds the lines `added` and takes away `removed` (an UPDATE's old contribution), one upsert per (day, method), in key
