@@ -6,7 +6,7 @@
 --
 -- Each source's contribution is stated ONCE, in the *_line / *_at functions below; the triggers, the back-fill
 -- (rebuild_report_rollups, also run by bench/seed.ts after it writes with triggers off) and the reports' live part
--- (revenue_lines, the day or month that holds now) all go through them.
+-- (revenue_lines, the day that holds now) all go through them.
 --
 -- Hot rows: every charge's success adds to the same (Korea day, method). Two replicas, or two batches of one, would
 -- queue on that row until commit; so each figure is spread over shards (the backend's pid modulo 8: one connection's
@@ -24,7 +24,7 @@ $$;
 CREATE FUNCTION "report_month"(at timestamptz) RETURNS date LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT date_trunc('month', at AT TIME ZONE 'Asia/Seoul')::date
 $$;
-/** The shard a transaction adds to: its backend's, so that concurrent transactions rarely share a row. */
+-- The shard a transaction adds to: its backend's, so that concurrent transactions rarely share a row.
 CREATE FUNCTION "report_shard"() RETURNS smallint LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT (pg_backend_pid() % 8)::smallint
 $$;
