@@ -176,16 +176,24 @@ DECLARE
   added "revenue_line"[];
   removed "revenue_line"[] := '{}';
 BEGIN
+  -- Most statements move nothing (a PENDING payment, a lease, a retry's schedule): no row's status, approval, method or
+  -- amount changed, hence no line and no paid amount; nothing is written. Compared row by row: two rows of one
+  -- statement trading the same line (one stops counting, another starts) still move their cycles' paid amounts.
+  -- (Nested: an INSERT has no old_rows, and PL/pgSQL evaluates both sides of an AND.)
+  IF TG_OP = 'UPDATE' THEN
+    IF NOT EXISTS (
+         SELECT 1 FROM old_rows o JOIN new_rows n ON n."id" = o."id"
+          WHERE ROW(o."status", o."approvedAt", o."method", o."amount") IS DISTINCT FROM ROW(n."status", n."approvedAt", n."method", n."amount")) THEN
+      RETURN NULL;
+    END IF;
+  END IF;
   added := ARRAY(SELECT l FROM new_rows n, LATERAL "revenue_payment_line"(n."status", n."approvedAt", n."method", n."amount") l);
   IF TG_OP = 'UPDATE' THEN
     removed := ARRAY(SELECT l FROM old_rows o, LATERAL "revenue_payment_line"(o."status", o."approvedAt", o."method", o."amount") l);
   END IF;
-  -- Most statements move nothing (a PENDING payment, a lease, a retry's schedule): the same lines before and after
-  -- (the transition tables list the rows in one order), hence the same paid amounts; nothing is written.
-  IF added = removed THEN
-    RETURN NULL;
+  IF added <> removed THEN
+    PERFORM "revenue_days_apply"(added, removed);
   END IF;
-  PERFORM "revenue_days_apply"(added, removed);
   IF TG_OP = 'INSERT' THEN
     RETURN NULL;
   END IF;
@@ -337,6 +345,8 @@ CREATE TRIGGER "mrr_movements_report_rollups" AFTER INSERT ON "mrr_movements" RE
 -- From the raw rows, through the same rules: this migration's back-fill, and bench/seed.ts's after it writes with
 -- triggers off. Not for a running service (it rewrites every row; concurrent writers would wait on them).
 CREATE FUNCTION "rebuild_report_rollups"() RETURNS void LANGUAGE sql AS $$
+  -- Writers wait until the rebuild commits: a change committed between a DELETE and its INSERT would be counted twice.
+  LOCK TABLE "payments", "payment_attempts", "external_refunds", "subscriptions", "mrr_movements" IN SHARE MODE;
   DELETE FROM "revenue_days";
   INSERT INTO "revenue_days" ("day", "method", "shard", "paymentCount", "paymentAmount", "refundCount", "refundAmount")
   SELECT "report_day"(l."at"), l."method", 0, sum(l."paymentCount"), sum(l."paymentAmount"), sum(l."refundCount"), sum(l."refundAmount")

@@ -301,12 +301,25 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
          FROM "payments" p WHERE p."status" = 'SUCCEEDED' AND p."kind" = 'RECURRING' AND hashtext(p."id"::text) % 25 = 5`,
       `UPDATE "payments" p SET "status" = 'FAILED', "approvedAt" = NULL
          FROM "recovery_cycles" r WHERE r."paymentId" = p."id" AND r."paidAmount" IS NOT NULL AND hashtext(p."id"::text) % 3 = 0`,
+      // One statement in which a paid declined cycle's payment stops counting and an unpaid one (same method and amount)
+      // starts counting at the same instant: the day's revenue is unchanged, but both cycles' paid amounts move.
+      `WITH pair AS (
+         SELECT paid."id" AS "paidId", unpaid."id" AS "unpaidId", paid."approvedAt"
+           FROM "payments" paid JOIN "recovery_cycles" rp ON rp."paymentId" = paid."id" AND rp."paidAmount" IS NOT NULL
+           JOIN "payments" unpaid ON unpaid."method" = paid."method" AND unpaid."amount" = paid."amount" AND unpaid."status" = 'FAILED'
+           JOIN "recovery_cycles" ru ON ru."paymentId" = unpaid."id" AND ru."paidAmount" IS NULL
+          WHERE paid."status" = 'SUCCEEDED' ORDER BY paid."id", unpaid."id" LIMIT 1)
+       UPDATE "payments" p SET "status" = (CASE WHEN p."id" = pair."paidId" THEN 'FAILED' ELSE 'SUCCEEDED' END)::"PaymentStatus",
+              "approvedAt" = CASE WHEN p."id" = pair."paidId" THEN NULL ELSE pair."approvedAt" END,
+              "transactionId" = CASE WHEN p."id" = pair."paidId" THEN p."transactionId" ELSE 'swap-' || p."id" END
+         FROM pair WHERE p."id" IN (pair."paidId", pair."unpaidId")`,
       // An operator cancels some past-due subscriptions: their open cycles become lost (the subscriptions' trigger).
       `UPDATE "subscriptions" SET "status" = 'CANCELED', "canceledAt" = "changedAt", "cancelReason" = 'REQUESTED', "nextChargeAt" = NULL
         WHERE "status" = 'PAST_DUE' AND hashtext("id"::text) % 2 = 0`,
     ];
     for (const change of changes) {
-      await running.app.db.$executeRawUnsafe(change);
+      const changed = await running.app.db.$executeRawUnsafe(change);
+      expect(changed, change).toBeGreaterThan(0);
       await expectReportsEqualRaw('2029-12-01', '2030-06-30');
     }
     await expectReportsEqualRaw('2030-03-17', '2030-06-15');
