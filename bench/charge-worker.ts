@@ -44,11 +44,19 @@ app.gateway.chargeBillingKey = async (...args: Parameters<typeof chargeBillingKe
   }
 };
 
-let peakRss = process.memoryUsage().rss;
+let atPeak = process.memoryUsage();
+let peakRss = atPeak.rss;
 const idleRss = peakRss;
-const sampler = setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
-}, 50);
+const idle = atPeak;
+// What the resident memory is made of when it peaks: V8's heap (used and reserved) and the memory outside it.
+const sample = () => {
+  const now = process.memoryUsage();
+  if (now.rss > peakRss) {
+    peakRss = now.rss;
+    atPeak = now;
+  }
+};
+const sampler = setInterval(sample, 50);
 
 process.send!({ ready: true, idleRss });
 process.once('message', async () => {
@@ -59,7 +67,7 @@ process.once('message', async () => {
   const report = await app.charges.runPass();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const used = process.cpuUsage(cpu);
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  sample();
   clearInterval(sampler);
   if (process.env.BENCH_SQL) for (const [text, n] of [...texts].sort((a, b) => b[1] - a[1])) console.error(String(n).padStart(6), text);
   const slotBusy = callMs / (config.scheduler.concurrency * seconds * 1000);
@@ -71,6 +79,8 @@ process.once('message', async () => {
     transactions,
     peakRss,
     idleRss,
+    idle,
+    atPeak,
     callMs: callMs / Math.max(calls, 1),
     slotBusy,
   });
