@@ -57,6 +57,10 @@ const sample = () => {
   }
 };
 const sampler = setInterval(sample, 50);
+// BENCH_LIVE_HEAP=<seconds> (the bench then starts the worker with --expose-gc): a full collection every that many seconds of the
+// pass, printing the heap still alive, to tell memory the pass keeps from garbage V8 has not collected yet.
+const liveEvery = Number(process.env.BENCH_LIVE_HEAP ?? 0) * 1000;
+const gc = (globalThis as { gc?: () => void }).gc;
 
 process.send!({ ready: true, idleRss });
 process.once('message', async () => {
@@ -64,7 +68,18 @@ process.once('message', async () => {
   transactions = 0;
   const cpu = process.cpuUsage();
   const started = process.hrtime.bigint();
+  const live =
+    liveEvery > 0 && gc
+      ? setInterval(() => {
+          gc();
+          const m = process.memoryUsage();
+          console.error(
+            `  live heap ${(m.heapUsed / 1048576).toFixed(0)} MB (reserved ${(m.heapTotal / 1048576).toFixed(0)}), RSS ${(m.rss / 1048576).toFixed(0)} MB`,
+          );
+        }, liveEvery)
+      : undefined;
   const report = await app.charges.runPass();
+  clearInterval(live);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const used = process.cpuUsage(cpu);
   sample();

@@ -13,6 +13,8 @@
 //                                        service-large)
 //   BENCH_FLOOR=<path>                   the plain-SQL floor's script (default ../shared/bench/plain-protocol.mjs)
 //   BENCH_LARGE=1 npm run bench          adds the 100,000-subscription drains (memory targets)
+//   BENCH_LIVE_HEAP=<seconds>            each worker collects garbage that often during its pass and prints the heap
+//                                        still alive (what the pass keeps, apart from garbage not yet collected)
 //
 // Memory (target 5) is measured on the service as `npm start` runs it (run `service`): src/server.ts in a process of
 // its own, with the start script's node flags and compile cache, started twice (the first start fills the cache, as a
@@ -140,7 +142,12 @@ async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, 
       env: { ...process.env, ...serviceNodeEnv(tree), BENCH_ENV: JSON.stringify(env) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // BENCH_PROFILE=<dir>: a V8 CPU profile of each service process (open it in Chrome DevTools).
-      execArgv: [...serviceNodeFlags(tree), ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
+      // BENCH_LIVE_HEAP=<seconds>: the worker collects and prints its live heap that often (bench/charge-worker.ts).
+      execArgv: [
+        ...serviceNodeFlags(tree),
+        ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+        ...(process.env.BENCH_LIVE_HEAP ? ['--expose-gc'] : []),
+      ],
     }),
   );
   await Promise.all(workers.map((w) => new Promise((resolve) => w.once('message', resolve))));
