@@ -44,11 +44,23 @@ app.gateway.chargeBillingKey = async (...args: Parameters<typeof chargeBillingKe
   }
 };
 
-let peakRss = process.memoryUsage().rss;
+let atPeak = process.memoryUsage();
+let peakRss = atPeak.rss;
 const idleRss = peakRss;
-const sampler = setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
-}, 50);
+const idle = atPeak;
+// What the resident memory is made of when it peaks: V8's heap (used and reserved) and the memory outside it.
+const sample = () => {
+  const now = process.memoryUsage();
+  if (now.rss > peakRss) {
+    peakRss = now.rss;
+    atPeak = now;
+  }
+};
+const sampler = setInterval(sample, 50);
+// BENCH_LIVE_HEAP=<seconds> (the bench then starts the worker with --expose-gc): a full collection every that many seconds of the
+// pass, printing the heap still alive, to tell memory the pass keeps from garbage V8 has not collected yet.
+const liveEvery = Number(process.env.BENCH_LIVE_HEAP ?? 0) * 1000;
+const gc = (globalThis as { gc?: () => void }).gc;
 
 process.send!({ ready: true, idleRss });
 process.once('message', async () => {
@@ -56,10 +68,21 @@ process.once('message', async () => {
   transactions = 0;
   const cpu = process.cpuUsage();
   const started = process.hrtime.bigint();
+  const live =
+    liveEvery > 0 && gc
+      ? setInterval(() => {
+          gc();
+          const m = process.memoryUsage();
+          console.error(
+            `  live heap ${(m.heapUsed / 1048576).toFixed(0)} MB (reserved ${(m.heapTotal / 1048576).toFixed(0)}), RSS ${(m.rss / 1048576).toFixed(0)} MB`,
+          );
+        }, liveEvery)
+      : undefined;
   const report = await app.charges.runPass();
+  clearInterval(live);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const used = process.cpuUsage(cpu);
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  sample();
   clearInterval(sampler);
   if (process.env.BENCH_SQL) for (const [text, n] of [...texts].sort((a, b) => b[1] - a[1])) console.error(String(n).padStart(6), text);
   const slotBusy = callMs / (config.scheduler.concurrency * seconds * 1000);
@@ -71,6 +94,8 @@ process.once('message', async () => {
     transactions,
     peakRss,
     idleRss,
+    idle,
+    atPeak,
     callMs: callMs / Math.max(calls, 1),
     slotBusy,
   });

@@ -9,10 +9,20 @@
 //   BENCH_ROUNDS=3                       every run three times, alternated (medians and ranges printed)
 //   BENCH_BASELINE=<worktree>            also runs that checkout's engine (its bench/charge-worker.ts) in turn with
 //                                        this one, on the same database and sandbox: each figure side by side
-//   BENCH_ONLY=L50,L0,...                only these runs (L50, L200, L0, floor, replicas, events, large)
+//   BENCH_ONLY=L50,L0,...                only these runs (L50, L200, L0, floor, replicas, events, large, service,
+//                                        service-large)
 //   BENCH_FLOOR=<path>                   the plain-SQL floor's script (default ../shared/bench/plain-protocol.mjs)
-//   BENCH_LARGE=1 npm run bench          adds the 100,000-subscription drain (memory targets)
+//   BENCH_LARGE=1 npm run bench          adds the 100,000-subscription drains (memory targets)
+//   BENCH_LIVE_HEAP=<seconds>            each worker collects garbage that often during its pass and prints the heap
+//                                        still alive (what the pass keeps, apart from garbage not yet collected)
+//
+// Memory (target 5) is measured on the service as `npm start` runs it (run `service`): src/server.ts in a process of
+// its own, with the start script's node flags and compile cache, started twice (the first start fills the cache, as a
+// checkout's first `npm start` does); its RSS from /proc when idle after start, every 50 ms during a pass driven
+// through POST /admin/scheduler/run, and idle again after it. The bench workers' own RSS is printed too.
 import { execFileSync, fork, spawn } from 'node:child_process';
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +35,7 @@ import { createKeyring } from '../src/lib/crypto.ts';
 import { seedDueSubscriptions } from '../test/helpers/bulk.ts';
 import { truncateAll } from '../test/helpers/database.ts';
 import { freePort } from '../test/setup/global-setup.ts';
+import { BENCH_ADMIN_TOKEN, memoryOf, startService } from './service-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LARGE = process.argv.includes('--large') || process.env.BENCH_LARGE === '1';
@@ -47,6 +58,9 @@ interface WorkerResult {
   transactions: number;
   peakRss: number;
   idleRss: number;
+  /** process.memoryUsage() when idle and at the RSS peak (older workers report neither). */
+  idle?: NodeJS.MemoryUsage;
+  atPeak?: NodeJS.MemoryUsage;
   /** The mean gateway call, and the share of the slots' time spent in calls (older workers report neither). */
   callMs?: number;
   slotBusy?: number;
@@ -125,10 +139,15 @@ async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, 
   };
   const workers = Array.from({ length: replicas }, () =>
     fork(path.join(tree, 'bench/charge-worker.ts'), [], {
-      env: { ...process.env, BENCH_ENV: JSON.stringify(env) },
+      env: { ...process.env, ...serviceNodeEnv(tree), BENCH_ENV: JSON.stringify(env) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // BENCH_PROFILE=<dir>: a V8 CPU profile of each service process (open it in Chrome DevTools).
-      execArgv: [...serviceNodeFlags(tree), ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
+      // BENCH_LIVE_HEAP=<seconds>: the worker collects and prints its live heap that often (bench/charge-worker.ts).
+      execArgv: [
+        ...serviceNodeFlags(tree),
+        ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+        ...(process.env.BENCH_LIVE_HEAP ? ['--expose-gc'] : []),
+      ],
     }),
   );
   await Promise.all(workers.map((w) => new Promise((resolve) => w.once('message', resolve))));
@@ -147,10 +166,88 @@ async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, 
     transactionsPerCharge: reports.reduce((n, r) => n + r.transactions, 0) / succeeded,
     peakRssMb: Math.max(...reports.map((r) => r.peakRss)) / MB,
     idleRssMb: Math.max(...reports.map((r) => r.idleRss)) / MB,
+    idleMemory: reports[0]?.idle,
+    peakMemory: reports[0]?.atPeak,
     callMs: reports.reduce((n, r) => n + (r.callMs ?? Number.NaN), 0) / reports.length,
     slotBusy: reports.reduce((n, r) => n + (r.slotBusy ?? Number.NaN), 0) / reports.length,
     reports: reports.map((r) => r.report),
   };
+}
+
+/** The CPU time (user + system, ms) a process has used, from /proc. */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** POST without a client timeout: a 100,000 pass answers after minutes (fetch gives up on headers after 300 s). */
+function postJson(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => {
+        text += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+    });
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
+}
+
+/** " (heap used/reserved, outside the heap: idle → at the peak)", in MB, when the worker reports them. */
+function memoryParts(idle?: NodeJS.MemoryUsage, peak?: NodeJS.MemoryUsage): string {
+  if (!idle || !peak) return '';
+  const parts = (m: NodeJS.MemoryUsage) => `${(m.heapUsed / MB).toFixed(0)}/${(m.heapTotal / MB).toFixed(0)}, ${((m.rss - m.heapTotal) / MB).toFixed(0)}`;
+  return ` (heap used/reserved, rest: ${parts(idle)} → ${parts(peak)})`;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One charging pass on the service as `npm start` runs it (target 5): idle RSS after start (the second start; the
+ * first fills the compile cache), the RSS sampled every 50 ms during a pass run through the admin API, and the idle
+ * RSS after it.
+ */
+async function serviceDrain(databaseUrl: string, sandboxUrl: string, tree: string) {
+  const env = { PAYMENT_API_BASE_URL: sandboxUrl, SCHEDULER_CONCURRENCY: String(C) };
+  const first = await startService(databaseUrl, env, [], tree);
+  await sleep(3000);
+  const firstIdleMb = memoryOf(first.pid).rssMb;
+  await first.stop();
+  const service = await startService(databaseUrl, env, [], tree);
+  try {
+    await sleep(3000);
+    const idleRssMb = memoryOf(service.pid).rssMb;
+    const cpu = cpuMsOf(service.pid);
+    const sampler = service.sample(50);
+    const started = process.hrtime.bigint();
+    const answer = await postJson(
+      `${service.base}/admin/scheduler/run`,
+      { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, 'idempotency-key': randomUUID() },
+      { reason: 'benchmark' },
+    );
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const memory = sampler.stop();
+    const cpuMs = cpuMsOf(service.pid) - cpu;
+    if (answer.status !== 200) throw new Error(`scheduler/run answered ${answer.status}: ${answer.body}`);
+    const report = JSON.parse(answer.body) as { succeeded: number };
+    await sleep(3000);
+    const afterRssMb = memoryOf(service.pid).rssMb;
+    return {
+      seconds,
+      succeeded: report.succeeded,
+      perSecond: report.succeeded / seconds,
+      cpuMsPerCharge: cpuMs / report.succeeded,
+      firstIdleRssMb: firstIdleMb,
+      idleRssMb,
+      peakRssMb: memory.sampledPeakMb,
+      afterRssMb,
+    };
+  } finally {
+    await service.stop();
+  }
 }
 
 /** Exactly one approved charge per subscription and cycle, in our records and in the gateway's ledger. */
@@ -210,7 +307,7 @@ async function main() {
   const embedded = await startEmbeddedPostgres({ dataDir: path.join(workDir, 'pg'), port: await freePort(), database: 'postgres', persistent: false, log });
   const sandbox = await startSandbox();
   const db = createPrismaClient(embedded.adminConnectionString, { poolSize: 4 });
-  const wanted = (run: string) => (ONLY ? ONLY.has(run) : run !== 'large' || LARGE);
+  const wanted = (run: string) => (ONLY ? ONLY.has(run) : (run !== 'large' && run !== 'service-large') || LARGE);
   const trees: Array<['this' | 'baseline', string]> = [['this', ROOT], ...(BASELINE ? [['baseline', BASELINE] as ['baseline', string]] : [])];
   try {
     await migrate({ connectionString: embedded.adminConnectionString, log });
@@ -231,12 +328,25 @@ async function main() {
       const doubles = await doubleCharges(db, sandbox.url);
       results.push({ name, code: tree[0], count: options.count ?? N, concurrency: options.concurrency ?? C, ...options, ...result, doubleCharges: doubles });
       console.error(
-        `  ${tree[0].padEnd(8)} ${name.padEnd(22)} ${result.perSecond.toFixed(0).padStart(5)}/s  CPU ${result.cpuMsPerCharge.toFixed(2)} ms/charge  peak RSS ${result.peakRssMb.toFixed(0)} MB  statements ${result.statementsPerCharge.toFixed(2)}/charge  call ${result.callMs.toFixed(1)} ms  slots busy ${result.slotBusy.toFixed(2)}  doubles ${doubles}`,
+        `  ${tree[0].padEnd(8)} ${name.padEnd(22)} ${result.perSecond.toFixed(0).padStart(5)}/s  CPU ${result.cpuMsPerCharge.toFixed(2)} ms/charge  peak RSS ${result.peakRssMb.toFixed(0)} MB${memoryParts(result.idleMemory, result.peakMemory)}  statements ${result.statementsPerCharge.toFixed(2)}/charge  call ${result.callMs.toFixed(1)} ms  slots busy ${result.slotBusy.toFixed(2)}  doubles ${doubles}`,
       );
       keep(`${tree[0]} ${name}`, { ...result, doubles });
       return { ...result, doubles };
     };
     const floors: Array<{ rate: number; cpuMsPerCharge: number; peakRssMB: number }> = [];
+    type ServiceFigures = Awaited<ReturnType<typeof serviceDrain>> & { doubles: number };
+    const serviceFigures = new Map<string, ServiceFigures[]>();
+    const runService = async (name: string, tree: ['this' | 'baseline', string], count: number) => {
+      await prepare(db, sandbox.url, count, 0, true);
+      const result = await serviceDrain(embedded.adminConnectionString, sandbox.url, tree[1]);
+      const doubles = await doubleCharges(db, sandbox.url);
+      results.push({ name, code: tree[0], count, concurrency: C, latencyMs: 0, ...result, doubleCharges: doubles });
+      console.error(
+        `  ${tree[0].padEnd(8)} ${name.padEnd(22)} ${result.perSecond.toFixed(0).padStart(5)}/s  CPU ${result.cpuMsPerCharge.toFixed(2)} ms/charge  RSS: first start ${result.firstIdleRssMb.toFixed(0)} MB, idle ${result.idleRssMb.toFixed(0)} MB, peak ${result.peakRssMb.toFixed(0)} MB, idle after ${result.afterRssMb.toFixed(0)} MB  doubles ${doubles}`,
+      );
+      const key = `${tree[0]} ${name}`;
+      serviceFigures.set(key, [...(serviceFigures.get(key) ?? []), { ...result, doubles }]);
+    };
 
     if (process.env.BENCH_PROFILE) {
       // Profiling: the L = 0 drain alone.
@@ -254,6 +364,8 @@ async function main() {
         if (wanted('events')) await run('drain L=0 events off', tree, { latencyMs: 0, events: false });
         if (wanted('replicas')) await run('two replicas L=50ms', tree, { latencyMs: 50, replicas: 2 });
         if (wanted('large') && round === 0) await run('drain 100k L=0', tree, { count: 100_000, latencyMs: 0 });
+        if (wanted('service')) await runService('service L=0', tree, N);
+        if (wanted('service-large') && round === 0) await runService('service 100k L=0', tree, 100_000);
       }
       if (wanted('floor') && !existsSync(FLOOR)) {
         if (round === 0) console.error(`  the plain-SQL floor is not at ${FLOOR}: not run (set BENCH_FLOOR)`);
@@ -369,8 +481,58 @@ async function main() {
       '0',
       doubles.every((d) => d === 0),
     );
+    // Target 5 on the service as `npm start` runs it; then the bench workers' own figures (buildApp in a worker
+    // process, the webhook dispatcher off), kept comparable with the earlier stops.
+    const showService = (label: string, name: string, pick: (r: ServiceFigures) => number, target: string, met: (value: number) => boolean) => {
+      const mine = (serviceFigures.get(`this ${name}`) ?? []).map(pick);
+      if (mine.length === 0) return;
+      const base = BASELINE ? spread((serviceFigures.get(`baseline ${name}`) ?? []).map(pick), 0) : undefined;
+      line(label, spread(mine, 0), target, met(median(mine)), base);
+    };
+    showService(
+      '5. npm start: idle RSS after start (MB)',
+      'service L=0',
+      (r) => r.idleRssMb,
+      '< 120',
+      (v) => v < 120,
+    );
+    showService(
+      '   npm start: first of the two starts (MB)',
+      'service L=0',
+      (r) => r.firstIdleRssMb,
+      'report',
+      () => true,
+    );
+    showService(
+      `   npm start: peak RSS, ${N.toLocaleString('en')} pass (MB)`,
+      'service L=0',
+      (r) => r.peakRssMb,
+      '< 200',
+      (v) => v < 200,
+    );
+    showService(
+      '   npm start: idle RSS after the pass (MB)',
+      'service L=0',
+      (r) => r.afterRssMb,
+      '< 120',
+      (v) => v < 120,
+    );
+    showService(
+      '   npm start: peak RSS, 100,000 pass (MB)',
+      'service 100k L=0',
+      (r) => r.peakRssMb,
+      '< 200',
+      (v) => v < 200,
+    );
+    showService(
+      '   npm start: idle RSS after 100,000 (MB)',
+      'service 100k L=0',
+      (r) => r.afterRssMb,
+      '< 120',
+      (v) => v < 120,
+    );
     show(
-      '5. idle RSS after start (MB)',
+      '   bench worker: idle RSS after start (MB)',
       'drain L=0',
       (r) => r.idleRssMb,
       0,
@@ -378,7 +540,7 @@ async function main() {
       (v) => v < 120,
     );
     show(
-      `   peak RSS, ${N.toLocaleString('en')} drain L=0 (MB)`,
+      `   bench worker: peak RSS, ${N.toLocaleString('en')} drain (MB)`,
       'drain L=0',
       (r) => r.peakRssMb,
       0,
@@ -386,7 +548,7 @@ async function main() {
       (v) => v < 200,
     );
     show(
-      '   peak RSS, 100,000 drain L=0 (MB)',
+      '   bench worker: peak RSS, 100,000 drain (MB)',
       'drain 100k L=0',
       (r) => r.peakRssMb,
       0,
@@ -410,6 +572,16 @@ async function main() {
     rmSync(workDir, { recursive: true, force: true });
   }
   if (!process.env.BENCH_PROFILE) writeResults('charging', results);
+}
+
+/**
+ * What `npm start` puts in node's environment besides the flags: the compile cache (package.json's start script), so
+ * that the benchmarks' service processes start as `npm start` starts them (a tree whose script sets none gets none).
+ */
+export function serviceNodeEnv(tree = ROOT): Record<string, string> {
+  const start = (JSON.parse(readFileSync(path.join(tree, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const match = /NODE_COMPILE_CACHE=\$\{NODE_COMPILE_CACHE:-([^}\s]+)\}/.exec(start);
+  return match ? { NODE_COMPILE_CACHE: path.resolve(tree, match[1]!) } : {};
 }
 
 /** The node flags `npm start` runs the service with (package.json), so that the benchmarks measure it as deployed. */

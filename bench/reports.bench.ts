@@ -179,6 +179,20 @@ async function main() {
         }
       }
       results.push({ plans });
+      // One request at a time, in-process (the same statements, no HTTP): the median of 5 after one warm-up.
+      const alone: Record<string, number> = {};
+      for (const [name, build] of builders) {
+        await build();
+        const times: number[] = [];
+        for (let run = 0; run < 5; run += 1) {
+          const at = performance.now();
+          await build();
+          times.push(performance.now() - at);
+        }
+        alone[name] = Math.round(median(times) * 10) / 10;
+      }
+      console.log(`\nOne request at a time (in-process, median of 5, ms): ${JSON.stringify(alone)}`);
+      results.push({ alone });
     } finally {
       await client.end();
       await db.$disconnect();

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/setup/global-setup.ts';
-import { serviceNodeFlags } from './charging.bench.ts';
+import { serviceNodeEnv, serviceNodeFlags } from './charging.bench.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BENCH_ADMIN_TOKEN = 'bench_admin_token_0123456789abcdef';
@@ -26,13 +26,15 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-export async function startService(databaseUrl: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<ServiceProcess> {
+/** `tree`: the checkout whose src/server.ts runs, with its own `npm start` flags and compile cache. */
+export async function startService(databaseUrl: string, env: Record<string, string> = {}, nodeFlags: string[] = [], tree = ROOT): Promise<ServiceProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...serviceNodeFlags(), ...nodeFlags, path.join(ROOT, 'src/server.ts')], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [...serviceNodeFlags(tree), ...nodeFlags, path.join(tree, 'src/server.ts')], {
+    cwd: tree,
     env: {
       PATH: process.env.PATH ?? '',
+      ...serviceNodeEnv(tree),
       NODE_ENV: 'test',
       HOST: '127.0.0.1',
       PORT: String(port),

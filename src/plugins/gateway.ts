@@ -10,9 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { createGatewayClient } from '../gateway/client.ts';
 import type { GatewayClient } from '../gateway/types.ts';
 import { instrumentGateway } from './metrics.ts';
-import { createSandboxState, type SandboxState } from '../sandbox/sandbox.state.ts';
-import { sandboxRoutes } from '../sandbox/sandbox.routes.ts';
-import { createSandboxStore } from '../sandbox/sandbox.store.ts';
+import type { SandboxState } from '../sandbox/sandbox.state.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,6 +32,13 @@ async function gatewayPlugin(app: FastifyInstance) {
   if (config.gateway.baseUrl) {
     baseUrl = config.gateway.baseUrl;
   } else {
+    // Imported here, not at the top: a service given PAYMENT_API_BASE_URL (production) never loads the sandbox's
+    // modules (about 2–4 MB of resident memory, BENCHMARKS.md §6 "Memory").
+    const [{ createSandboxState }, { sandboxRoutes }, { createSandboxStore }] = await Promise.all([
+      import('../sandbox/sandbox.state.ts'),
+      import('../sandbox/sandbox.routes.ts'),
+      import('../sandbox/sandbox.store.ts'),
+    ]);
     // The sandbox remembers what it issued across restarts, in the service's database (its own schema).
     sandbox = createSandboxState({ clock: app.clock, merchantId });
     const store = createSandboxStore(app.db, sandbox);

@@ -118,7 +118,7 @@ function expectedType(field: DmmfField): string {
       if (native === 'VarChar') return `character varying(${args[0]})`;
       return 'text';
     case 'Int':
-      return 'integer';
+      return native === 'SmallInt' ? 'smallint' : 'integer';
     case 'BigInt':
       return 'bigint';
     case 'Boolean':
@@ -128,6 +128,7 @@ function expectedType(field: DmmfField): string {
     case 'Json':
       return 'jsonb';
     case 'DateTime':
+      if (native === 'Date') return 'date';
       if (native === 'Timestamptz') return `timestamp with time zone(${args[0] ?? 6})`;
       return `timestamp without time zone(${args[0] ?? 3})`;
     default:

@@ -50,6 +50,11 @@ async function createDatabase(template: string | undefined): Promise<TestDatabas
 }
 
 const TABLES = [
+  // The reports' pre-aggregated figures (migration 20261124210000_report_rollups): emptied with the rows they sum.
+  'revenue_days',
+  'recovery_cycles',
+  'recovery_months',
+  'mrr_months',
   'settlement_lines',
   'external_refunds',
   'settlement_imports',

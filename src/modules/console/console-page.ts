@@ -71,6 +71,13 @@ export function actionForm(action: string, button: string, fields: FormField[] =
 /** The fields every action form posts besides its own (all text, as a form sends them). */
 const FormBase = { _csrf: Type.String(), idempotencyKey: Type.String({ minLength: 1, maxLength: 200 }), reason: Type.String({ maxLength: 500 }) };
 
+/**
+ * How long a second submit of a form (a double click) waits for the first one's outcome: longer than one gateway call
+ * may take (PAYMENT_TIMEOUT_MS, 30 s by default), so it answers what the first did; past it, the page says the action
+ * is still running (409 IDEMPOTENCY_IN_PROGRESS) and the operator reloads the page to see it.
+ */
+const SECOND_SUBMIT_WAIT_MS = 45_000;
+
 /** The form's words for a body the admin route's schema refuses: "Amount must be >= 1". */
 function describeInvalid(schema: TSchema, body: unknown, labels: Record<string, string>): string {
   const [first] = Value.Errors(schema, body);
@@ -87,7 +94,7 @@ function describeInvalid(schema: TSchema, body: unknown, labels: Record<string, 
  *   (`adminBody`), so a value the admin route refuses is refused here in the same terms;
  * - `act` runs the admin route's service under the admin route's idempotency scope (`adminRoute`, e.g.
  *   '/admin/payments/:id/resolve') with the key the form was rendered with: a second submit of the same form does not
- *   act again and answers like the first;
+ *   act again and answers like the first, waiting for it while it still runs;
  * - success (and its replay) answers 303 to `redirect(id)`; a coded error (and its replay) renders the error page
  *   with its status, in words.
  */
@@ -101,6 +108,8 @@ export function registerAction<P extends TProperties, B extends TSchema>(
     labels: Record<string, string>;
     adminBody: B;
     toBody: (form: Static<TObject<P>> & { reason: string }) => Record<string, unknown>;
+    /** What the admin route answers on success: 201 for the routes that create (a charge, an external refund). */
+    adminStatus?: 200 | 201;
     act: (id: string, body: Static<B>, request: FastifyRequest) => Promise<unknown>;
     redirect: (id: string) => string;
   },
@@ -112,10 +121,15 @@ export function registerAction<P extends TProperties, B extends TSchema>(
     const { _csrf, idempotencyKey, ...fields } = request.body as Record<string, string>;
     const body = spec.toBody({ ...fields, reason: fields.reason!.trim() } as never);
     if (!Value.Check(spec.adminBody, body)) throw new ValidationError(describeInvalid(spec.adminBody, body, labels));
-    const { outcome } = await idempotency.once(scopeOf('POST', spec.adminRoute, id), idempotencyKey!, { body }, async () => ({
-      statusCode: 200,
-      body: await spec.act(id, body as Static<B>, request),
-    }));
+    const { outcome } = await idempotency.once(
+      scopeOf('POST', spec.adminRoute, id),
+      idempotencyKey!,
+      // What the admin route's key compares (its query is empty) and what it would store: the same request with the
+      // same key answers the same there (test/modules/console/action-idempotency.test.ts).
+      { query: {}, body },
+      async () => ({ statusCode: spec.adminStatus ?? 200, body: await spec.act(id, body as Static<B>, request) }),
+      { waitForRunningMs: SECOND_SUBMIT_WAIT_MS },
+    );
     if (outcome.statusCode >= 400) return renderError(request, reply, outcome.statusCode, outcome.body as { code?: string; message?: string });
     return reply.redirect(spec.redirect(id), 303);
   });

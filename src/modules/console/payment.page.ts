@@ -111,6 +111,7 @@ export function paymentPage(deps: ConsoleDeps) {
     registerAction(scope, idempotency, {
       url: '/payments/:id/external-refund',
       adminRoute: '/admin/payments/:id/refunds/external',
+      adminStatus: 201,
       fields: { amount: Text, reference: Text },
       labels: { amount: 'Amount', reference: 'Reference' },
       adminBody: ExternalRefundBody,

@@ -62,6 +62,7 @@ export function subscriptionPage(deps: ConsoleDeps) {
     registerAction(scope, idempotency, {
       url: '/subscriptions/:id/charge',
       adminRoute: '/admin/subscriptions/:id/charge',
+      adminStatus: 201,
       fields: {},
       labels: {},
       adminBody: ReasonBody,

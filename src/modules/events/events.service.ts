@@ -6,6 +6,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { EVENT_COLUMNS_SQL, renderEvent, type EventRow } from './events.render.ts';
 import { sqlParams, sqlQuery } from '../../db/prisma.ts';
+import { limitSql } from '../../lib/pagination.ts';
 import { endpointSubscribes, REQUEUE_DELIVERY } from './delivery.state.ts';
 
 type Db = ServiceDeps['db'];
@@ -28,7 +29,7 @@ export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
     await assignEventSequences(db);
     const { values, param } = sqlParams();
     const where = `e."sequence" > ${param(String(query.after ?? 0))}::bigint${query.type ? ` AND e."type" = ${param(query.type)}` : ''}`;
-    const rows = await loadEvents(db, where, values, `ORDER BY e."sequence" LIMIT ${param(query.limit)}::int`);
+    const rows = await loadEvents(db, where, values, `ORDER BY e."sequence" ${limitSql(query.limit)}`);
     const items = rows.map((row) => renderEvent(row, config));
     const last = items[items.length - 1];
     return { items, nextCursor: items.length === query.limit && last ? String(last.sequence) : null };

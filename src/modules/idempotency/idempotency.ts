@@ -5,6 +5,7 @@
 // 24 hours. Coded errors are stored like successes (a replay of a declined charge is the same decline); an
 // unexpected failure removes the record so the key can be retried.
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/prisma.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -72,6 +73,18 @@ export interface Sealing<T> {
   replay?: (stored: unknown) => Promise<T>;
 }
 
+export interface OnceOptions<T> extends Sealing<T> {
+  /**
+   * While the first request with the key is still running, wait up to this long (real time: it waits on I/O, not on
+   * the business clock) for its outcome and answer that, instead of 409 IDEMPOTENCY_IN_PROGRESS at once. The console
+   * uses it: a double click on a form must show what the action did, not an error, when the action in fact acted.
+   */
+  waitForRunningMs?: number;
+}
+
+/** How often a waiting request looks for the first one's outcome. */
+const RUNNING_POLL_MS = 100;
+
 export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }) {
   const { db, clock } = deps;
   const ttlMs = deps.ttlMs ?? IDEMPOTENCY_TTL_MS;
@@ -98,6 +111,19 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
     throw new IdempotencyInProgressError();
   }
 
+  /** `claim`, retried while the first request is running, for up to `waitMs`; then its 409 IN_PROGRESS stands. */
+  async function claimWaiting(scope: string, key: string, requestHash: string, waitMs: number) {
+    const giveUpAt = performance.now() + waitMs;
+    for (;;) {
+      try {
+        return await claim(scope, key, requestHash);
+      } catch (error) {
+        if (!(error instanceof IdempotencyInProgressError) || performance.now() + RUNNING_POLL_MS > giveUpAt) throw error;
+      }
+      await sleep(RUNNING_POLL_MS);
+    }
+  }
+
   /**
    * Runs `handler` at most once per (scope, key), the request identified by the hash of `payload`; a replay answers
    * the stored outcome (`replayed`). A coded error is stored, then thrown; a replay of it is its stored outcome.
@@ -107,10 +133,10 @@ export function createIdempotency(deps: { db: Db; clock: Clock; ttlMs?: number }
     key: string,
     payload: unknown,
     handler: () => Promise<Outcome<T>>,
-    options: Sealing<T> = {},
+    options: OnceOptions<T> = {},
   ): Promise<{ outcome: Outcome<T>; replayed: boolean }> {
     const requestHash = createHash('sha256').update(canonical(payload)).digest('hex');
-    const claimed = await claim(scope, key, requestHash);
+    const claimed = await claimWaiting(scope, key, requestHash, options.waitForRunningMs ?? 0);
     if ('replay' in claimed) {
       const { statusCode, body } = claimed.replay;
       return { outcome: { statusCode, body: options.replay && statusCode < 300 ? await options.replay(body) : (body as T) }, replayed: true };

@@ -22,24 +22,53 @@ function parse(text: string, granularity: Granularity, zone: string): DateTime {
   return parsed.startOf(granularity);
 }
 
-/** Every period from `from` to `to` (inclusive) in `zone`, their ends clamped to now. */
-export function periodsBetween(from: string, to: string, granularity: Granularity, zone: string, now: Date): Period[] {
+/** A calendar's periods before clamping: they depend only on the range, the granularity and the zone. */
+type Calendar = ReadonlyArray<{ label: string; start: number; end: number }>;
+
+/**
+ * The calendars of the latest ranges asked. Walking 732 Korea days with Luxon (an Intl offset lookup per step) was
+ * 15–100 ms of CPU per daily report on the loaded reference machine, most of the report's time once its figures were
+ * pre-aggregated (BENCHMARKS.md §9); the same ranges are asked again and again (the console's defaults, a dashboard),
+ * and a calendar never changes, so the latest few are kept. Only clamping to now is done per request.
+ */
+const calendars = new Map<string, Calendar>();
+const CALENDARS_KEPT = 32;
+
+function calendar(from: string, to: string, granularity: Granularity, zone: string): Calendar {
+  const key = `${granularity} ${zone} ${from} ${to}`;
+  const kept = calendars.get(key);
+  if (kept) return kept;
   const first = parse(from, granularity, zone);
   const last = parse(to, granularity, zone);
   if (last < first) throw new ValidationError(`to (${to}) is before from (${from})`);
   const step = granularity === 'month' ? { months: 1 } : { days: 1 };
-  const periods: Period[] = [];
-  // Instants are kept to the millisecond: the period that contains now includes now itself.
-  const clamp = (instant: Date) => new Date(Math.min(instant.getTime(), now.getTime() + 1));
-  for (let at = first; at <= last; at = at.plus(step)) {
+  const periods: Array<{ label: string; start: number; end: number }> = [];
+  // Each step is taken once (a period's end is the next one's start).
+  let at = first;
+  let start = at.toMillis();
+  while (at <= last) {
     if (periods.length === MAX_PERIODS) throw new ValidationError(`At most ${MAX_PERIODS} periods per report`);
-    periods.push({
-      label: at.toFormat(granularity === 'month' ? 'yyyy-MM' : 'yyyy-MM-dd'),
-      start: clamp(at.toJSDate()),
-      end: clamp(at.plus(step).toJSDate()),
-    });
+    const next = at.plus(step);
+    const end = next.toMillis();
+    const date = at.toISODate()!;
+    periods.push({ label: granularity === 'month' ? date.slice(0, 7) : date, start, end });
+    at = next;
+    start = end;
   }
+  if (calendars.size >= CALENDARS_KEPT) calendars.delete(calendars.keys().next().value!);
+  calendars.set(key, periods);
   return periods;
+}
+
+/** Every period from `from` to `to` (inclusive) in `zone`, their ends clamped to now. */
+export function periodsBetween(from: string, to: string, granularity: Granularity, zone: string, now: Date): Period[] {
+  // Instants are kept to the millisecond: the period that contains now includes now itself.
+  const limit = now.getTime() + 1;
+  return calendar(from, to, granularity, zone).map(({ label, start, end }) => ({
+    label,
+    start: new Date(Math.min(start, limit)),
+    end: new Date(Math.min(end, limit)),
+  }));
 }
 
 /**

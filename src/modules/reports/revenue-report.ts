@@ -2,10 +2,11 @@
 // resolved later: the approval time it was resolved with; one refunded later still counts here), succeeded refunds
 // (CANCEL attempts that SUCCEEDED) by the Korea date they were sent to the gateway, and refunds made outside it
 // (external_refunds) by the Korea date they were recorded; net = payments − refunds. Refunds never move MRR (they are
-// no subscription change). One set-based query over every period.
+// no subscription change). Read from the pre-aggregated days (rollups.ts).
 import type { Db } from '../../db/prisma.ts';
 import { sqlQuery } from '../../db/prisma.ts';
 import type { Period } from './periods.ts';
+import { splitRange } from './rollups.ts';
 
 export interface Money {
   count: number;
@@ -42,40 +43,43 @@ function figures(rows: Row[]): RevenueFigures {
 }
 
 /**
- * Each row is grouped under its period, its Korea day (or month) truncated in SQL and formatted once per group, rather
- * than joined with every period by range: a range join compares each payment with each of up to 1,000 periods. The periods are
- * contiguous (each starts where the one before ends; only the last is cut at now), so one bound on the whole range
- * and the label are the same grouping. Both ranges (approvals, refunds) are read through their partial indexes
- * (migration 20261124180000_report_indexes).
+ * Whole Korea days come from revenue_days (their shards summed), the day that holds now from the raw rows
+ * (revenue_lines: the same rules, through the report indexes, over one day at most); the two sets of rows are added
+ * by period and method. Rows are grouped under their period's label (a day, or its month) rather than joined with
+ * every period by range: the periods are contiguous (each starts where the one before ends; only the last is cut at
+ * now), so one bound on the whole range and the label are the same grouping.
  */
 export async function buildRevenueReport(db: Db, periods: Period[], zone: string): Promise<RevenuePeriod[]> {
   if (periods.length === 0) return [];
   const monthly = periods[0]!.label.length === 7;
-  const rows = await sqlQuery<Row>(
-    db,
-    `WITH moved AS (
-       SELECT pay."method", pay."approvedAt" AS "at", pay."amount", 1 AS "payments", 0 AS "refunds"
-         FROM "payments" pay
-        WHERE pay."status" IN ('SUCCEEDED', 'CANCELED') AND pay."approvedAt" >= $1 AND pay."approvedAt" < $2
-       UNION ALL
-       SELECT pay."method", COALESCE(a."sentAt", a."completedAt", a."createdAt"), a."amount", 0, 1
-         FROM "payment_attempts" a JOIN "payments" pay ON pay."id" = a."paymentId"
-        WHERE a."operation" = 'CANCEL' AND a."status" = 'SUCCEEDED'
-          AND COALESCE(a."sentAt", a."completedAt", a."createdAt") >= $1 AND COALESCE(a."sentAt", a."completedAt", a."createdAt") < $2
-       UNION ALL
-       SELECT pay."method", e."recordedAt", e."amount", 0, 1
-         FROM "external_refunds" e JOIN "payments" pay ON pay."id" = e."paymentId"
-        WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2)
-     SELECT to_char(g."start", $5) AS "period", g."method", g."paymentCount", g."paymentAmount", g."refundCount", g."refundAmount"
-       FROM (SELECT date_trunc($4, moved."at" AT TIME ZONE $3) AS "start", moved."method",
-                    sum(moved."payments")::int AS "paymentCount", COALESCE(sum(moved."amount") FILTER (WHERE moved."payments" = 1), 0)::float8 AS "paymentAmount",
-                    sum(moved."refunds")::int AS "refundCount", COALESCE(sum(moved."amount") FILTER (WHERE moved."refunds" = 1), 0)::float8 AS "refundAmount"
-               FROM moved
-              GROUP BY 1, 2) g`,
-    [periods[0]!.start, periods.at(-1)!.end, zone, monthly ? 'month' : 'day', monthly ? 'YYYY-MM' : 'YYYY-MM-DD'],
-  );
+  const label = monthly ? 'YYYY-MM' : 'YYYY-MM-DD';
+  const { whole, live } = splitRange(periods[0]!.start, periods.at(-1)!.end, 'day', zone);
+  const [kept, recent] = await Promise.all([
+    whole
+      ? sqlQuery<Row>(
+          db,
+          `SELECT to_char(r."day", $3) AS "period", r."method",
+                  sum(r."paymentCount")::int AS "paymentCount", sum(r."paymentAmount")::float8 AS "paymentAmount",
+                  sum(r."refundCount")::int AS "refundCount", sum(r."refundAmount")::float8 AS "refundAmount"
+             FROM "revenue_days" r WHERE r."day" >= $1::date AND r."day" < $2::date
+            GROUP BY 1, 2`,
+          [whole.from, whole.to, label],
+        )
+      : [],
+    live
+      ? sqlQuery<Row>(
+          db,
+          `SELECT to_char(date_trunc($4, l."at" AT TIME ZONE $3), $5) AS "period", l."method",
+                  sum(l."paymentCount")::int AS "paymentCount", sum(l."paymentAmount")::float8 AS "paymentAmount",
+                  sum(l."refundCount")::int AS "refundCount", sum(l."refundAmount")::float8 AS "refundAmount"
+             FROM "revenue_lines"($1, $2) l
+            GROUP BY 1, 2`,
+          [live.start, live.end, zone, monthly ? 'month' : 'day', label],
+        )
+      : [],
+  ]);
   const byPeriod = new Map<string, Row[]>();
-  for (const row of rows) byPeriod.set(row.period, [...(byPeriod.get(row.period) ?? []), row]);
+  for (const row of [...kept, ...recent]) byPeriod.set(row.period, [...(byPeriod.get(row.period) ?? []), row]);
   return periods.map((period) => {
     const mine = byPeriod.get(period.label) ?? [];
     const byMethod = Object.fromEntries(METHODS.map((method) => [method, figures(mine.filter((row) => row.method === method))])) as RevenuePeriod['byMethod'];

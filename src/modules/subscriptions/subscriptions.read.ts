@@ -5,7 +5,7 @@
 import { columnsOf, sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import { afterCursorSql, decodeCursor, PAGE_ORDER_SQL, toPage } from '../../lib/pagination.ts';
+import { afterCursorSql, decodeCursor, limitSql, PAGE_ORDER_SQL, type PageKey, toPage } from '../../lib/pagination.ts';
 import type { SubscriptionStatus } from '../ledger/subscription.state.ts';
 
 /** The billing key's columns a subscription's public shape shows (never the key itself). */
@@ -58,10 +58,23 @@ export type SubscriptionView = Pick<Prisma.SubscriptionGetPayload<object>, (type
 export const BILLING_KEY_SUMMARY_JSON = `jsonb_build_object('id', k."id", 'method', k."method", 'status', k."status", 'cardName', k."cardName",
   'cardNumber', k."cardNumber", 'carrier', k."carrier", 'phoneNumber', k."phoneNumber")`;
 
+/**
+ * `aggregate` (an ordered aggregate over the consents aliased `c` matching `where`) when there is any such consent, else
+ * `empty`. Most subscriptions have none, and an ordered aggregate sets up its sort on every row it runs for, with rows
+ * or without: behind the index probe of EXISTS a page of 50 costs the database about 0.1 ms less (BENCHMARKS.md §3).
+ */
+function whenConsents(where: string, aggregate: string, empty: string): string {
+  return `CASE WHEN EXISTS (SELECT 1 FROM "consents" c WHERE ${where}) THEN (SELECT ${aggregate} FROM "consents" c WHERE ${where}) ELSE ${empty} END`;
+}
+
 /** The jsonb array of a subscription's consents in their public order, for the consents aliased `c` matching `where`. */
 export function consentsJson(where: string): string {
-  return `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', c."id", 'kind', c."kind", 'obtainedAt', c."obtainedAt", 'channel', c."channel",
-    'reference', c."reference", 'createdAt', c."createdAt") ORDER BY c."obtainedAt", c."id"), '[]') FROM "consents" c WHERE ${where})`;
+  return whenConsents(
+    where,
+    `jsonb_agg(jsonb_build_object('id', c."id", 'kind', c."kind", 'obtainedAt', c."obtainedAt", 'channel', c."channel",
+    'reference', c."reference", 'createdAt', c."createdAt") ORDER BY c."obtainedAt", c."id")`,
+    `'[]'::jsonb`,
+  );
 }
 
 /** Consents read from jsonb carry their instants as strings. */
@@ -96,12 +109,8 @@ export interface SubscriptionFilter {
   cursor?: string;
 }
 
-/**
- * One page, newest first by (createdAt, id) (keyset pagination, lib/pagination.ts). Each filter has an index ending
- * in (createdAt, id) (migration 20261122120000), so the first page and a deep one cost the same.
- */
-export async function pageSubscriptions(db: Db, filter: SubscriptionFilter) {
-  const { values, param } = sqlParams();
+/** The WHERE clause of a page (its filters and its cursor), `param` placing values. */
+function pageWhere(filter: SubscriptionFilter, param: (value: unknown) => string): string {
   const where: string[] = [];
   if (filter.status !== undefined) where.push(`s."status" = ${param(filter.status)}::"SubscriptionStatus"`);
   if (filter.needsAttention !== undefined) where.push(`s."needsAttention" = ${param(filter.needsAttention)}`);
@@ -111,7 +120,68 @@ export async function pageSubscriptions(db: Db, filter: SubscriptionFilter) {
   if (filter.createdTo !== undefined) where.push(`s."createdAt" < ${param(new Date(filter.createdTo))}`);
   const after = decodeCursor(filter.cursor);
   if (after) where.push(afterCursorSql('s', after, param));
-  const sql = `${VIEW} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${PAGE_ORDER_SQL('s')} LIMIT ${param(filter.limit + 1)}`;
+  return where.length ? `WHERE ${where.join(' AND ')}` : '';
+}
+
+/**
+ * One page, newest first by (createdAt, id) (keyset pagination, lib/pagination.ts). Each filter has an index ending
+ * in (createdAt, id) (migration 20261122120000), so the first page and a deep one cost the same.
+ */
+export async function pageSubscriptions(db: Db, filter: SubscriptionFilter) {
+  const { values, param } = sqlParams();
+  const sql = `${VIEW} ${pageWhere(filter, param)} ${PAGE_ORDER_SQL('s')} ${limitSql(filter.limit + 1)}`;
   const rows = await sqlQuery(db, sql, values);
   return toPage(rows.map(toView), filter.limit);
+}
+
+/** An instant as Date#toISOString writes it (UTC, milliseconds, "Z"); the columns are timestamptz(3). */
+const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * maskPhoneNumber (lib/redact.ts) in SQL: no number (null or empty) shows nothing, fewer than 8 digits shows ****, else
+ * the first 3 and the last 4 digits. Digits are [0-9], as JavaScript's \D counts them (PostgreSQL's \d may take others).
+ */
+const maskedPhoneSql = (column: string) => `CASE WHEN nullif(${column}, '') IS NULL THEN NULL
+  WHEN length(regexp_replace(${column}, '[^0-9]', '', 'g')) < 8 THEN '****'
+  ELSE left(regexp_replace(${column}, '[^0-9]', '', 'g'), 3) || '-****-' || right(regexp_replace(${column}, '[^0-9]', '', 'g'), 4) END`;
+
+/**
+ * serializeSubscription (subscriptions.shape.ts) in SQL, for the subscription aliased `s` and its key `k`: the public
+ * shape as JSON text, its fields in the same order. A field the serializer leaves undefined is absent (ABSENT ON NULL),
+ * and nextChargeAt, the one that is null when empty, is a JSON null. Written by PostgreSQL, a list page costs the
+ * service no row parsing, Date objects or serializer (BENCHMARKS.md §3). The twin test in
+ * test/modules/subscriptions/subscriptions.routes.test.ts holds it equal to serializeSubscription, field by field.
+ */
+const PUBLIC_JSON = `JSON_OBJECT(
+  'id': s."id", 'userId': s."userId", 'method': s."method", 'status': s."status", 'amount': s."amount", 'orderName': s."orderName",
+  'interval': JSON_OBJECT('unit': s."intervalUnit", 'count': s."intervalCount" RETURNING json),
+  'itemCode': s."itemCode",
+  'currentPeriodStart': ${isoSql('s."currentPeriodStart"')}, 'currentPeriodEnd': ${isoSql('s."currentPeriodEnd"')},
+  'nextChargeAt': coalesce(to_json(${isoSql('s."nextChargeAt"')}), 'null'::json),
+  'cancelAtPeriodEnd': s."cancelAtPeriodEnd", 'canceledAt': ${isoSql('s."canceledAt"')}, 'cancelReason': s."cancelReason",
+  'trialEnd': ${isoSql('s."trialEnd"')},
+  'pendingAmount': s."pendingAmount", 'pendingAmountReason': CASE WHEN s."pendingAmount" IS NOT NULL THEN 'CONSENT_REQUIRED' END,
+  'consents': ${whenConsents(
+    'c."subscriptionId" = s."id"',
+    `json_agg(JSON_OBJECT('id': c."id", 'kind': c."kind", 'obtainedAt': ${isoSql('c."obtainedAt"')}, 'channel': c."channel",
+      'reference': c."reference", 'createdAt': ${isoSql('c."createdAt"')} ABSENT ON NULL RETURNING json) ORDER BY c."obtainedAt", c."id")`,
+    `'[]'::json`,
+  )},
+  'needsAttention': s."needsAttention", 'attentionReason': s."attentionReason",
+  'billingKey': JSON_OBJECT('id': k."id", 'method': k."method", 'status': k."status", 'cardName': k."cardName", 'cardNumber': k."cardNumber",
+    'carrier': k."carrier", 'phoneNumber': ${maskedPhoneSql('k."phoneNumber"')} ABSENT ON NULL RETURNING json),
+  'createdAt': ${isoSql('s."createdAt"')}, 'updatedAt': ${isoSql('s."updatedAt"')}
+  ABSENT ON NULL RETURNING json)::text`;
+
+/**
+ * The same page as pageSubscriptions, as the JSON text of the list's public shape ({items, nextCursor}, DESIGN.md §5),
+ * each item written by PostgreSQL (PUBLIC_JSON): what the merchant and admin list routes send as it is.
+ */
+export async function pageSubscriptionsJson(db: Db, filter: SubscriptionFilter): Promise<string> {
+  const { values, param } = sqlParams();
+  const sql = `SELECT s."id", s."createdAt", ${PUBLIC_JSON} AS "json"
+    FROM "subscriptions" s JOIN "billing_keys" k ON k."id" = s."billingKeyId"
+    ${pageWhere(filter, param)} ${PAGE_ORDER_SQL('s')} ${limitSql(filter.limit + 1)}`;
+  const page = toPage(await sqlQuery<PageKey & { json: string }>(db, sql, values), filter.limit);
+  return `{"items":[${page.items.map((row) => row.json).join(',')}],"nextCursor":${JSON.stringify(page.nextCursor)}}`;
 }

@@ -19,7 +19,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { createCancel } from './cancel.ts';
 import { createPriceChange } from './change-price.ts';
 import { createConsents } from './consents.ts';
-import { pageSubscriptions, readSubscription } from './subscriptions.read.ts';
+import { pageSubscriptionsJson, readSubscription } from './subscriptions.read.ts';
 import { serializeSubscription } from './subscriptions.shape.ts';
 
 export function subscriptionsRoutes(deps: ServiceDeps, idempotency: Idempotency) {
@@ -39,10 +39,9 @@ export function subscriptionsRoutes(deps: ServiceDeps, idempotency: Idempotency)
           response: { 200: SubscriptionList },
         },
       },
-      async (request) => {
-        const page = await pageSubscriptions(db, request.query);
-        return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
-      },
+      // The page's JSON is written by PostgreSQL in the public shape (pageSubscriptionsJson), so it is sent as it is (a
+      // string with a JSON content type skips the serializer; the typed reply expects the object, hence the cast).
+      async (request, reply) => reply.type('application/json; charset=utf-8').send((await pageSubscriptionsJson(db, request.query)) as never),
     );
 
     app.get(

@@ -1,6 +1,7 @@
 // Merchant events (issue #13, DESIGN.md §3 rule 12): each change a merchant cares about has its event, written by
 // the path that causes it in the change's own transaction, with the public shape after the change and the old
 // values of what changed; the feed never lets a reader that continues from its last sequence miss one.
+import Fastify from 'fastify';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { apiHeaders, TEST_SECRET_KEY } from '../../helpers/app.ts';
@@ -10,6 +11,8 @@ import { useRunningApp } from '../../helpers/database.ts';
 import { createRegistration, decideWindow, follow, sandboxFault } from '../../helpers/checkout.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import type { PublicEvent } from '../../../src/modules/events/events.render.ts';
+import { EventList } from '../../../src/modules/events/events.schemas.ts';
+import { createEventsService } from '../../../src/modules/events/events.service.ts';
 import { waitFor } from '../../helpers/service.ts';
 
 const running = useRunningApp({ CLOCK: 'simulated', RETRY_DELAYS: '1d,3d' });
@@ -219,6 +222,29 @@ describe('every event type, emitted by the path that causes it', () => {
       expect(huge.json().code).toBe('VALIDATION_ERROR');
     }
     expect((await running.app.inject({ method: 'GET', url: '/api/v1/events' })).statusCode).toBe(401);
+  });
+});
+
+describe('the feed’s JSON', () => {
+  it('is what the route schema’s own serializer writes of the same page (the route writes it with JSON.stringify)', async () => {
+    await setClock(running.app, '2030-01-10T01:00:00.000Z');
+    const id = await subscribe(running.app, { amount: 9900, userPhoneNumber: PHONE, userName: '홍 "길동" \\ 😀' });
+    const mark = await lastSequence();
+    const cancel = await running.app.inject({ method: 'POST', url: `/api/v1/subscriptions/${id}/cancel`, headers: apiHeaders, payload: { atPeriodEnd: true } });
+    expect(cancel.statusCode).toBe(200);
+    await numbered();
+    const after = Math.max(0, mark - 3);
+    const response = await running.app.inject({ method: 'GET', url: `/api/v1/events?after=${after}&limit=100`, headers: apiHeaders });
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    const page = await createEventsService({ db: running.app.db, config: running.app.config }).list({ after, limit: 100 });
+    // The page has what the schema's serializer treats apart: several object types and old values.
+    expect(new Set(page.items.map((e) => e.type.split('.')[0])).size).toBeGreaterThanOrEqual(3);
+    expect(page.items.some((e) => e.data.previousAttributes)).toBe(true);
+    const reference = Fastify();
+    reference.get('/', { schema: { response: { 200: EventList } } }, async () => page);
+    const viaSchema = await reference.inject({ method: 'GET', url: '/' });
+    await reference.close();
+    expect(response.json()).toStrictEqual(viaSchema.json());
   });
 });
 

@@ -129,6 +129,69 @@ describe('GET /api/v1/subscriptions', () => {
     expect(admin.items.map((s: { id: string }) => s.id)).toEqual([mobile.id]);
   });
 
+  it('writes each list item as serializeSubscription does: escapes, masked phone numbers, absent and null fields, instants', async () => {
+    // The list pages are JSON written by PostgreSQL (pageSubscriptionsJson); the twin of the serializer must stay equal
+    // to it on every field, including the ones only odd rows have.
+    const odd = 'quote " backslash \\ newline \n tab \t control \u0001 한글 😀';
+    const phones = ['010-1234-5678', '+82 10 9876 5432', '12-34', '', null];
+    const made = [];
+    for (const [i, phoneNumber] of phones.entries()) {
+      const s = await createSubscription(app.db, {
+        method: 'MOBILE',
+        userId: 'twin',
+        orderName: `${odd} ${i}`,
+        createdAt: new Date(Date.UTC(2026, 3, 1, 0, 0, 0, i === 4 ? 999 : i + 1)),
+        updatedAt: new Date(Date.UTC(2099, 11, 31, 23, 59, 59, 1)),
+        itemCode: i === 1 ? '' : i === 2 ? odd : null,
+        cancelAtPeriodEnd: i === 3,
+        attentionReason: i === 4 ? odd : null,
+        needsAttention: i === 4,
+      });
+      await app.db.billingKey.update({
+        where: { id: s.billingKeyId },
+        data: { carrier: i === 2 ? null : 'KT', phoneNumber, cardName: null, cardNumber: null },
+      });
+      made.push(s);
+    }
+    const card = await createSubscription(app.db, {
+      userId: 'twin',
+      createdAt: new Date(Date.UTC(2026, 3, 2)),
+      status: 'CANCELED',
+      canceledAt: new Date(Date.UTC(2026, 3, 3, 1, 2, 3, 456)),
+      cancelReason: odd,
+      nextChargeAt: null,
+      trialEnd: new Date(Date.UTC(2026, 3, 16)),
+      pendingAmount: 19_900,
+      pendingAmountRequestedAt: new Date(Date.UTC(2026, 3, 2)),
+      intervalUnit: 'week',
+      intervalCount: 2,
+    });
+    await app.db.billingKey.update({ where: { id: card.billingKeyId }, data: { cardName: odd, cardNumber: '4321-****' } });
+    await app.db.consent.createMany({
+      data: [
+        { subscriptionId: card.id, kind: 'PRICE_INCREASE', obtainedAt: new Date(Date.UTC(2026, 3, 2, 0, 0, 0, 7)), channel: odd, reference: null },
+        { subscriptionId: card.id, kind: 'TRIAL_CONVERSION', obtainedAt: new Date(Date.UTC(2026, 3, 1)), channel: null, reference: 'r' },
+      ],
+    });
+    const viaPrisma = async (id: string) =>
+      JSON.parse(JSON.stringify(serializeSubscription(await app.db.subscription.findUniqueOrThrow({ where: { id }, include: WITH_KEY }))));
+    const expected = await Promise.all([card, ...made.reverse()].map((s) => viaPrisma(s.id)));
+    // The cases the twin must meet are all there (a dashed, a spaced, a short and an empty number, none).
+    expect(expected.map((s) => s.billingKey.phoneNumber)).toEqual([undefined, undefined, undefined, '****', '821-****-5432', '010-****-5678']);
+    expect(expected[0]).toMatchObject({ nextChargeAt: null, pendingAmountReason: 'CONSENT_REQUIRED', consents: [{ reference: 'r' }, { channel: odd }] });
+
+    const merchant = await get('/api/v1/subscriptions?userId=twin&limit=100');
+    expect(merchant.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(merchant.json()).toStrictEqual({ items: expected, nextCursor: null });
+    const admin = await app.inject({ method: 'GET', url: '/admin/subscriptions?userId=twin&limit=100', headers: adminHeaders });
+    expect(admin.json()).toStrictEqual({ items: expected, nextCursor: null });
+    // A page that is not the last names the next one by the last item's key, as before.
+    const first = (await get('/api/v1/subscriptions?userId=twin&limit=2')).json();
+    expect(first.items).toStrictEqual(expected.slice(0, 2));
+    const second = (await get(`/api/v1/subscriptions?userId=twin&limit=4&cursor=${first.nextCursor}`)).json();
+    expect(second).toStrictEqual({ items: expected.slice(2), nextCursor: null });
+  });
+
   it('keeps answering after a migration adds a column: the named (prepared) statements name their columns', async () => {
     const subscription = await createSubscription(app.db);
     const payment = await createPayment(app.db, { subscriptionId: subscription.id, cycle: 1 });
