@@ -10,7 +10,8 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import { defineError, isUniqueViolation, ValidationError, withDetails } from '../../lib/errors.ts';
 import type { Logger } from 'pino';
 import { writeAudit } from '../audit/audit.ts';
-import { reconciliationItemsSql, type ReconciliationRow } from './match-settlement.ts';
+import type { ReconciliationRow } from './match-settlement.ts';
+import { refreshItems } from './settlement-items.ts';
 import { parseSettlement, type ParsedLine } from './parse-settlement.ts';
 import { dayAfter, instantOf, presentImport } from './reconciliation.queries.ts';
 import { ACTIONABLE_SQL, type SettlementFinisher } from './finish-settlement.ts';
@@ -119,23 +120,34 @@ export function createSettlementImports(deps: { db: Db; log: Pick<Logger, 'info'
         // the file in the service's memory at once.
         let inserted = 0;
         for (let i = 0; i < lineCount; i += STORE_CHUNK) inserted += await storeLines(tx, id, parsed.lines.slice(i, i + STORE_CHUNK));
-        // The file's lines: all stored by this import, or (when some were imported before, from another file) found by
-        // their keys.
+        // The file's lines: all stored by this import (selected by its id), or (when some were imported before, from
+        // another file) found by their keys.
         const lineIds = inserted === lineCount ? undefined : await storedLineIds(tx, parsed.lines);
         // Stored: the parsed lines are not needed any more, and matching a large file takes a while.
         parsed.lines.length = 0;
-        // The file's items counted by status in SQL, and only those the file acts on brought back (a file of 100,000
-        // lines would otherwise be 100,000 rows in memory for a handful of resolutions).
+        const start = instantOf(coverage.from);
+        const end = dayAfter(coverage.to);
+        // Matched once (settlement-items.ts): the file's lines, what they change of other items, and every payment and
+        // refund inside the coverage (the import's own row, which the coverage test reads, is written below). What is
+        // not MATCHED, and what the file may finish, is stored; a line without a stored item is MATCHED.
+        await refreshItems(tx, lineIds ? { lineIds, coverage: { from: start, to: end } } : { importId: id, coverage: { from: start, to: end } });
+        // The file's items counted by status, and only those the file acts on brought back (a file of 100,000 lines
+        // would otherwise be 100,000 rows in memory for a handful of resolutions).
         const [matched] = await tx.$queryRawUnsafe<Array<{ summary: Partial<Summary> | null; actionable: ReconciliationRow[] }>>(
-          `WITH items AS MATERIALIZED (${reconciliationItemsSql({
-            lines: lineIds ? 'l."id" = ANY($1::uuid[])' : 'l."importId" = $1::uuid',
-            missing: (_d, at) => `${at} >= $2::timestamptz AND ${at} < $3::timestamptz`,
-          })})
-           SELECT (SELECT jsonb_object_agg(lower(c."status"), c."n") FROM (SELECT i."status", count(*)::int AS "n" FROM items i GROUP BY 1) c) AS "summary",
+          `WITH file AS (SELECT l."id" FROM "settlement_lines" l WHERE ${lineIds ? 'l."id" = ANY($1::uuid[])' : 'l."importId" = $1::uuid'}),
+           items AS MATERIALIZED (
+             SELECT i.* FROM "settlement_items" i WHERE i."id" IN (SELECT "id" FROM file)
+             UNION ALL
+             SELECT i.* FROM "settlement_items" i WHERE i."source" = 'LEDGER' AND i."tradedAt" >= $2::timestamptz AND i."tradedAt" < $3::timestamptz),
+           counts AS (
+             SELECT i."status", count(*)::int AS "n" FROM items i WHERE i."status" <> 'MATCHED' GROUP BY 1
+             UNION ALL
+             SELECT 'MATCHED', (SELECT count(*) FROM file)::int - (SELECT count(*) FROM items i WHERE i."source" = 'STATEMENT' AND i."status" <> 'MATCHED')::int)
+           SELECT (SELECT jsonb_object_agg(lower(c."status"), c."n") FROM counts c) AS "summary",
                   (SELECT coalesce(jsonb_agg(i), '[]'::jsonb) FROM items i WHERE ${ACTIONABLE_SQL}) AS "actionable"`,
           lineIds ?? id,
-          instantOf(coverage.from),
-          dayAfter(coverage.to),
+          start,
+          end,
         );
         actionable = matched?.actionable ?? [];
         const row = await tx.settlementImport.create({
