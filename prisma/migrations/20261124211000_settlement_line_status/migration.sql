@@ -14,6 +14,14 @@
 -- a coverage) queues its payment in settlement_item_refreshes, by the triggers below, in the transaction of the change;
 -- every read of the items first rewrites the items of what is queued. The queue and the items together are therefore
 -- always what the matching statement answers now.
+--
+-- Racing an import: the triggers decide from what is committed, and an import's lines are not committed until the
+-- import is, while the import matched against the ledger as it stood before. Every refresh (an import's included)
+-- holds the advisory lock hashtext('settlement_items') exclusively from before it reads the ledger until it commits;
+-- each trigger first tries the same lock in shared mode, without waiting. Got it: no refresh is running, and none can
+-- start reading until this change commits (it waits for the lock), so deciding from what is committed is exact. Not
+-- got (a refresh runs, or waits): the change is queued without looking, and the next read matches it again. A change
+-- never waits for an import (test/modules/reconciliation/import-races.test.ts).
 CREATE TABLE "settlement_items" (
     -- The line's id (source STATEMENT), or the MISSING payment's or refund attempt's id (source LEDGER).
     "id" UUID NOT NULL,
@@ -44,9 +52,11 @@ CREATE INDEX "settlement_items_paymentId_idx" ON "settlement_items"("paymentId")
 -- first: without this index every line was sorted for each page (0.4 to 1.2 s with 600,000 lines).
 CREATE INDEX "settlement_lines_tradedAt_id_idx" ON "settlement_lines"("tradedAt", "id");
 
--- Derived rows follow what they derive from (TRUNCATE … CASCADE of the lines or payments empties them too).
+-- Derived rows follow the lines they derive from (TRUNCATE … CASCADE of the lines empties them too).
 ALTER TABLE "settlement_items" ADD CONSTRAINT "settlement_items_lineId_fkey" FOREIGN KEY ("lineId") REFERENCES "settlement_lines"("id") ON DELETE CASCADE ON UPDATE CASCADE;
-ALTER TABLE "settlement_items" ADD CONSTRAINT "settlement_items_paymentId_fkey" FOREIGN KEY ("paymentId") REFERENCES "payments"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+-- No foreign key to payments: its check would hold a KEY SHARE lock on each payment an import stores an item of until
+-- the import commits (seconds for a large file), and a refund or resolve of that payment (SELECT … FOR UPDATE) would
+-- wait for it. Payments are never deleted (rule 15), so the cascade had nothing to do.
 
 -- What to match again before the next read: a payment (its lines, its MISSING approval and refunds) or a line.
 CREATE TABLE "settlement_item_refreshes" (
@@ -70,6 +80,11 @@ $$;
 -- import there is nothing to reconcile and nothing is queued.
 CREATE FUNCTION "queue_settlement_refresh_of_payment"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- See "Racing an import" above: while a refresh (an import) holds the lock, queue without looking.
+  IF NOT pg_try_advisory_xact_lock_shared(hashtext('settlement_items')) THEN
+    INSERT INTO "settlement_item_refreshes" ("paymentId") VALUES (NEW."id");
+    RETURN NULL;
+  END IF;
   IF EXISTS (SELECT 1 FROM "settlement_imports")
      AND (EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."transactionId" = NEW."transactionId")
        OR EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."orderId" = NEW."orderId")
@@ -86,6 +101,11 @@ $$;
 -- refund sent inside a coverage (MISSING).
 CREATE FUNCTION "queue_settlement_refresh_of_attempt"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- See "Racing an import" above: while a refresh (an import) holds the lock, queue without looking.
+  IF NOT pg_try_advisory_xact_lock_shared(hashtext('settlement_items')) THEN
+    INSERT INTO "settlement_item_refreshes" ("paymentId") VALUES (NEW."paymentId");
+    RETURN NULL;
+  END IF;
   IF EXISTS (SELECT 1 FROM "settlement_imports")
      AND (EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."transactionId" = NEW."transactionId")
        OR EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."orderId" = NEW."orderId")

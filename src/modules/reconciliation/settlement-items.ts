@@ -11,8 +11,10 @@
 // Invariant: once what is queued is rewritten, the stored items are exactly the items of reconciliationItemsSql that
 // storedSql names, and every other line's item is MATCHED; a test proves it through the reads after every kind of change (test/modules/reconciliation/stored-items.test.ts).
 //
-// Refreshes are serialized (a transaction-level advisory lock), and each one reads the ledger after taking it: a
-// refresh that waited for another (or for an import) then sees what that one committed.
+// Refreshes are serialized (a transaction-level advisory lock), and each one reads the ledger after taking it. The
+// triggers try the same lock in shared mode and queue without looking when a refresh holds it, so a change that
+// commits while an import is between its matching and its commit is queued, never lost (the migration says why).
+// A read refreshes only when the lock is free: during an import it answers what is stored.
 import { sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { coveredSql, reconciliationItemsSql } from './match-settlement.ts';
@@ -121,8 +123,11 @@ export async function refreshQueued(db: Db): Promise<void> {
     if (!queued?.any) return;
     const taken = await db.$transaction(
       async (tx) => {
-        // The lock first: rows queued by a change that commits while this refresh waits are taken, and read, after it.
-        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('settlement_items'))`;
+        // The lock first, without waiting: while an import (or another read's refresh) holds it, this read answers
+        // what is stored and leaves the queue to the next read, rather than hold a pooled connection (shared with the
+        // charging pass) for as long as a large import takes. What a change queues during that time stays queued.
+        const [locked] = await tx.$queryRaw<Array<{ locked: boolean }>>`SELECT pg_try_advisory_xact_lock(hashtext('settlement_items')) AS "locked"`;
+        if (!locked?.locked) return 0;
         const rows = await tx.$queryRaw<Array<{ paymentId: string | null; lineId: string | null }>>`
           DELETE FROM "settlement_item_refreshes"
            WHERE "id" IN (SELECT "id" FROM "settlement_item_refreshes" ORDER BY "id" LIMIT ${DRAIN_BATCH})
