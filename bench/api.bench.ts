@@ -80,7 +80,8 @@ async function seed(client: pg.Client) {
 /** One subscription.created event per subscription (what the triggers, off while seeding, would have written). */
 async function seedEvents(client: pg.Client) {
   await client.query(`INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "sequence", "xid")
-    SELECT 'subscription.created', 'subscription', s."id", to_jsonb(s) - 'leaseOwner' - 'leaseExpiresAt', row_number() OVER (ORDER BY s."createdAt", s."id"), 0
+    SELECT 'subscription.created', 'subscription', s."id", to_jsonb(s) - 'leaseOwner' - 'leaseExpiresAt',
+           (SELECT coalesce(max("sequence"), 0) FROM "events") + row_number() OVER (ORDER BY s."createdAt", s."id"), 0
       FROM "subscriptions" s`);
   await client.query(`UPDATE "event_sequencer" SET "last" = (SELECT max("sequence") FROM "events")`);
 }
@@ -97,7 +98,9 @@ async function prepare(connectionString: string, log: pino.Logger) {
       await seed(client);
       seeded = true;
     }
-    if ((await count('events')) === 0) {
+    // The feed's route reads 100 events from the end: a database with a few events (another bench's actions) gets the
+    // seeded ones after them.
+    if ((await count('events')) < 1000) {
       await seedEvents(client);
       seeded = true;
     }
