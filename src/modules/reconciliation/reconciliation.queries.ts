@@ -76,7 +76,7 @@ export interface ItemFilter {
 }
 
 const STATUSES: Array<ReconciliationRow['status']> = ['MATCHED', 'MISMATCHED', 'UNMATCHED', 'MISSING'];
-const ITEM_COLUMNS = [
+const CSV_COLUMNS = [
   'id',
   'source',
   'status',
@@ -91,10 +91,9 @@ const ITEM_COLUMNS = [
   'ourAmount',
   'ourStatus',
   'importId',
-  'finish',
-]
-  .map((c) => `"${c}"`)
-  .join(', ');
+] as const;
+/** An item's columns as stored and as matched: what the CSV shows, and whether a line finishes an outcome. */
+const ITEM_COLUMNS = [...CSV_COLUMNS, 'finish'].map((c) => `"${c}"`).join(', ');
 
 /** A period of Korea dates (inclusive) on a `tradeDate` column. Every item lies inside some import's coverage. */
 function withinPeriod(filter: Pick<ItemFilter, 'from' | 'to'>, column: string, param: (value: unknown) => string) {
@@ -221,23 +220,6 @@ export async function earliestCoverage(db: Db): Promise<string | undefined> {
   const first = await db.settlementImport.findFirst({ orderBy: { coverageFrom: 'asc' }, select: { coverageFrom: true } });
   return first?.coverageFrom;
 }
-
-const CSV_COLUMNS = [
-  'id',
-  'source',
-  'status',
-  'reasons',
-  'type',
-  'transactionId',
-  'orderId',
-  'amount',
-  'tradedAt',
-  'tradeDate',
-  'paymentId',
-  'ourAmount',
-  'ourStatus',
-  'importId',
-] as const;
 
 /** The items as CSV (lib/csv.ts: UTF-8 with BOM, a header row of the JSON field names, UTC times), reasons joined by `;`. */
 export function itemsCsv(items: Array<ReturnType<typeof serializeItem>>): string {
