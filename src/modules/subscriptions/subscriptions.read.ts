@@ -147,31 +147,40 @@ const maskedPhoneSql = (column: string) => `CASE WHEN nullif(${column}, '') IS N
 
 /**
  * serializeSubscription (subscriptions.shape.ts) in SQL, for the subscription aliased `s` and its key `k`: the public
- * shape as JSON text, its fields in the same order. A field the serializer leaves undefined is absent (ABSENT ON NULL),
- * and nextChargeAt, the one that is null when empty, is a JSON null. Written by PostgreSQL, a list page costs the
- * service no row parsing, Date objects or serializer (BENCHMARKS.md §3). The twin test in
+ * shape as JSON text, its fields in the same order. Written by PostgreSQL, a list page costs the service no row
+ * parsing, Date objects or serializer (BENCHMARKS.md §3). The twin test in
  * test/modules/subscriptions/subscriptions.routes.test.ts holds it equal to serializeSubscription, field by field.
+ *
+ * A field the serializer leaves undefined is absent: json_strip_nulls drops every null field at every depth (the
+ * consents, the billing key). It is PostgreSQL 15's way to ABSENT ON NULL: JSON_OBJECT is 16 and later, and the
+ * service supports 15 (db/server-version.ts). nextChargeAt, the one field that is a JSON null when empty, is spliced in
+ * between the two stripped halves, each a non-empty object (id and cancelAtPeriodEnd are never null): the text of the
+ * first without its closing brace, the field, the text of the second without its opening one.
  */
-const PUBLIC_JSON = `JSON_OBJECT(
-  'id': s."id", 'userId': s."userId", 'method': s."method", 'status': s."status", 'amount': s."amount", 'orderName': s."orderName",
-  'interval': JSON_OBJECT('unit': s."intervalUnit", 'count': s."intervalCount" RETURNING json),
-  'itemCode': s."itemCode",
-  'currentPeriodStart': ${isoSql('s."currentPeriodStart"')}, 'currentPeriodEnd': ${isoSql('s."currentPeriodEnd"')},
-  'nextChargeAt': coalesce(to_json(${isoSql('s."nextChargeAt"')}), 'null'::json),
-  'cancelAtPeriodEnd': s."cancelAtPeriodEnd", 'canceledAt': ${isoSql('s."canceledAt"')}, 'cancelReason': s."cancelReason",
-  'trialEnd': ${isoSql('s."trialEnd"')},
-  'pendingAmount': s."pendingAmount", 'pendingAmountReason': CASE WHEN s."pendingAmount" IS NOT NULL THEN 'CONSENT_REQUIRED' END,
-  'consents': ${whenConsents(
+const BEFORE_NEXT_CHARGE = `json_strip_nulls(json_build_object(
+  'id', s."id", 'userId', s."userId", 'method', s."method", 'status', s."status", 'amount', s."amount", 'orderName', s."orderName",
+  'interval', json_build_object('unit', s."intervalUnit", 'count', s."intervalCount"),
+  'itemCode', s."itemCode",
+  'currentPeriodStart', ${isoSql('s."currentPeriodStart"')}, 'currentPeriodEnd', ${isoSql('s."currentPeriodEnd"')}))::text`;
+
+const AFTER_NEXT_CHARGE = `json_strip_nulls(json_build_object(
+  'cancelAtPeriodEnd', s."cancelAtPeriodEnd", 'canceledAt', ${isoSql('s."canceledAt"')}, 'cancelReason', s."cancelReason",
+  'trialEnd', ${isoSql('s."trialEnd"')},
+  'pendingAmount', s."pendingAmount", 'pendingAmountReason', CASE WHEN s."pendingAmount" IS NOT NULL THEN 'CONSENT_REQUIRED' END,
+  'consents', ${whenConsents(
     'c."subscriptionId" = s."id"',
-    `json_agg(JSON_OBJECT('id': c."id", 'kind': c."kind", 'obtainedAt': ${isoSql('c."obtainedAt"')}, 'channel': c."channel",
-      'reference': c."reference", 'createdAt': ${isoSql('c."createdAt"')} ABSENT ON NULL RETURNING json) ORDER BY c."obtainedAt", c."id")`,
+    `json_agg(json_build_object('id', c."id", 'kind', c."kind", 'obtainedAt', ${isoSql('c."obtainedAt"')}, 'channel', c."channel",
+      'reference', c."reference", 'createdAt', ${isoSql('c."createdAt"')}) ORDER BY c."obtainedAt", c."id")`,
     `'[]'::json`,
   )},
-  'needsAttention': s."needsAttention", 'attentionReason': s."attentionReason",
-  'billingKey': JSON_OBJECT('id': k."id", 'method': k."method", 'status': k."status", 'cardName': k."cardName", 'cardNumber': k."cardNumber",
-    'carrier': k."carrier", 'phoneNumber': ${maskedPhoneSql('k."phoneNumber"')} ABSENT ON NULL RETURNING json),
-  'createdAt': ${isoSql('s."createdAt"')}, 'updatedAt': ${isoSql('s."updatedAt"')}
-  ABSENT ON NULL RETURNING json)::text`;
+  'needsAttention', s."needsAttention", 'attentionReason', s."attentionReason",
+  'billingKey', json_build_object('id', k."id", 'method', k."method", 'status', k."status", 'cardName', k."cardName", 'cardNumber', k."cardNumber",
+    'carrier', k."carrier", 'phoneNumber', ${maskedPhoneSql('k."phoneNumber"')}),
+  'createdAt', ${isoSql('s."createdAt"')}, 'updatedAt', ${isoSql('s."updatedAt"')}))::text`;
+
+const PUBLIC_JSON = `left(${BEFORE_NEXT_CHARGE}, -1)
+  || ',"nextChargeAt":' || coalesce(to_json(${isoSql('s."nextChargeAt"')})::text, 'null') || ','
+  || substr(${AFTER_NEXT_CHARGE}, 2)`;
 
 /**
  * The same page as pageSubscriptions, as the JSON text of the list's public shape ({items, nextCursor}, DESIGN.md §5),

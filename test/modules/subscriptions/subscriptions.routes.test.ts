@@ -183,6 +183,8 @@ describe('GET /api/v1/subscriptions', () => {
     const merchant = await get('/api/v1/subscriptions?userId=twin&limit=100');
     expect(merchant.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(merchant.json()).toStrictEqual({ items: expected, nextCursor: null });
+    // And in the serializer's field order, at every depth (the item and single routes read the same).
+    expect(JSON.stringify(merchant.json())).toBe(JSON.stringify({ items: expected, nextCursor: null }));
     const admin = await app.inject({ method: 'GET', url: '/admin/subscriptions?userId=twin&limit=100', headers: adminHeaders });
     expect(admin.json()).toStrictEqual({ items: expected, nextCursor: null });
     // A page that is not the last names the next one by the last item's key, as before.
