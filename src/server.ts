@@ -3,6 +3,7 @@ import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrate } from './db/migrator.ts';
+import { UnsupportedServerError } from './db/server-version.ts';
 import { applyDevelopmentDefaults } from './dev-secrets.ts';
 import { createLogger } from './lib/logger.ts';
 import { createRedactor } from './lib/redact.ts';
@@ -59,7 +60,9 @@ async function main(): Promise<void> {
     app = await buildApp({ ...config, databaseUrl: database.url }, { logger, redactor });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    logger.fatal({ err: error }, 'startup failed');
+    // An unsupported server's refusal is its own one line (DESIGN.md §5 Commands), not a logged stack.
+    if (error instanceof UnsupportedServerError) process.stderr.write(`${error.message}\n`);
+    else logger.fatal({ err: error }, 'startup failed');
     await app?.close().catch(() => {});
     await database?.stop().catch(() => {});
     process.exit(1);

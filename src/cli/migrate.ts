@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate } from '../db/migrator.ts';
+import { UnsupportedServerError } from '../db/server-version.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createRedactor } from '../lib/redact.ts';
 
@@ -19,6 +20,8 @@ try {
     await database.stop();
   }
 } catch (error) {
-  process.stderr.write(`${error instanceof ConfigError ? 'Configuration error' : 'Migration failed'}: ${(error as Error).message}\n`);
+  // An unsupported server's refusal is its own one line (DESIGN.md §5 Commands).
+  if (error instanceof UnsupportedServerError) process.stderr.write(`${error.message}\n`);
+  else process.stderr.write(`${error instanceof ConfigError ? 'Configuration error' : 'Migration failed'}: ${(error as Error).message}\n`);
   process.exit(1);
 }

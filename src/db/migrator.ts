@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { assertSupportedServer } from './server-version.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
 
@@ -75,6 +76,8 @@ export async function migrate(options: { connectionString: string; log: Migratio
   const client = new pg.Client({ connectionString: options.connectionString });
   await client.connect();
   try {
+    // An older server than the service supports is refused before anything is written to it (server-version.ts).
+    await assertSupportedServer(client);
     // Session-level lock: a second process waits here until the first has finished, then finds nothing to do.
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK_KEY]);
     try {

@@ -10,6 +10,7 @@ import pino from 'pino';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded-postgres.ts';
 import { migrate } from '../../src/db/migrator.ts';
+import { testPostgres } from './postgres-major.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -42,6 +43,7 @@ export default async function setup(project: TestProject) {
   let embedded: EmbeddedDatabase | undefined;
   let workDir: string | undefined;
   let adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  const postgres = await testPostgres();
 
   if (!adminUrl) {
     workDir = mkdtempSync(path.join(tmpdir(), 'billing-test-'));
@@ -50,6 +52,7 @@ export default async function setup(project: TestProject) {
       port: await freePort(),
       database: 'postgres',
       persistent: false,
+      binaries: postgres.binaries,
       // Durability is irrelevant for a throw-away test cluster; speed is not.
       settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '400' },
       log,
@@ -58,6 +61,10 @@ export default async function setup(project: TestProject) {
   } else {
     adminUrl = withDatabase(adminUrl, 'postgres');
   }
+  await postgres.check(adminUrl).catch(async (error: unknown) => {
+    await embedded?.stop();
+    throw error;
+  });
 
   const template = `billing_template_${process.pid}_${Date.now()}`;
   const admin = new pg.Client({ connectionString: adminUrl });
