@@ -63,6 +63,7 @@ export default async function setup(project: TestProject) {
   }
   await postgres.check(adminUrl).catch(async (error: unknown) => {
     await embedded?.stop();
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
     throw error;
   });
 
