@@ -80,7 +80,7 @@ export const AdminPaymentsQuery = Type.Object(
     kind: Type.Optional(Type.Union([Type.Literal('INITIAL'), Type.Literal('RECURRING'), Type.Literal('MANUAL'), Type.Literal('ONE_TIME')])),
     method: Type.Optional(Method),
     subscriptionId: Type.Optional(Uuid),
-    userId: Type.Optional(Type.String({ maxLength: 200 })),
+    userId: Type.Optional(Type.String({ maxLength: 200, description: 'every payment of this customer: their subscriptions’ and their one-time orders’' })),
     createdFrom: Type.Optional(Instant),
     createdTo: Type.Optional(Instant),
     limit: Limit,
