@@ -19,7 +19,7 @@ import authPlugin from './plugins/auth.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
 import { createKeyring } from './lib/crypto.ts';
 import { ValidationError } from './lib/errors.ts';
-import { containsNul } from './lib/input.ts';
+import { containsNul, maxUtf8BytesKeyword } from './lib/input.ts';
 import { resultPageRoutes } from './modules/checkout/checkout.routes.ts';
 import { registrationsRoutes } from './modules/registrations/registrations.routes.ts';
 import { billingRedirectRoutes } from './modules/registrations/billing-redirect.routes.ts';
@@ -70,7 +70,8 @@ function trustHops(hops: number) {
 
 const validators = AjvCompiler();
 // Strict bodies (DESIGN.md §5): unknown fields are refused, never silently dropped or applied.
-const AJV_OPTIONS = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
+// `x-max-utf8-bytes`: the gateway's byte limits, checked with the rest of the schema (src/lib/input.ts).
+const AJV_OPTIONS = { removeAdditional: false, useDefaults: true, allErrors: false as const, keywords: [maxUtf8BytesKeyword] };
 
 /**
  * Bodies are validated as sent: `true`, `"9900"`, `[9900]` or `"1e3"` is not an amount (400 VALIDATION_ERROR), since

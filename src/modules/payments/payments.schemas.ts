@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Amount, Cursor, Instant, Limit, Method, Reason, Uuid } from '../shared/schemas.ts';
+import { Amount, Cursor, Instant, Limit, Method, Reason, RefundReason, Uuid } from '../shared/schemas.ts';
 
 export const PaymentStatus = Type.Union([
   Type.Literal('PENDING'),
@@ -98,7 +98,7 @@ export const ResolveBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const RefundBody = Type.Object({ amount: Type.Optional(Amount), reason: Reason }, { additionalProperties: false });
+export const RefundBody = Type.Object({ amount: Type.Optional(Amount), reason: RefundReason }, { additionalProperties: false });
 export const ExternalRefundBody = Type.Object(
   { amount: Amount, reason: Reason, reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
   { additionalProperties: false },
