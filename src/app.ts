@@ -12,14 +12,14 @@ import type { App } from './app-types.ts';
 import { createSimulatedClock, createSystemClock, type Clock } from './lib/clock.ts';
 import { createRedactor, type Redactor } from './lib/redact.ts';
 import { createLogger } from './lib/logger.ts';
-import errorHandler from './plugins/error-handler.ts';
+import errorHandler, { answerFrameworkError, markMalformedUrl, MAX_PARAM_LENGTH, notFound } from './plugins/error-handler.ts';
 import dbPlugin from './plugins/db.ts';
 import gatewayPlugin from './plugins/gateway.ts';
 import authPlugin from './plugins/auth.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
 import { createKeyring } from './lib/crypto.ts';
 import { ValidationError } from './lib/errors.ts';
-import { containsNul } from './lib/input.ts';
+import { containsNul, maxUtf8BytesKeyword } from './lib/input.ts';
 import { resultPageRoutes } from './modules/checkout/checkout.routes.ts';
 import { registrationsRoutes } from './modules/registrations/registrations.routes.ts';
 import { billingRedirectRoutes } from './modules/registrations/billing-redirect.routes.ts';
@@ -70,7 +70,8 @@ function trustHops(hops: number) {
 
 const validators = AjvCompiler();
 // Strict bodies (DESIGN.md §5): unknown fields are refused, never silently dropped or applied.
-const AJV_OPTIONS = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
+// `x-max-utf8-bytes`: the gateway's byte limits, checked with the rest of the schema (src/lib/input.ts).
+const AJV_OPTIONS = { removeAdditional: false, useDefaults: true, allErrors: false as const, keywords: [maxUtf8BytesKeyword] };
 
 /**
  * Bodies are validated as sent: `true`, `"9900"`, `[9900]` or `"1e3"` is not an amount (400 VALIDATION_ERROR), since
@@ -123,6 +124,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: 64 * 1024,
     // Typed by @fastify/ajv-compiler for its own factory's signature; Fastify calls it with the route schema.
     schemaController: { compilersFactory: { buildValidator: buildStrictBodyValidator as never } },
+    // What the router refuses by itself answers in the service's error shape, through the guards of the path's scope
+    // (src/plugins/error-handler.ts).
+    rewriteUrl: markMalformedUrl,
+    frameworkErrors: answerFrameworkError,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);
@@ -176,8 +182,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     async (api) => {
       guardInput(api, { jsonOnly: true });
       await limitRequests(api, config.rateLimit.api, app.rateLimitKey('api'));
-      // After the limiter (a refused key is counted), before every merchant API route: one guard for the scope.
+      // After the limiter (a refused key is counted), before every merchant API route: one guard for the scope,
+      // unknown paths and methods under the prefix included (the scope's own 404).
       api.addHook('onRequest', app.requireApiKey);
+      api.setNotFoundHandler(notFound);
       await api.register(ordersRoutes(orders, idempotency));
       await api.register(registrationsRoutes(deps, idempotency));
       await api.register(subscriptionsRoutes(deps, idempotency));
@@ -194,18 +202,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // import); the admin route and the console's Reconciliation page import through this one service.
   const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
   const imports = createSettlementImports({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements });
-  await app.register(async (admin) => {
-    guardInput(admin, { jsonOnly: true });
-    await limitRequests(admin, config.rateLimit.admin, app.rateLimitKey('admin'));
-    // After the limiter (a refused token is counted), before every admin route.
-    admin.addHook('onRequest', app.requireAdminToken);
-    await admin.register(adminRoutes({ charges, idempotency }), { prefix: '/admin' });
-    await admin.register(subscriptionsAdminRoutes(deps, idempotency), { prefix: '/admin' });
-    await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }), { prefix: '/admin' });
-    await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }), { prefix: '/admin' });
-    await admin.register(auditRoutes({ db: app.db }), { prefix: '/admin' });
-    await admin.register(reportsRoutes(), { prefix: '/admin' });
-  });
+  await app.register(
+    async (admin) => {
+      guardInput(admin, { jsonOnly: true });
+      await limitRequests(admin, config.rateLimit.admin, app.rateLimitKey('admin'));
+      // After the limiter (a refused token is counted), before every admin route and the scope's own 404.
+      admin.addHook('onRequest', app.requireAdminToken);
+      admin.setNotFoundHandler(notFound);
+      await admin.register(adminRoutes({ charges, idempotency }));
+      await admin.register(subscriptionsAdminRoutes(deps, idempotency));
+      await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }));
+      await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }));
+      await admin.register(auditRoutes({ db: app.db }));
+      await admin.register(reportsRoutes());
+    },
+    { prefix: '/admin' },
+  );
 
   // The operator console: its own CSP, cookies, CSRF and session guard (src/modules/console/index.ts). Sessions last
   // CONSOLE_SESSION_TTL of real time, whatever the billing clock says.

@@ -10,6 +10,30 @@ export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID.test(value);
 }
 
+/**
+ * A string limit in bytes of UTF-8 (the gateway's unit, DESIGN.md §2), as a JSON Schema keyword of our own: Ajv
+ * enforces it on the routes (400 VALIDATION_ERROR, "body/orderName is 102 bytes of UTF-8; at most 100 are allowed") and the OpenAPI
+ * document states it (src/plugins/docs.ts).
+ */
+export const MAX_UTF8_BYTES = 'x-max-utf8-bytes';
+
+function validateUtf8Bytes(max: number, data: unknown): boolean {
+  const bytes = typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : 0;
+  if (bytes <= max) return true;
+  validateUtf8Bytes.errors = [{ keyword: MAX_UTF8_BYTES, message: `is ${bytes} bytes of UTF-8; at most ${max} are allowed`, params: { limit: max } }];
+  return false;
+}
+validateUtf8Bytes.errors = [] as Array<{ keyword: string; message: string; params: Record<string, unknown> }>;
+
+/** The keyword's definition for Ajv's `keywords` option. */
+export const maxUtf8BytesKeyword = {
+  keyword: MAX_UTF8_BYTES,
+  type: 'string' as const,
+  schemaType: 'number' as const,
+  errors: true,
+  validate: validateUtf8Bytes,
+};
+
 /** ISO-8601 instants from year 0001 to 9999: PostgreSQL has no year 0, and JavaScript writes years past 9999 oddly. */
 export const INSTANT_PATTERN = '^(?!0000)\\d{4}-';
 
@@ -17,6 +41,15 @@ export function isStorableInstant(date: Date): boolean {
   const year = date.getUTCFullYear();
   return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
 }
+
+// Exactly the calendar's months and dates of years 0001-9999 (the reports and reconciliation parse them; PostgreSQL has no year 0):
+// 2026-13, 0000-01 and 2026-02-29 are refused by the pattern itself, 2028-02-29 and 2000-02-29 are dates.
+const YEAR = '(?!0000)[0-9]{4}';
+const MONTH = '(?:0[1-9]|1[0-2])';
+const DAY_OF_MONTH = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))';
+const LEAP_YEAR = '(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)';
+export const MONTH_PATTERN = `^${YEAR}-${MONTH}$`;
+export const DAY_PATTERN = `^(?:${YEAR}-${DAY_OF_MONTH}|(?!0000)${LEAP_YEAR}-02-29)$`;
 
 /** A copy without NUL characters in any string or key: what a gateway answers must be storable all the same. */
 export function withoutNul<T>(value: T, depth = 0): T {

@@ -5,7 +5,11 @@
 // - every error response has the one error shape (components.schemas.Error) and lists the codes it can carry:
 //   400 VALIDATION_ERROR where anything is validated, 401 UNAUTHORIZED behind a token, 404 NOT_FOUND on an :id,
 //   415 UNSUPPORTED_MEDIA_TYPE on JSON bodies of the API, 429 RATE_LIMITED where rate limits apply;
-// - a body that the route's schema marks optional (TypeBox Optional) is not a required requestBody.
+// - a body that the route's schema marks optional (TypeBox Optional) is not a required requestBody;
+// - a string limited in bytes of UTF-8 (`x-max-utf8-bytes`, the gateway's unit) is shown as a union of character
+//   limits that every value within is accepted, see `documentUtf8Limits`;
+// - a route that reads its body itself documents it (`requestBody`), and query parameters its handler cannot go
+//   without but refuses itself, with a code of its own, are documented required (`requiredQuery`).
 // The development sandbox is not part of the service's contract and is left out.
 // The UI's pages (/docs and its assets) carry a Content-Security-Policy of their own, DOCS_CSP below.
 import fp from 'fastify-plugin';
@@ -13,6 +17,7 @@ import type { FastifyInstance, FastifySchema } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { IsOptional } from 'typebox';
+import { MAX_UTF8_BYTES } from '../lib/input.ts';
 import { SANDBOX_PREFIX } from './gateway.ts';
 import { ErrorBodySchema } from './error-handler.ts';
 
@@ -20,12 +25,47 @@ declare module 'fastify' {
   interface FastifySchema {
     /** Coded errors this route answers with besides the shared ones (see above), by HTTP status. Documentation only. */
     errors?: Record<number, readonly string[]>;
+    /** An OpenAPI requestBody, for a route that reads its body itself (no `body` for Fastify to validate). Documentation only. */
+    requestBody?: Record<string, unknown>;
+    /** Query parameters the handler refuses to go without, with a code of its own (not a 400 VALIDATION_ERROR). Documentation only. */
+    requiredQuery?: readonly string[];
   }
 }
 
 type Errors = Record<number, Set<string>>;
 
 const OPTIONAL_BODY = 'x-optional-body';
+const REQUEST_BODY = 'x-request-body';
+
+/**
+ * How the document states a limit in bytes of UTF-8. JSON Schema counts characters, and "at most N bytes" cannot be
+ * written as a schema of practical size, so the document gives the limit itself (`x-max-utf8-bytes`, the description)
+ * and, for client generators and fuzzers, a union of character limits that is safe whatever the text: up to N ASCII
+ * characters (1 byte each), up to ⌊N/3⌋ characters of the Basic Multilingual Plane (Hangul, 3 bytes each; no
+ * character outside it, 4 bytes), or up to ⌊N/4⌋ of anything. Every value the schema admits is accepted, and one
+ * character past each branch's limit (of that branch's kind) is over N bytes, so refused. A text that mixes ASCII
+ * and Hangul beyond ⌊N/3⌋ characters may still fit: the byte limit decides, as the description says.
+ * (maxLength = N alone would let a generator send 100 Hangul syllables, 300 bytes; ⌊N/4⌋ alone would forbid a
+ * 26-letter English name that fits.)
+ */
+export function documentUtf8Limits(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(documentUtf8Limits);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const source = schema as Record<string, unknown>;
+  const maxBytes = source[MAX_UTF8_BYTES];
+  if (typeof maxBytes === 'number') {
+    const { maxLength: _characters, ...rest } = source;
+    return {
+      ...rest,
+      anyOf: [
+        { maxLength: maxBytes, pattern: '^[\\u0000-\\u007F]*$' },
+        { maxLength: Math.floor(maxBytes / 3), pattern: '^[\\u0000-\\uD7FF\\uE000-\\uFFFF]*$' },
+        { maxLength: Math.floor(maxBytes / 4) },
+      ],
+    };
+  }
+  return Object.fromEntries(Object.entries(source).map(([key, value]) => [key, documentUtf8Limits(value)]));
+}
 
 /**
  * The CSP of /docs and everything under it: @fastify/swagger-ui's own static policy (`staticCSP: true`), except that
@@ -54,7 +94,7 @@ function securityFor(url: string) {
 }
 
 function isRateLimited(url: string): boolean {
-  return url.startsWith('/api/') || url.startsWith('/billing/') || url.startsWith('/payments/') || url === '/result';
+  return url.startsWith('/api/') || url.startsWith('/admin/') || url.startsWith('/billing/') || url.startsWith('/payments/') || url === '/result';
 }
 
 /** The errors every route of this kind can answer with, then the route's own. */
@@ -108,11 +148,20 @@ async function docsPlugin(app: FastifyInstance) {
       // The sandbox, the docs themselves and the operator console's HTML pages and forms are not the service's API.
       if (url.startsWith(SANDBOX_PREFIX) || url.startsWith('/docs') || url === '/console' || url.startsWith('/console/'))
         return { schema: { ...base, hide: true } as FastifySchema, url };
-      const { errors: _ownErrors, ...rest } = base;
+      const { errors: _ownErrors, requestBody, requiredQuery, ...rest } = base;
       const response: Record<string, unknown> = { ...(base.response as Record<string, unknown> | undefined) };
       for (const [status, codes] of Object.entries(errorsOf(url, base))) response[status] ??= errorResponse(codes);
       const documented: Record<string, unknown> = { ...rest, response, security: securityFor(url) };
+      for (const part of ['body', 'querystring', 'params', 'headers'] as const) if (base[part]) documented[part] = documentUtf8Limits(base[part]);
+      if (base.querystring) {
+        // A parameter with a default is filled in when absent (Ajv's useDefaults): not required.
+        const query = documented.querystring as { required?: string[]; properties?: Record<string, { default?: unknown }> };
+        const defaulted = (name: string) => query.properties?.[name]?.default !== undefined;
+        const required = [...(query.required ?? []).filter((name) => !defaulted(name)), ...(requiredQuery ?? [])];
+        documented.querystring = { ...query, required: [...new Set(required)] };
+      }
       if (base.body && IsOptional(base.body)) documented[OPTIONAL_BODY] = true;
+      if (requestBody) documented[REQUEST_BODY] = requestBody;
       return { schema: documented as FastifySchema, url };
     },
     // @fastify/swagger marks every requestBody required; a body the route marks optional is not.
@@ -121,7 +170,12 @@ async function docsPlugin(app: FastifyInstance) {
       const { openapiObject } = document;
       for (const operations of Object.values(openapiObject.paths ?? {})) {
         for (const operation of Object.values(operations as Record<string, Record<string, unknown>>)) {
-          if (typeof operation !== 'object' || !operation || !(OPTIONAL_BODY in operation)) continue;
+          if (typeof operation !== 'object' || !operation) continue;
+          if (REQUEST_BODY in operation) {
+            operation.requestBody = operation[REQUEST_BODY];
+            delete operation[REQUEST_BODY];
+          }
+          if (!(OPTIONAL_BODY in operation)) continue;
           delete operation[OPTIONAL_BODY];
           (operation.requestBody as { required: boolean }).required = false;
         }

@@ -61,7 +61,16 @@ export function redirectRoutes(routes: RedirectRoute[]) {
         const fields = { ...(request.query as object), ...((request.body as object | undefined) ?? {}) } as Record<string, string | undefined>;
         return respond(app, request, reply, await handle(fields));
       };
-      const schema = { tags: ['browser'], querystring: RedirectFields, response: { 200: CheckoutSuccess, 303: CheckoutRedirect }, errors: FAILURES };
+      // `state` is required: without it (in the query string, or in a form post's fields) the handler answers
+      // INVALID_STATE, as a redirect with status=failed or, in JSON mode, 400; the schema leaves it optional so
+      // that this stays the handler's answer.
+      const schema = {
+        tags: ['browser'],
+        querystring: RedirectFields,
+        requiredQuery: ['state'],
+        response: { 200: CheckoutSuccess, 303: CheckoutRedirect },
+        errors: FAILURES,
+      };
       app.get(path, { schema: { ...schema, operationId: `${operationId}Get`, summary: `${summary} (query string)` } }, handler);
       app.post(
         path,

@@ -1,13 +1,13 @@
 import { Type } from 'typebox';
-import { Amount, CheckoutStatus, HttpUrl, Method, WindowParams } from '../shared/schemas.ts';
+import { Amount, CheckoutStatus, HttpUrl, Method, TermText, WindowParams } from '../shared/schemas.ts';
 
 export const CreateOrderBody = Type.Object(
   {
-    userId: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
+    userId: Type.Optional(TermText.userId),
     method: Method,
     amount: Amount,
-    orderName: Type.String({ minLength: 1, maxLength: 100 }),
-    itemCode: Type.Optional(Type.String({ minLength: 1, maxLength: 10 })),
+    orderName: TermText.orderName,
+    itemCode: Type.Optional(TermText.itemCode),
     returnUrl: Type.Optional(HttpUrl),
   },
   { additionalProperties: false },

@@ -44,6 +44,23 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     return row;
   }
 
+  /**
+   * "Every payment of this customer": their subscriptions' and their one-time orders' (a payment belongs to one or the
+   * other; an order's userId is optional). Resolved to ids first (orders_userId_idx, subscriptions_userId_createdAt_id_idx)
+   * so that the list filters on `subscriptionId = ANY(..) OR oneTimeOrderId = ANY(..)`, a BitmapOr of two payment
+   * indexes: an OR of the two relation filters is two IN-subqueries under OR, which PostgreSQL cannot turn into joins
+   * and checks against every row of a scan of the whole table.
+   */
+  async function ofCustomer(userId: string): Promise<Prisma.PaymentWhereInput> {
+    const [subscriptions, orders] = await Promise.all([
+      db.subscription.findMany({ where: { userId }, select: { id: true } }),
+      db.order.findMany({ where: { userId }, select: { id: true } }),
+    ]);
+    return {
+      OR: [{ subscriptionId: { in: subscriptions.map((row) => row.id) } }, { oneTimeOrderId: { in: orders.map((row) => row.id) } }],
+    };
+  }
+
   async function listPayments(filter: PaymentFilter) {
     const rows = await db.payment.findMany({
       // Under AND: the attention filters and the cursor each hold an OR or an AND, and createdWithin and the cursor a
@@ -51,7 +68,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       where: {
         AND: [
           { status: filter.status, kind: filter.kind, method: filter.method, subscriptionId: filter.subscriptionId },
-          filter.userId ? { subscription: { userId: filter.userId } } : {},
+          filter.userId ? await ofCustomer(filter.userId) : {},
           createdWithin(filter),
           filter.needsAttention === true ? needsAttentionWhere : {},
           filter.needsAttention === false ? needsNoAttentionWhere : {},

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Amount, Cursor, Instant, Limit, Method, Reason, Uuid } from '../shared/schemas.ts';
+import { Amount, Cursor, Instant, Limit, Method, Reason, RefundReason, Uuid } from '../shared/schemas.ts';
 
 export const PaymentStatus = Type.Union([
   Type.Literal('PENDING'),
@@ -80,7 +80,7 @@ export const AdminPaymentsQuery = Type.Object(
     kind: Type.Optional(Type.Union([Type.Literal('INITIAL'), Type.Literal('RECURRING'), Type.Literal('MANUAL'), Type.Literal('ONE_TIME')])),
     method: Type.Optional(Method),
     subscriptionId: Type.Optional(Uuid),
-    userId: Type.Optional(Type.String({ maxLength: 200 })),
+    userId: Type.Optional(Type.String({ maxLength: 200, description: 'every payment of this customer: their subscriptions’ and their one-time orders’' })),
     createdFrom: Type.Optional(Instant),
     createdTo: Type.Optional(Instant),
     limit: Limit,
@@ -98,7 +98,7 @@ export const ResolveBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const RefundBody = Type.Object({ amount: Type.Optional(Amount), reason: Reason }, { additionalProperties: false });
+export const RefundBody = Type.Object({ amount: Type.Optional(Amount), reason: RefundReason }, { additionalProperties: false });
 export const ExternalRefundBody = Type.Object(
   { amount: Amount, reason: Reason, reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
   { additionalProperties: false },

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { utf8Bytes } from '../../gateway/fields.ts';
+import { REFUND_REASON_BYTES } from '../shared/schemas.ts';
 import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
@@ -57,7 +58,8 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
   async function refund(id: string, input: { amount?: number }, who: Actor) {
     const now = clock.now();
     const leaseOwner = randomUUID();
-    if (utf8Bytes(who.reason) > 200) throw new ValidationError('reason is over the gateway’s 200 bytes for a cancellation reason');
+    if (utf8Bytes(who.reason) > REFUND_REASON_BYTES)
+      throw new ValidationError(`reason is over the gateway’s ${REFUND_REASON_BYTES} bytes for a cancellation reason`);
     // Committed on its own: a refund refused below still leaves a dead process's refund visible as unknown.
     await sweepExpiredAttempts(db, now, log, id);
     const ready = await prepareRefund(id, input, who, leaseOwner, now);

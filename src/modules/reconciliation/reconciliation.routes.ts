@@ -80,6 +80,26 @@ export function reconciliationRoutes(deps: {
           tags,
           querystring: ImportQuery,
           headers: IdempotencyHeader,
+          // Read by readUpload, not validated by Fastify: documented for clients (they sent no body, every one a 415).
+          requestBody: {
+            required: true,
+            description: `The gateway's transaction export, at most ${maxBytes} bytes (413 beyond)`,
+            content: {
+              'text/csv': { schema: { type: 'string', format: 'binary', description: 'the file itself: UTF-8 (with or without BOM) or CP949' } },
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: ['file'],
+                  properties: {
+                    file: { type: 'string', format: 'binary', description: 'the file; its name becomes the import’s filename' },
+                    mapping: { type: 'string', description: 'JSON {"<field>": "<header>"}' },
+                    from: { type: 'string', description: 'YYYY-MM-DD (Korea), the first day the file covers' },
+                    to: { type: 'string', description: 'YYYY-MM-DD (Korea), the last day the file covers' },
+                  },
+                },
+              },
+            },
+          },
           response: { 200: ImportResponse, 201: ImportResponse },
           errors: codesByStatus(SettlementFileInvalidError, SettlementTooLargeError, SettlementMediaTypeError, ...IDEMPOTENT),
         },

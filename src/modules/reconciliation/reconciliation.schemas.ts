@@ -1,10 +1,11 @@
 // The reconciliation routes' shapes (DESIGN.md §5 "Settlement files and reconciliation", "Admin routes").
 import { Type } from 'typebox';
 import { Cursor, Limit, Uuid } from '../shared/schemas.ts';
+import { DAY_PATTERN } from '../../lib/input.ts';
 
 /** A Korea calendar date. */
 /** A calendar day (format 'date' refuses 2026-02-30, which the pattern alone let through to the database: a 500). */
-export const KoreaDate = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', format: 'date', description: 'YYYY-MM-DD, Korea time' });
+export const KoreaDate = Type.String({ pattern: DAY_PATTERN, format: 'date', description: 'YYYY-MM-DD, Korea time' });
 
 export const ImportQuery = Type.Object(
   {

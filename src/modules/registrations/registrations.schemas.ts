@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
-import { Amount, CheckoutStatus, HttpUrl, Method, WindowParams } from '../shared/schemas.ts';
+import { Amount, CheckoutStatus, HttpUrl, Method, TermText, WindowParams } from '../shared/schemas.ts';
 
 export const CreateRegistrationBody = Type.Object(
   {
-    userId: Type.String({ minLength: 1, maxLength: 60 }),
+    userId: TermText.userId,
     method: Method,
     amount: Amount,
-    orderName: Type.String({ minLength: 1, maxLength: 100 }),
+    orderName: TermText.orderName,
     interval: Type.Optional(
       Type.Object(
         {
@@ -16,13 +16,13 @@ export const CreateRegistrationBody = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    itemCode: Type.Optional(Type.String({ minLength: 1, maxLength: 10 })),
+    itemCode: Type.Optional(TermText.itemCode),
     issueKeyOnly: Type.Optional(Type.Boolean()),
     trialDays: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 365, description: 'CARD only: a free trial of this many calendar days (Korea time); implies issueKeyOnly' }),
     ),
-    userName: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
-    userPhoneNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+    userName: Type.Optional(TermText.userName),
+    userPhoneNumber: Type.Optional(TermText.userPhoneNumber),
     returnUrl: Type.Optional(HttpUrl),
   },
   { additionalProperties: false },
@@ -32,9 +32,9 @@ export const PaymentMethodBody = Type.Object(
   {
     method: Type.Optional(Method),
     amount: Type.Optional(Amount),
-    itemCode: Type.Optional(Type.String({ minLength: 1, maxLength: 10 })),
-    userName: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
-    userPhoneNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+    itemCode: Type.Optional(TermText.itemCode),
+    userName: Type.Optional(TermText.userName),
+    userPhoneNumber: Type.Optional(TermText.userPhoneNumber),
     returnUrl: Type.Optional(HttpUrl),
   },
   { additionalProperties: false },

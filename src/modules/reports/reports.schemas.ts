@@ -1,8 +1,9 @@
 // The reports' query strings and answers (DESIGN.md §5 "Reports").
 import { Type } from 'typebox';
+import { DAY_PATTERN, MONTH_PATTERN } from '../../lib/input.ts';
 
-const Month = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$', description: 'a Korea calendar month, YYYY-MM' });
-const Day = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'a Korea calendar date, YYYY-MM-DD' });
+const Month = Type.String({ pattern: MONTH_PATTERN, description: 'a Korea calendar month, YYYY-MM' });
+const Day = Type.String({ pattern: DAY_PATTERN, description: 'a Korea calendar date, YYYY-MM-DD' });
 const Rate = Type.Union([Type.Number(), Type.Null()], { description: 'a decimal rounded to 4 places; null when its base is 0' });
 const Count = Type.Integer();
 

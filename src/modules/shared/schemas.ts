@@ -1,6 +1,8 @@
 // Shared TypeBox pieces of the merchant API and browser routes.
 import { Type } from 'typebox';
-import { INSTANT_PATTERN, UUID_PATTERN } from '../../lib/input.ts';
+import { CANCEL_REQUEST } from '../../gateway/fields.ts';
+import { INSTANT_PATTERN, MAX_UTF8_BYTES, UUID_PATTERN } from '../../lib/input.ts';
+import { PHONE_NUMBER_PATTERN, TERM_BYTES } from './terms.ts';
 
 export const Method = Type.Union([Type.Literal('CARD'), Type.Literal('MOBILE')]);
 export const Amount = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -9,8 +11,36 @@ export const Uuid = Type.String({ pattern: UUID_PATTERN });
 export const Instant = Type.String({ format: 'date-time', pattern: INSTANT_PATTERN });
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const HttpUrl = Type.String({ pattern: '^https?://', maxLength: 2000 });
+/**
+ * Text the gateway limits in bytes of UTF-8 (DESIGN.md §2: a Hangul syllable is 3 bytes). `maxLength` is the same
+ * number (no string of more characters fits) and `x-max-utf8-bytes` the limit itself, which Ajv enforces (400
+ * VALIDATION_ERROR). The OpenAPI document shows a schema a client generator can trust (src/plugins/docs.ts).
+ */
+export const Utf8Text = (maxBytes: number, options: { minLength?: number; pattern?: string; description?: string } = {}) =>
+  Type.String({
+    minLength: 1,
+    ...options,
+    maxLength: maxBytes,
+    [MAX_UTF8_BYTES]: maxBytes,
+    description: `${options.description ? `${options.description}; ` : ''}at most ${maxBytes} bytes of UTF-8 (a Hangul syllable is 3)`,
+  });
+
+/** The terms a merchant gives a registration or an order, limited as the gateway limits them (src/modules/shared/terms.ts). */
+export const TermText = {
+  userId: Utf8Text(TERM_BYTES.userId),
+  orderName: Utf8Text(TERM_BYTES.orderName, { pattern: '\\S', description: 'not blank' }),
+  itemCode: Utf8Text(TERM_BYTES.itemCode),
+  userName: Utf8Text(TERM_BYTES.userName),
+  userPhoneNumber: Type.String({
+    minLength: 1,
+    maxLength: TERM_BYTES.userPhoneNumber,
+    pattern: PHONE_NUMBER_PATTERN,
+    description: 'digits, spaces or hyphens',
+  }),
+};
+
 export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 20 });
-export const Cursor = Type.String({ maxLength: 200 });
+export const Cursor = Type.String({ maxLength: 200, description: 'opaque: the nextCursor of the previous page, as given' });
 export const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const CheckoutStatus = Type.Union([
@@ -78,3 +108,7 @@ export const CheckoutRedirect = Type.Null({
 export const Reason = Type.String({ minLength: 1, maxLength: 500 });
 
 export const ReasonBody = Type.Object({ reason: Reason }, { additionalProperties: false });
+
+/** A refund's reason goes to the gateway as its cancelReason (src/gateway/fields.ts): bytes of UTF-8. */
+export const REFUND_REASON_BYTES = CANCEL_REQUEST.cancelReason!.maxBytes!;
+export const RefundReason = Utf8Text(REFUND_REASON_BYTES, { description: 'sent to the gateway as the cancellation reason' });

@@ -18,14 +18,17 @@ export interface Terms {
   userPhoneNumber?: string;
 }
 
-// Limits of the billing payment request (gateway-interface.md) and of key issuance's echo fields.
-const BYTE_LIMITS: Array<[keyof Terms, number]> = [
-  ['userId', 60],
-  ['orderName', 100],
-  ['itemCode', 10],
-  ['userName', 20],
-  ['userPhoneNumber', 20],
-];
+/**
+ * Limits in bytes of UTF-8 of the billing payment request (gateway-interface.md) and of key issuance's echo fields;
+ * the route schemas state the same limits (`Utf8Text`, src/modules/shared/schemas.ts).
+ */
+export const TERM_BYTES = { userId: 60, orderName: 100, itemCode: 10, userName: 20, userPhoneNumber: 20 } as const satisfies Partial<
+  Record<keyof Terms, number>
+>;
+const BYTE_LIMITS = Object.entries(TERM_BYTES) as Array<[keyof Terms, number]>;
+
+/** What a phone number the customer gives looks like (digits, spaces or hyphens, an optional leading +). */
+export const PHONE_NUMBER_PATTERN = '^\\+?[0-9][0-9 -]{6,18}$';
 
 export function validateTerms(terms: Terms, config: Config, options: { recurring: boolean }): void {
   for (const [field, limit] of BYTE_LIMITS) {
@@ -35,7 +38,7 @@ export function validateTerms(terms: Terms, config: Config, options: { recurring
     }
   }
   if (terms.orderName.trim() === '') throw new ValidationError('orderName must not be blank');
-  if (terms.userPhoneNumber !== undefined && !/^\+?[0-9][0-9 -]{6,18}$/.test(terms.userPhoneNumber)) {
+  if (terms.userPhoneNumber !== undefined && !new RegExp(PHONE_NUMBER_PATTERN).test(terms.userPhoneNumber)) {
     throw new ValidationError('userPhoneNumber must be a phone number (digits, spaces or hyphens)');
   }
   const max = config.amountMax[terms.method];

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Amount, Cursor, Instant, Limit, Method, Reason } from '../shared/schemas.ts';
+import { Amount, Cursor, Instant, Limit, Method, Reason, TermText } from '../shared/schemas.ts';
 
 export const SubscriptionStatus = Type.Union([
   Type.Literal('ACTIVE'),
@@ -90,6 +90,6 @@ export const AdminSubscriptionsQuery = Type.Object(
 
 export const AdminCancelBody = Type.Object({ reason: Reason, atPeriodEnd: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
 export const PatchSubscriptionBody = Type.Object(
-  { reason: Reason, amount: Type.Optional(Amount), orderName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  { reason: Reason, amount: Type.Optional(Amount), orderName: Type.Optional(TermText.orderName) },
   { additionalProperties: false },
 );

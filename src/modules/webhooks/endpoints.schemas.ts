@@ -6,7 +6,7 @@ const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
   maxItems: 50,
   description: 'event types, or ["*"] for all (the default)',
 });
-const Url = Type.String({ minLength: 1, maxLength: 2000, description: 'https:// (http:// where WEBHOOK_ALLOW_HTTP), no credentials' });
+const Url = Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://', description: 'https:// (http:// where WEBHOOK_ALLOW_HTTP), no credentials' });
 const Description = Type.String({ maxLength: 500 });
 const EndpointStatus = Type.Union([Type.Literal('ENABLED'), Type.Literal('DISABLED')]);
 
