@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { TEST_SAFETY_NET_MS } from './setup/safety-nets.ts';
 
 export default defineConfig({
   test: {
@@ -11,8 +12,9 @@ export default defineConfig({
     // Each test file gets its own database cloned from a migrated template (test/helpers/database.ts).
     fileParallelism: true,
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
-    teardownTimeout: 60_000,
+    // Safety nets only (test/setup/safety-nets.ts): no test passes by finishing within a time.
+    testTimeout: TEST_SAFETY_NET_MS,
+    hookTimeout: TEST_SAFETY_NET_MS,
+    teardownTimeout: TEST_SAFETY_NET_MS,
   },
 });

@@ -1,7 +1,6 @@
 // One PostgreSQL for the whole run: TEST_DATABASE_URL or DATABASE_URL when set (a server the caller owns),
 // else an embedded cluster in a temporary directory. A template database is migrated once; every test file
 // clones its own database from it (test/helpers/database.ts), so no test sees another's rows.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer } from 'node:net';
@@ -10,6 +9,7 @@ import pino from 'pino';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded-postgres.ts';
 import { migrate } from '../../src/db/migrator.ts';
+import { createRunDirectory } from './run-directory.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -40,13 +40,13 @@ function withDatabase(url: string, database: string): string {
 export default async function setup(project: TestProject) {
   const log = pino({ level: 'error' });
   let embedded: EmbeddedDatabase | undefined;
-  let workDir: string | undefined;
   let adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  // This run's temporary folder (and TMPDIR from now on), after the sweep of those left by runs that are gone.
+  const runDirectory = createRunDirectory(tmpdir());
 
   if (!adminUrl) {
-    workDir = mkdtempSync(path.join(tmpdir(), 'billing-test-'));
     embedded = await startEmbeddedPostgres({
-      dataDir: path.join(workDir, 'pg'),
+      dataDir: path.join(runDirectory.path, 'pg'),
       port: await freePort(),
       database: 'postgres',
       persistent: false,
@@ -70,15 +70,19 @@ export default async function setup(project: TestProject) {
   project.provide('templateDatabase', template);
 
   return async () => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2', [
-      template,
-      `t_${process.pid}_%`,
-    ]);
-    for (const row of rows) await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`);
-    await client.end();
-    await embedded?.stop();
-    if (workDir) rmSync(workDir, { recursive: true, force: true });
+    // Whatever step fails, the folder goes, and with it what is left of the run (test/setup/run-directory.ts).
+    try {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2', [
+        template,
+        `t_${process.pid}_%`,
+      ]);
+      for (const row of rows) await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`);
+      await client.end();
+      await embedded?.stop();
+    } finally {
+      runDirectory.remove();
+    }
   };
 }
