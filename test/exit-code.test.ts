@@ -31,7 +31,7 @@ function runVitest(dir: string): Promise<{ code: number | null; output: string }
   });
 }
 
-it('a run with a failing test exits non-zero, after the embedded database was started and stopped', { timeout: 120_000 }, async () => {
+it('a run with a failing test exits non-zero, after the embedded database was started and stopped', async () => {
   const { code, output } = await runVitest('test/fixtures/exit-code');
   expect(output).toContain('fails on purpose');
   expect(output).toMatch(/Tests\s+1 failed/);

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { ROOT, run, waitUntilReady, type Running } from './helpers/process.ts';
 import { freePort } from './setup/global-setup.ts';
+import { WAIT_SAFETY_NET_MS } from './setup/safety-nets.ts';
 
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const BEGIN = '<!-- runnable examples:';
@@ -122,7 +123,8 @@ ${code}`;
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    // A block that hangs (a server that never answers) is killed by the safety net, and fails on its status.
+    const timer = setTimeout(() => child.kill('SIGKILL'), WAIT_SAFETY_NET_MS);
     child.on('error', reject);
     child.on('close', (status) => {
       clearTimeout(timer);

@@ -266,7 +266,7 @@ describe('Needs attention, Payment page and its actions', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 
   it('Resolve as Succeeded without a Transaction ID is refused by the service, in words on the page; nothing changes', async () => {
     const { payment } = await unknownPayment('console-resolve-missing');
@@ -283,7 +283,7 @@ describe('Needs attention, Payment page and its actions', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 
   it('refunds part of a payment, then the rest with Amount left empty; too much is refused in words', async () => {
     const { payment } = await paidSubscription('console-refund', 30_000);
@@ -322,7 +322,7 @@ describe('Needs attention, Payment page and its actions', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 
   it('a double submit of one rendered form acts once, and the second answers like the first', async () => {
     const { payment } = await paidSubscription('console-double', 20_000);
@@ -348,7 +348,7 @@ describe('Needs attention, Payment page and its actions', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 
   it('records a refund made outside the gateway: listed under Refunds as EXTERNAL, CANCELED when nothing remains, a resubmit acts once, too much is refused in words', async () => {
     const { payment } = await paidSubscription('console-external-refund', 30_000);
@@ -428,7 +428,7 @@ describe('Needs attention, Payment page and its actions', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 
   it('settles a refund whose outcome is unknown: listed under Needs attention, Settle refund as Succeeded', async () => {
     const { payment } = await paidSubscription('console-refund-unknown', 20_000);
@@ -462,7 +462,7 @@ describe('Needs attention, Payment page and its actions', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 
   it('refuses a form without the CSRF token of this browser: 403 in words, nothing done', async () => {
     const { payment } = await paidSubscription('console-csrf', 20_000);
@@ -485,7 +485,7 @@ describe('Needs attention, Payment page and its actions', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 });
 
 describe('Subscription page and search', () => {
@@ -535,7 +535,7 @@ describe('Subscription page and search', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 });
 
 describe('with JavaScript off', () => {
@@ -567,7 +567,7 @@ describe('with JavaScript off', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 });
 
 describe('session limits', () => {
@@ -593,7 +593,7 @@ describe('session limits', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 
   it('past RATE_LIMIT_AUTH_FAILURES wrong tokens the address is answered 429, even with the right token', async () => {
     const { context, page } = await newContext();
@@ -609,7 +609,7 @@ describe('session limits', () => {
     } finally {
       await context.close();
     }
-  }, 30_000);
+  });
 });
 
 describe('the pages make no request outside the service', () => {

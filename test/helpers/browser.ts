@@ -5,17 +5,23 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { WAIT_SAFETY_NET_MS } from '../setup/safety-nets.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
 export const SKIPPED = !REQUIRED && !existsSync(CHROMIUM);
 export const SKIP_NOTE = `Chromium not found at ${CHROMIUM}: install Debian's chromium package or set CHROMIUM_PATH (.ci/run requires it)`;
 
-/** Headless Chromium, with nothing of its own reaching the network (no QUIC, sync, component or background updates). */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
+/**
+ * Headless Chromium, with nothing of its own reaching the network (no QUIC, sync, component or background updates).
+ * Every page waits on conditions (an element, a navigation, a load state); Playwright's own 30 s limit on each is
+ * replaced by the suite's safety net, in every context and page this browser opens (newPage opens a context too).
+ */
+export async function launchChromium(): Promise<Browser> {
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
+    timeout: WAIT_SAFETY_NET_MS,
     args: [
       '--no-sandbox',
       '--disable-gpu',
@@ -26,6 +32,13 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(WAIT_SAFETY_NET_MS);
+    return context;
+  };
+  return browser;
 }
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

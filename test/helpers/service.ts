@@ -4,6 +4,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { createPrismaClient, type Db } from '../../src/db/prisma.ts';
 import { freePort } from '../setup/global-setup.ts';
+import { WAIT_SAFETY_NET_MS } from '../setup/safety-nets.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { run, waitUntilReady, type Running } from './process.ts';
 import { SANDBOX_MERCHANT, SANDBOX_SECRET, startSandbox, type RunningSandbox } from './sandbox.ts';
@@ -73,11 +74,14 @@ export function useServiceAgainstSandbox(): ServiceFixture {
   };
 }
 
-/** Polls until `check()` holds; throws naming `what` after `timeoutMs`. */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Polls until `check()` holds. There is no time budget to pass: a condition holds when it holds, however loaded the
+ * machine; only the suite's safety net (WAIT_SAFETY_NET_MS) ends a wait for one that never does, naming `what`.
+ */
+export async function waitFor(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + WAIT_SAFETY_NET_MS;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`${what}: still not the case after the safety net of ${WAIT_SAFETY_NET_MS / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -4,13 +4,12 @@
 // the contract requires them. The UI at /docs renders under a Content-Security-Policy that lets Swagger UI's inline
 // styles through and keeps scripts strict: checked on the header, and in headless Chromium (Debian's `chromium`,
 // as test/e2e/browser.test.ts: skipped without it unless REQUIRE_BROWSER_TESTS=1) by the absence of CSP errors.
-import { existsSync } from 'node:fs';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { buildTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
+import { launchChromium, SKIPPED } from '../helpers/browser.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let database: TestDatabase;
@@ -233,12 +232,10 @@ describe('GET /docs content security policy', () => {
     expect(csp['script-src-attr']).toEqual(["'none'"]);
   });
 
-  const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  const NO_BROWSER = process.env.REQUIRE_BROWSER_TESTS !== '1' && !existsSync(CHROMIUM);
-  it.skipIf(NO_BROWSER)('renders in Chromium with no CSP error in the console (skipped without Chromium unless REQUIRE_BROWSER_TESTS=1)', async () => {
+  it.skipIf(SKIPPED)('renders in Chromium with no CSP error in the console (skipped without Chromium unless REQUIRE_BROWSER_TESTS=1)', async () => {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = app.server.address() as { port: number };
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const problems: string[] = [];
@@ -248,10 +245,10 @@ describe('GET /docs content security policy', () => {
       page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
       await page.goto(`http://127.0.0.1:${port}/docs`);
       // The operations rendered from /docs/json; open one so that its parameters and responses render too.
-      await page.locator('.opblock').first().waitFor({ timeout: 20_000 });
+      await page.locator('.opblock').first().waitFor();
       expect(await page.locator('.opblock').count()).toBeGreaterThan(30);
       await page.locator('.opblock-summary').first().click();
-      await page.locator('.opblock-body').first().waitFor({ timeout: 10_000 });
+      await page.locator('.opblock-body').first().waitFor();
       await page.waitForLoadState('networkidle');
       expect(problems).toEqual([]);
     } finally {

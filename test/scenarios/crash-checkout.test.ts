@@ -92,5 +92,5 @@ describe('a process killed during key issuance, an order confirmation and a refu
     expect(listed).toHaveLength(3);
     // The sweep sent nothing.
     expect(await service.sandbox.ledger()).toEqual(ledgerBefore);
-  }, 90_000);
+  });
 });

@@ -87,5 +87,5 @@ describe('a replica killed mid-call', () => {
       expect(sub).toMatchObject({ needsAttention: true, attentionReason: 'PAYMENT_OUTCOME_UNKNOWN', cycle: 1 });
     }
     expect(attempts).toHaveLength(SUBSCRIPTIONS);
-  }, 180_000);
+  });
 });

@@ -42,7 +42,7 @@ beforeAll(async () => {
     replicas.push({ port, running: run('src/server.ts', { ...env, PORT: String(port), HOST: '127.0.0.1' }) });
   }
   await Promise.all(replicas.map((r) => waitUntilReady(r.port, r.running)));
-}, 180_000);
+});
 
 afterAll(async () => {
   for (const r of replicas) r.running.child.kill('SIGTERM');
@@ -101,5 +101,5 @@ describe('three replicas', () => {
     );
     expect(again.map((r) => r.claimed)).toEqual([0, 0, 0]);
     expect((await sandbox.ledger()).filter((e) => e.type === 'CHARGE')).toHaveLength(SUBSCRIPTIONS);
-  }, 240_000);
+  });
 });

@@ -1,7 +1,6 @@
 // One PostgreSQL for the whole run: TEST_DATABASE_URL or DATABASE_URL when set (a server the caller owns),
 // else an embedded cluster in a temporary directory. A template database is migrated once; every test file
 // clones its own database from it (test/helpers/database.ts), so no test sees another's rows.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer } from 'node:net';
@@ -11,6 +10,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded-postgres.ts';
 import { migrate } from '../../src/db/migrator.ts';
 import { testPostgres } from './postgres-major.ts';
+import { createRunDirectory } from './run-directory.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -41,14 +41,14 @@ function withDatabase(url: string, database: string): string {
 export default async function setup(project: TestProject) {
   const log = pino({ level: 'error' });
   let embedded: EmbeddedDatabase | undefined;
-  let workDir: string | undefined;
   let adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
   const postgres = await testPostgres();
+  // This run's temporary folder (and TMPDIR from now on), after the sweep of those left by runs that are gone.
+  const runDirectory = createRunDirectory(tmpdir());
 
   if (!adminUrl) {
-    workDir = mkdtempSync(path.join(tmpdir(), 'billing-test-'));
     embedded = await startEmbeddedPostgres({
-      dataDir: path.join(workDir, 'pg'),
+      dataDir: path.join(runDirectory.path, 'pg'),
       port: await freePort(),
       database: 'postgres',
       persistent: false,
@@ -63,7 +63,7 @@ export default async function setup(project: TestProject) {
   }
   await postgres.check(adminUrl).catch(async (error: unknown) => {
     await embedded?.stop();
-    if (workDir) rmSync(workDir, { recursive: true, force: true });
+    runDirectory.remove();
     throw error;
   });
 
@@ -78,15 +78,19 @@ export default async function setup(project: TestProject) {
   project.provide('templateDatabase', template);
 
   return async () => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2', [
-      template,
-      `t_${process.pid}_%`,
-    ]);
-    for (const row of rows) await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`);
-    await client.end();
-    await embedded?.stop();
-    if (workDir) rmSync(workDir, { recursive: true, force: true });
+    // Whatever step fails, the folder goes, and with it what is left of the run (test/setup/run-directory.ts).
+    try {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2', [
+        template,
+        `t_${process.pid}_%`,
+      ]);
+      for (const row of rows) await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`);
+      await client.end();
+      await embedded?.stop();
+    } finally {
+      runDirectory.remove();
+    }
   };
 }

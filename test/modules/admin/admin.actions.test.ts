@@ -157,7 +157,6 @@ describe('Idempotency-Key', () => {
     await waitFor(
       'the first request to hold the key',
       async () => (await running.app.db.idempotencyRecord.count({ where: { key: 'slow', status: 'IN_PROGRESS' } })) === 1,
-      10_000,
     );
     const second = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow');
     expect(second.statusCode).toBe(409);
@@ -352,7 +351,7 @@ describe('resolving an UNKNOWN payment', () => {
     const replayed = await admin('POST', `/admin/payments/${unknownPayment!.id}/resolve`, { outcome: 'FAILED', reason: 'oops' });
     expect(replayed.statusCode).toBe(409);
     expect((await auditOf(unknownPayment!.id)).map((a) => a.action)).toEqual(['payment.resolve_succeeded']);
-  }, 20_000);
+  });
 
   it('CARD: resolved FAILED is handled like a decline (retry scheduled), and the retry charges normally', async () => {
     const id = await subscribe(running.app, {});

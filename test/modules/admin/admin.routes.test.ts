@@ -83,11 +83,7 @@ describe('the scheduler', () => {
         sandboxUrl: `${baseUrl}/sandbox`,
         dueAt: new Date(Date.now() - 1000),
       });
-      await waitFor(
-        'the cron tick to charge the three due subscriptions',
-        async () => (await app.db.payment.count({ where: { status: 'SUCCEEDED' } })) >= 3,
-        15_000,
-      );
+      await waitFor('the cron tick to charge the three due subscriptions', async () => (await app.db.payment.count({ where: { status: 'SUCCEEDED' } })) >= 3);
       expect(await app.db.subscription.count({ where: { cycle: 2 } })).toBe(3);
     } finally {
       await app.close();

@@ -23,7 +23,7 @@ it('a prepared charge whose lease ran out while it waited for a slot is not sent
   // Two slots: two calls held at the gateway, two more charges prepared and waiting for a slot.
   await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 3000, count: 4 });
   const pass = app.charges.runPass();
-  await waitFor('four charges prepared', async () => (await app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4, 20_000);
+  await waitFor('four charges prepared', async () => (await app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4);
   // Every lease runs out (a stalled process would see the same in real time) and a sweep makes every attempt UNKNOWN.
   clock.set(new Date(clock.now().getTime() + app.config.scheduler.leaseMs + 60_000));
   expect(await app.charges.sweepExpiredAttempts(clock.now())).toBe(4);
@@ -40,7 +40,7 @@ it('a prepared charge whose lease ran out while it waited for a slot is not sent
   expect(report).toMatchObject({ claimed: 4, succeeded: 0, declined: 0 });
   const subscriptions = await app.db.subscription.findMany({ select: { needsAttention: true } });
   expect(subscriptions.every((s) => s.needsAttention)).toBe(true);
-}, 60_000);
+});
 
 it('a prepared charge whose lease is too short for the call is recorded NOT_SENT under its lease and sent by the next pass', async () => {
   const { app } = running;
@@ -53,7 +53,7 @@ it('a prepared charge whose lease is too short for the call is recorded NOT_SENT
   });
   await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 3000, count: 2 });
   const pass = app.charges.runPass();
-  await waitFor('four charges prepared', async () => (await app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4, 20_000);
+  await waitFor('four charges prepared', async () => (await app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4);
   // The leases have not run out, but what is left is shorter than a call may take: no sweep, nothing lost.
   clock.set(new Date(clock.now().getTime() + app.config.scheduler.leaseMs - app.config.gateway.timeoutMs));
   const report = await pass;
@@ -68,4 +68,4 @@ it('a prepared charge whose lease is too short for the call is recorded NOT_SENT
   expect(await app.charges.runPass()).toMatchObject({ claimed: 2, succeeded: 2 });
   expect((await sandboxLedger(app)).filter((entry) => entry.type === 'CHARGE')).toHaveLength(4);
   expect(await app.db.paymentAttempt.count()).toBe(4);
-}, 60_000);
+});

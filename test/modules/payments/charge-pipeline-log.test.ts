@@ -45,4 +45,4 @@ it('each approval’s transactionId is logged when it arrives, before the approv
   const keys = (await app.db.billingKey.findMany()).map((row) => readBillingKey(keyring, row));
   expect(keys).toHaveLength(6);
   for (const key of [...keys, TEST_SECRET_KEY]) expect(logs.raw).not.toContain(key);
-}, 60_000);
+});

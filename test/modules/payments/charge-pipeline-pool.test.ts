@@ -45,4 +45,4 @@ it('a pass whose every call is declined records every decline, never more transa
   expect(await app.db.paymentAttempt.count({ where: { status: { not: 'DECLINED' } } })).toBe(0);
   expect(most).toBeGreaterThan(0);
   expect(most).toBeLessThanOrEqual(CONCURRENCY / 2);
-}, 60_000);
+});

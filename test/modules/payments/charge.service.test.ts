@@ -58,7 +58,7 @@ describe('fencing', () => {
     const [id] = await seed(1);
     await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 400 });
     const pass = runPass(running.app);
-    await waitFor('the charge in flight', async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 1, 10_000);
+    await waitFor('the charge in flight', async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 1);
     // Another replica's claim, as if our lease had expired.
     await running.app.db.subscription.update({ where: { id }, data: { leaseOwner: 'other-replica' } });
     expect(await pass).toEqual({ claimed: 1, succeeded: 0, declined: 0, unknown: 1, skipped: 0 });
@@ -82,7 +82,6 @@ describe('between the claim and the charge', () => {
     await waitFor(
       'four charges prepared',
       async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT', payment: { subscriptionId: { in: ids } } } })) === 4,
-      10_000,
     );
     const subscriptions = await running.app.db.subscription.findMany({ where: { id: { in: ids } }, include: { payments: true } });
     const waiting = subscriptions.filter((sub) => !sub.payments.some((p) => p.cycle === sub.cycle));
@@ -109,7 +108,7 @@ describe('graceful stop', () => {
     await sandboxFault(stopping, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 1500, count: 6 });
     const pass = stopping.charges.runPass();
     // Two calls at the gateway (C = 2) and two charges prepared ahead, waiting for a slot; two claimed, not prepared.
-    await waitFor('four charges prepared', async () => (await stopping.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4, 10_000);
+    await waitFor('four charges prepared', async () => (await stopping.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4);
     expect(await stopping.db.payment.count({ where: { status: 'SUCCEEDED' } })).toBe(0);
     // Close drains the pass (preClose) before the database closes; the rows are read through a fresh client after.
     await stopping.close();

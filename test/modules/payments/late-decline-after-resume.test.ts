@@ -10,8 +10,7 @@ import { waitFor } from '../../helpers/service.ts';
 const kst = (local: string) => new Date(`${local}+09:00`);
 const running = useRunningApp({ CLOCK: 'simulated' });
 
-const waitForInFlight = () =>
-  waitFor('the charge in flight', async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) > 0, 10_000);
+const waitForInFlight = () => waitFor('the charge in flight', async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) > 0);
 
 describe('pause and resume while a charge is in flight', () => {
   it('a decline that lands after the resume leaves the resumed schedule alone', async () => {

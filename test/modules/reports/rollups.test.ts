@@ -260,7 +260,7 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
     expect(kinds).toMatchObject({ refunds: 2, external: 1 });
     expect(kinds!.recovered).toBeGreaterThanOrEqual(1);
     expect(kinds!.lost).toBeGreaterThanOrEqual(1);
-  }, 120_000);
+  });
 
   it('the test helpers empty every roll-up table between tests (the history above filled each of them)', async () => {
     const [counts] = await sqlQuery<Record<string, number>>(
@@ -330,7 +330,7 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
     const before = { revenue: await sqlQuery(running.app.db, kept, []), recovery: await sqlQuery(running.app.db, recovery, []) };
     await sqlQuery(running.app.db, 'SELECT "rebuild_report_rollups"()', []);
     expect({ revenue: await sqlQuery(running.app.db, kept, []), recovery: await sqlQuery(running.app.db, recovery, []) }).toEqual(before);
-  }, 120_000);
+  });
 
   it('concurrent transactions approving payments on the same Korea day neither deadlock nor lose counts', async () => {
     const now = kst('2030-06-15T12:00:00');
@@ -370,5 +370,5 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
       [],
     );
     expect(shards!.n).toBeGreaterThan(1);
-  }, 120_000);
+  });
 });

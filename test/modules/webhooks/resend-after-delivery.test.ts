@@ -10,9 +10,12 @@ import { useRunningApp } from '../../helpers/database.ts';
 import { subscribe } from '../../helpers/billing.ts';
 import { decideWindow, follow } from '../../helpers/checkout.ts';
 import { waitFor } from '../../helpers/service.ts';
+import { TEST_SAFETY_NET_MS } from '../../setup/safety-nets.ts';
 
 // WEBHOOK_CONCURRENCY 8: 8 requests in flight and 8 claimed in the ready queue; an endpoint holds at most 4.
-const running = useRunningApp({ WEBHOOK_TIMEOUT_MS: '15000', WEBHOOK_RETRY_DELAYS: '1h', WEBHOOK_CONCURRENCY: '8' });
+// WEBHOOK_TIMEOUT_MS longer than any wait here: a held request ends when the test answers it or closes its receiver,
+// never by the dispatcher's timeout, however slowly the machine runs.
+const running = useRunningApp({ WEBHOOK_TIMEOUT_MS: String(TEST_SAFETY_NET_MS), WEBHOOK_RETRY_DELAYS: '1h', WEBHOOK_CONCURRENCY: '8' });
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -27,18 +30,26 @@ afterEach(async () => {
   }
 });
 
-/** A receiver on 127.0.0.1: `hold(index)` keeps that request unanswered until `answer` or `release`; the others get 200. */
+/**
+ * A receiver on 127.0.0.1: `hold(index)` keeps that request unanswered until `answer` or `release`; the others get 200.
+ * `abandoned()` counts the held requests the sender gave up on (closed unanswered).
+ */
 async function receiver(hold: (index: number) => boolean) {
   const requests: Received[] = [];
   const held = new Map<number, ServerResponse>();
+  let abandoned = 0;
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     req.on('end', () => {
       const index = requests.length;
       requests.push({ headers: req.headers, body });
-      if (hold(index)) held.set(index, res);
-      else res.writeHead(200).end('ok');
+      if (hold(index)) {
+        held.set(index, res);
+        res.on('close', () => {
+          if (!res.writableEnded) abandoned += 1;
+        });
+      } else res.writeHead(200).end('ok');
     });
   });
   servers.push(server);
@@ -50,6 +61,7 @@ async function receiver(hold: (index: number) => boolean) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     requests,
+    abandoned: () => abandoned,
     answer,
     release: () => {
       for (const index of [...held.keys()]) answer(index, 200);
@@ -97,7 +109,7 @@ async function requeueWhileOnItsWay(requeue: (eventId: string, endpointId: strin
   await requeue(before.eventId, endpointId);
   target.release();
 
-  await waitFor('a second copy at the endpoint', async () => target.requests.length >= 2, 10_000);
+  await waitFor('a second copy at the endpoint', async () => target.requests.length >= 2);
   await waitFor('the second copy recorded', async () => (await deliveryOf(endpointId)).status === 'SUCCEEDED');
   await running.app.webhooks.drain();
   expect(target.requests.map((r) => r.headers['webhook-id'])).toEqual([before.eventId, before.eventId]);
@@ -131,7 +143,7 @@ describe('the outcome of a copy sent before a resend', () => {
     await waitFor('the first copy at the endpoint', async () => target.requests.length === 1);
     const { eventId } = await deliveryOf(endpointId);
     expect((await api('POST', `/api/v1/events/${eventId}/resend`, { endpointId })).statusCode).toBe(202);
-    await waitFor('the second copy at the endpoint', async () => target.requests.length === 2, 10_000);
+    await waitFor('the second copy at the endpoint', async () => target.requests.length === 2);
 
     // The first copy succeeds; its success is known to the dispatcher, then written (or found to match nothing).
     const delivered = await deliveredCount();
@@ -165,8 +177,9 @@ describe('a success while the other slots hold requests that hang', () => {
     await waitFor('seven requests hanging', async () => hanging.reduce((n, h) => n + h.requests.length, 0) === 7);
 
     fast.release();
-    // WEBHOOK_TIMEOUT_MS is 15 s: the hanging requests end long after this.
-    await waitFor('the success written', async () => (await deliveryOf(fastId)).status === 'SUCCEEDED', 3_000);
+    // Written while the seven requests still hang (none ended, none recorded), not once their slots free up.
+    await waitFor('the success written', async () => (await deliveryOf(fastId)).status === 'SUCCEEDED');
+    expect(hanging.map((h) => h.abandoned())).toEqual([0, 0, 0, 0]);
     expect(await running.app.db.webhookDelivery.count({ where: { attempts: { gt: 0 }, endpointId: { not: fastId } } })).toBe(0);
   });
 });

@@ -9,12 +9,15 @@ import { useRunningApp } from '../../helpers/database.ts';
 import { setClock, subscribe } from '../../helpers/billing.ts';
 import { decideWindow, follow } from '../../helpers/checkout.ts';
 import { waitFor } from '../../helpers/service.ts';
+import { TEST_SAFETY_NET_MS } from '../../setup/safety-nets.ts';
 import type { PublicEvent } from '../../../src/modules/events/events.render.ts';
 
 const running = useRunningApp({
   CLOCK: 'simulated',
   WEBHOOK_RETRY_DELAYS: '50ms,50ms,1200ms',
-  WEBHOOK_TIMEOUT_MS: '3000',
+  // Longer than any wait here: a request that hangs ends when its receiver closes, never by the dispatcher's timeout,
+  // however slowly the machine runs.
+  WEBHOOK_TIMEOUT_MS: String(TEST_SAFETY_NET_MS),
   WEBHOOK_DISABLE_AFTER: '1s',
 });
 
@@ -278,7 +281,7 @@ describe('deliveries', () => {
     for (const user of ['a', 'b', 'c', 'd']) await subscribe(running.app, { userId: user, amount: 9900 });
     await waitFor('the dead endpoint holding requests', async () => dead.requests.length >= 4);
     // Then one event for the healthy endpoint: it is sent while the dead endpoint's requests still hang, not after
-    // their timeout (WEBHOOK_TIMEOUT_MS, 3 s here), because a dead endpoint never holds more than half the slots.
+    // their timeout (WEBHOOK_TIMEOUT_MS, longer than the wait), because a dead endpoint never holds more than half the slots.
     const created = await api('POST', '/api/v1/orders', { method: 'CARD', amount: 3000, orderName: 'Once' });
     const window = await decideWindow(running.app, created.json().window);
     await follow(running.app, window.redirectUrl, { json: true });
