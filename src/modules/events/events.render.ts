@@ -56,11 +56,19 @@ export interface EventRow {
   paymentId: string | null;
 }
 
+/**
+ * A key's status as of the event: a key is revoked once (revokedAt, the service's clock, like the event's createdAt: the
+ * row's updatedAt), so one revoked after the event was still ACTIVE then. Its display data never changes. A revocation
+ * in the event's own transaction is dated by the use case's clock before its writes, so at or before the event (a
+ * revocation in a later transaction at the very same instant, which only a frozen simulated clock makes, counts too).
+ */
+const KEY_STATUS_AS_OF_EVENT = `jsonb_build_object('status', CASE WHEN k."revokedAt" > e."createdAt" THEN 'ACTIVE' ELSE k."status"::text END)`;
+
 /** The columns every event read selects (feed, one event, dispatcher), with what rendering needs beside the row. */
 export const EVENT_COLUMNS_SQL = `
   e."id", e."type", e."sequence", e."createdAt", e."objectType", e."objectId", e."snapshot", e."previous",
   CASE WHEN e."objectType" = 'subscription' THEN (
-    SELECT jsonb_agg(${BILLING_KEY_SUMMARY_JSON}) FROM "billing_keys" k
+    SELECT jsonb_agg(${BILLING_KEY_SUMMARY_JSON} || ${KEY_STATUS_AS_OF_EVENT}) FROM "billing_keys" k
      WHERE k."id" IN ((e."snapshot" ->> 'billingKeyId')::uuid, (e."previous" ->> 'billingKeyId')::uuid)) END AS "billingKeys",
   CASE WHEN e."objectType" = 'subscription' THEN ${consentsJson('c."subscriptionId" = e."objectId" AND c."createdAt" <= e."createdAt"')} END AS "consents",
   CASE WHEN e."objectType" = 'registration' THEN (SELECT s."id" FROM "subscriptions" s WHERE s."registrationId" = e."objectId") END AS "subscriptionId",
