@@ -159,7 +159,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const idempotency = createIdempotency(deps);
   app.decorate('charges', charges);
   await app.register(schedulerPlugin, { charges });
-  const dispatcher = createDispatcher({ db: app.db, config, keyring, log: app.log, observer: app.metrics.webhooks });
+  const dispatcher = createDispatcher({ db: app.db, clock, config, keyring, log: app.log, observer: app.metrics.webhooks });
   app.decorate('webhooks', dispatcher);
   await app.register(webhooksPlugin, { dispatcher });
   if (!config.consentRequired)

@@ -6,19 +6,23 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
+import type { Clock } from '../lib/clock.ts';
+import { withClockStamps } from './clock-stamps.ts';
 
 export type Db = InstanceType<typeof PrismaClient>;
 
 const pools = new WeakMap<Db, pg.Pool>();
 
-export function createPrismaClient(connectionString: string, options: { poolSize?: number } = {}): Db {
+/** `clock`: the service's, which then dates every row Prisma writes (db/clock-stamps.ts); without it, the columns' defaults. */
+export function createPrismaClient(connectionString: string, options: { poolSize?: number; clock?: Clock } = {}): Db {
   const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10 });
   // An idle connection that breaks is dropped by the pool and replaced on the next query; without a listener the
   // 'error' event would end the process (the adapter adds its own only once Prisma connects).
   pool.on('error', () => {});
-  const db = new PrismaClient({
+  const client = new PrismaClient({
     adapter: new PrismaPg(pool, { disposeExternalPool: true, statementNameGenerator: (query) => statementName(query.sql) as string }),
   });
+  const db = options.clock ? withClockStamps(client, options.clock) : client;
   pools.set(db, pool);
   return db;
 }

@@ -15,7 +15,8 @@ export interface DbPluginOptions {
 }
 
 async function dbPlugin(app: FastifyInstance, options: DbPluginOptions) {
-  const db = createPrismaClient(options.connectionString, { poolSize: options.poolSize });
+  // Every row Prisma writes is dated by the service's clock (db/clock-stamps.ts), decorated before this plugin.
+  const db = createPrismaClient(options.connectionString, { poolSize: options.poolSize, clock: app.clock });
   app.decorate('db', db);
   app.addHook('onClose', async () => {
     await db.$disconnect();

@@ -169,8 +169,9 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
     help: 'Age of the oldest event with a pending delivery to an enabled endpoint (0 when none)',
     registers: [registry],
     async collect() {
+      // By the service's clock, which dates the events (their trigger takes the changed row's updatedAt).
       const [row] = await app.db.$queryRaw<{ age: number | null }[]>`
-        SELECT EXTRACT(EPOCH FROM clock_timestamp() - min(e."createdAt"))::float8 AS age
+        SELECT EXTRACT(EPOCH FROM ${app.clock.now()}::timestamptz - min(e."createdAt"))::float8 AS age
           FROM "webhook_deliveries" d JOIN "events" e ON e."id" = d."eventId" JOIN "webhook_endpoints" w ON w."id" = d."endpointId"
          WHERE d."status" = 'PENDING' AND w."status" = 'ENABLED'`;
       this.set(row?.age ?? 0);

@@ -1,8 +1,8 @@
-// An event row → the public event (DESIGN.md §5). The trigger stores the changed row as it was after the
-// change (its `snapshot`, Prisma field names, secrets removed) and the old values of the public columns that
-// changed (`previous`); the object is rendered here by the same serializers the API uses, so an event's object
-// is exactly what GET would have answered at that moment. previousAttributes are the public fields whose value
-// differs between the shape of the old row and the new one.
+// An event row → the public event (DESIGN.md §5). The trigger stores the changed row as its transaction left it (its
+// `snapshot`, Prisma field names, secrets removed; a payment's with its refunds as of the change) and the old values
+// of the public columns that changed (`previous`); the object is rendered here by the same serializers the API uses,
+// so an event's object is exactly what GET would have answered at that moment. previousAttributes are the public
+// fields whose value differs between the shape of the old row and the new one.
 import type { Config } from '../../config.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { serializePayment } from '../payments/payments.service.ts';
@@ -56,11 +56,19 @@ export interface EventRow {
   paymentId: string | null;
 }
 
+/**
+ * A key's status as of the event: a key is revoked once (revokedAt, the service's clock, like the event's createdAt: the
+ * row's updatedAt), so one revoked after the event was still ACTIVE then. Its display data never changes. A revocation
+ * in the event's own transaction is dated by the use case's clock before its writes, so at or before the event (a
+ * revocation in a later transaction at the very same instant, which only a frozen simulated clock makes, counts too).
+ */
+const KEY_STATUS_AS_OF_EVENT = `jsonb_build_object('status', CASE WHEN k."revokedAt" > e."createdAt" THEN 'ACTIVE' ELSE k."status"::text END)`;
+
 /** The columns every event read selects (feed, one event, dispatcher), with what rendering needs beside the row. */
 export const EVENT_COLUMNS_SQL = `
   e."id", e."type", e."sequence", e."createdAt", e."objectType", e."objectId", e."snapshot", e."previous",
   CASE WHEN e."objectType" = 'subscription' THEN (
-    SELECT jsonb_agg(${BILLING_KEY_SUMMARY_JSON}) FROM "billing_keys" k
+    SELECT jsonb_agg(${BILLING_KEY_SUMMARY_JSON} || ${KEY_STATUS_AS_OF_EVENT}) FROM "billing_keys" k
      WHERE k."id" IN ((e."snapshot" ->> 'billingKeyId')::uuid, (e."previous" ->> 'billingKeyId')::uuid)) END AS "billingKeys",
   CASE WHEN e."objectType" = 'subscription' THEN ${consentsJson('c."subscriptionId" = e."objectId" AND c."createdAt" <= e."createdAt"')} END AS "consents",
   CASE WHEN e."objectType" = 'registration' THEN (SELECT s."id" FROM "subscriptions" s WHERE s."registrationId" = e."objectId") END AS "subscriptionId",
@@ -102,12 +110,29 @@ function objectOf(event: EventRow, raw: Record<string, unknown>, config: Config)
       return serializeSubscription({ ...row, billingKey, consents: reviveConsents(event.consents) } as never);
     }
     case 'payment':
-      return serializePayment(row as never);
+      return serializePayment(reviveRefunds(row) as never);
     case 'registration':
       return registrationEventObject({ ...row, state: '', subscription: event.subscriptionId ? { id: event.subscriptionId } : null } as never, config);
     case 'order':
       return orderEventObject({ ...row, state: '', payment: event.paymentId ? { id: event.paymentId } : null } as never, config);
   }
+}
+
+/**
+ * A payment snapshot's refunds as the trigger took them in the transaction of the change (migration
+ * 20261128120000_payment_event_refunds): its CANCEL attempts and external refunds, instants as strings. An event
+ * written before that migration has neither, and shows no `refunds`.
+ */
+function reviveRefunds(row: Record<string, unknown>): Record<string, unknown> {
+  const attempts = row.refundAttempts as Array<Record<string, unknown>> | undefined;
+  const externals = row.externalRefunds as Array<Record<string, unknown>> | undefined;
+  if (!attempts || !externals) return { ...row, refundAttempts: undefined, externalRefunds: undefined };
+  const at = (value: unknown) => (typeof value === 'string' ? new Date(value) : value);
+  return {
+    ...row,
+    refundAttempts: attempts.map((a) => ({ ...a, completedAt: at(a.completedAt), createdAt: at(a.createdAt) })),
+    externalRefunds: externals.map((r) => ({ ...r, recordedAt: at(r.recordedAt) })),
+  };
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

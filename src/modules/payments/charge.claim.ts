@@ -44,7 +44,11 @@ export interface ClaimedRow extends Omit<ChargeableSubscription, 'billingKeyStat
   userId: string;
   orderName: string;
   itemCode: string | null;
-  updatedAt: Date;
+  /**
+   * The row's version as the claim left it (its xmin): any later write of the row changes it. Not updatedAt, which
+   * the service's clock dates and a frozen simulated clock leaves equal across writes.
+   */
+  version: string;
   keyId: string;
   encryptionKeyId: string;
   keyIv: Uint8Array;
@@ -78,7 +82,7 @@ const CLAIMED_FIELDS = {
   userId: 's."userId"',
   orderName: 's."orderName"',
   itemCode: 's."itemCode"',
-  updatedAt: 's."updatedAt"',
+  version: 's."xmin"::text',
   keyId: 'k."id"',
   billingKeyStatus: 'k."status"::text',
   encryptionKeyId: 'k."encryptionKeyId"',

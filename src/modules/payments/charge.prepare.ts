@@ -25,7 +25,7 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
    * of subscriptions with no payment for them yet and no consent that matters. planCharge decides each from the row
    * the claim read; then one statement renews each lease and writes each payment and its IN_FLIGHT attempt (rule 1),
    * row by row only where the lease is still ours and nothing the plan read has changed since the claim (an
-   * operator's pause, cancel or change in between is seen there: updatedAt, which every Prisma write sets, and the
+   * operator's pause, cancel or change in between is seen there: the row's version, which every write changes, and the
    * columns that decide what is charged). A row the statement did not write, or that the planner did not send here,
    * is absent from the answer: the transactional prepare below decides it, with every rule. A batch of one is the
    * single charge's form; test/modules/payments/charge-paths.test.ts compares both sizes with the transactional path.
@@ -62,24 +62,24 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
       db,
       `
       WITH i AS (
-        SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::int[], $9::uuid[], $10::text[])
-          AS i("id", "cycle", "method", "amount", "orderId", "dueAt", "updatedAt", "subscriptionAmount", "keyId", "lastTransactionId")),
+        SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::int[], $9::uuid[], $10::text[])
+          AS i("id", "cycle", "method", "amount", "orderId", "dueAt", "version", "subscriptionAmount", "keyId", "lastTransactionId")),
       ok AS (
         UPDATE "subscriptions" s SET "leaseExpiresAt" = $13::timestamptz
           FROM i
          WHERE s."id" = i."id" AND s."leaseOwner" = $11 AND s."status"::text = ANY ($12::text[]) AND s."needsAttention" = false AND s."cycle" = i."cycle"
-           AND s."updatedAt" = i."updatedAt" AND s."amount" = i."subscriptionAmount" AND s."pendingAmount" IS NULL AND s."cancelAtPeriodEnd" = false
+           AND s."xmin"::text = i."version" AND s."amount" = i."subscriptionAmount" AND s."pendingAmount" IS NULL AND s."cancelAtPeriodEnd" = false
            AND s."billingKeyId" = i."keyId" AND s."lastTransactionId" IS NOT DISTINCT FROM i."lastTransactionId"
            AND EXISTS (SELECT 1 FROM "billing_keys" k WHERE k."id" = i."keyId" AND k."status" = 'ACTIVE')
            AND NOT EXISTS (SELECT 1 FROM "payments" p WHERE p."subscriptionId" = i."id" AND p."cycle" = i."cycle")
         RETURNING i."id", i."cycle", i."method", i."amount", i."orderId", i."dueAt"),
       p AS (
-        INSERT INTO "payments" ("subscriptionId", "cycle", "kind", "method", "amount", "orderId", "attemptCount", "dueAt", "updatedAt")
-        SELECT ok."id", ok."cycle", 'RECURRING', ok."method"::"PaymentMethod", ok."amount", ok."orderId", 1, ok."dueAt", now() FROM ok
+        INSERT INTO "payments" ("subscriptionId", "cycle", "kind", "method", "amount", "orderId", "attemptCount", "dueAt", "createdAt", "updatedAt")
+        SELECT ok."id", ok."cycle", 'RECURRING', ok."method"::"PaymentMethod", ok."amount", ok."orderId", 1, ok."dueAt", $14::timestamptz, $14::timestamptz FROM ok
         RETURNING "id", "subscriptionId", "orderId", "amount"),
       a AS (
-        INSERT INTO "payment_attempts" ("paymentId", "attemptNumber", "operation", "orderId", "amount", "leaseOwner", "leaseExpiresAt", "updatedAt")
-        SELECT p."id", 1, 'BILLING_CONFIRM', p."orderId", p."amount", $11::text, $13::timestamptz, now() FROM p
+        INSERT INTO "payment_attempts" ("paymentId", "attemptNumber", "operation", "orderId", "amount", "leaseOwner", "leaseExpiresAt", "createdAt", "updatedAt")
+        SELECT p."id", 1, 'BILLING_CONFIRM', p."orderId", p."amount", $11::text, $13::timestamptz, $14::timestamptz, $14::timestamptz FROM p
         RETURNING "id", "paymentId")
       SELECT p."subscriptionId", a."paymentId", a."id" AS "attemptId" FROM a JOIN p ON p."id" = a."paymentId"`,
       [
@@ -89,13 +89,15 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
         column((e) => e.plan.amount),
         column((e) => e.orderId),
         column((e) => e.plan.dueAt),
-        column((e) => e.row.updatedAt),
+        column((e) => e.row.version),
         column((e) => e.row.amount),
         column((e) => e.row.keyId),
         column((e) => e.row.lastTransactionId),
         owner,
         [...LIVE],
         leaseExpiresAt,
+        // The rows' createdAt and updatedAt: the service's clock, as db/clock-stamps.ts gives the Prisma writers.
+        now,
       ],
     );
     const byId = new Map(planned.map((entry) => [entry.row.id, entry]));

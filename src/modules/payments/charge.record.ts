@@ -81,12 +81,12 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
       a AS (
         UPDATE "payment_attempts" t SET "status" = g."attemptStatus"::"AttemptStatus", "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "sentAt" = g."sentAt",
           "completedAt" = g."completedAt", "gatewayCode" = g."gatewayCode", "gatewayMessage" = g."gatewayMessage",
-          "transactionId" = g."attemptTransactionId", "approvedAt" = g."attemptApprovedAt", "rawResponse" = g."rawResponse"::jsonb, "updatedAt" = now()
+          "transactionId" = g."attemptTransactionId", "approvedAt" = g."attemptApprovedAt", "rawResponse" = g."rawResponse"::jsonb, "updatedAt" = $32::timestamptz
           FROM g WHERE t."id" = g."attemptId" RETURNING g."id"),
       p AS (
         UPDATE "payments" t SET "status" = $28::"PaymentStatus", "transactionId" = g."transactionId",
           "approvedAt" = g."approvedAt", "failureCode" = g."failureCode", "failureMessage" = g."failureMessage",
-          "attentionReason" = g."attentionReason", "nextRetryAt" = g."nextRetryAt", "updatedAt" = now()
+          "attentionReason" = g."attentionReason", "nextRetryAt" = g."nextRetryAt", "updatedAt" = $32::timestamptz
           FROM g WHERE t."id" = g."paymentId" RETURNING g."id"),
       s AS (
         UPDATE "subscriptions" t SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "cycle" = GREATEST(t."cycle", g."nextCycle"),
@@ -95,7 +95,7 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
                                 WHEN t."status" = 'PAUSED' THEN t."nextChargeAt" END,
           "lastTransactionId" = g."lastTransactionId", "lastAmount" = g."lastAmount", "lastTransactionAt" = g."lastTransactionAt",
           "status" = CASE WHEN t."status"::text = ANY ($30::text[]) THEN $31::"SubscriptionStatus" ELSE t."status" END,
-          "changedAt" = g."changedAt", "updatedAt" = now()
+          "changedAt" = g."changedAt", "updatedAt" = $32::timestamptz
           FROM g WHERE t."id" = g."id" RETURNING t."id")
       SELECT ARRAY (SELECT "id" FROM a) AS "a", ARRAY (SELECT "id" FROM p) AS "p", ARRAY (SELECT "id" FROM s) AS "s"`,
       [
@@ -130,6 +130,8 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
         [...LIVE],
         RECOVERING,
         SUBSCRIPTION_TRANSITIONS.recover.to,
+        // updatedAt: the service's clock, as db/clock-stamps.ts gives the Prisma writers.
+        now,
       ],
     );
     // Written: the subscriptions whose three rows were all updated (all or none, as they hang off one guard row).

@@ -58,7 +58,7 @@ export const PaymentResponse = Type.Object({
   needsAttention: Type.Boolean(),
   /** A refund of this payment has an unknown outcome: no other refund is sent until an operator settles it. */
   refundOutcomeUnknown: Type.Boolean(),
-  /** Its refunds, oldest first, through the gateway and made outside it (not in an event's object). */
+  /** Its refunds, oldest first, through the gateway and made outside it (an event's object shows them as of the change). */
   refunds: Type.Optional(Type.Array(RefundResponse)),
   attempts: Type.Optional(Type.Array(AttemptResponse)),
   createdAt: Type.String({ format: 'date-time' }),

@@ -98,7 +98,7 @@ export function serializeAttempt(row: AttemptView) {
 /**
  * A payment's public shape. `refunds` is there when the row was read with its external refunds (every API answer
  * about a payment), from its attempts or, for a list read without them, its CANCEL attempts (`refundAttempts`); an
- * event's object is the payment row as it changed, without attempts or refunds.
+ * event's object is the payment row as it changed with its refunds as of the change (events.render.ts), without attempts.
  */
 export function serializePayment(row: PaymentRow & { attempts?: AttemptView[]; refundAttempts?: RefundAttemptView[]; externalRefunds?: ExternalRefundView[] }) {
   return {

@@ -17,7 +17,7 @@ export async function noteTrialsEnding(tx: Tx | Db, now: Date, subscriptionId?: 
   const horizon = new Date(now.getTime() + TRIAL_NOTICE_MS);
   const only = subscriptionId ? Prisma.sql`AND s."id" = ${subscriptionId}::uuid` : Prisma.empty;
   return tx.$executeRaw`
-    UPDATE "subscriptions" s SET "trialWillEndAt" = ${now}
+    UPDATE "subscriptions" s SET "trialWillEndAt" = ${now}, "updatedAt" = ${now}
      WHERE s."status" = 'TRIALING' AND s."trialWillEndAt" IS NULL AND s."trialEnd" <= ${horizon} ${only}
        AND NOT EXISTS (SELECT 1 FROM "consents" c WHERE c."subscriptionId" = s."id" AND c."kind" = 'TRIAL_CONVERSION')`;
 }

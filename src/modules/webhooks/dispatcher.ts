@@ -15,7 +15,8 @@
 //   or dead endpoint never takes the slots the others need, and one fast endpoint can still use them all;
 // - redirects are not followed (a 3xx is a failed attempt); `410 Gone` disables the endpoint at once; an endpoint
 //   whose deliveries have all failed for WEBHOOK_DISABLE_AFTER is disabled;
-// - times here (leases, retries, webhook-timestamp) are real time, never the simulated clock.
+// - times here (leases, retries, webhook-timestamp) are real time, never the simulated clock; what the service's
+//   clock dates (an endpoint's updatedAt when it is disabled, the events' age for EVENT_RETENTION) keeps to it.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -33,7 +34,11 @@ const SLOW_MS = 1_000;
 const SEQUENCE_EVERY_MS = 100;
 
 export function createDispatcher(
-  deps: Pick<ServiceDeps, 'db' | 'config' | 'keyring'> & { log: Pick<Logger, 'info' | 'warn' | 'error'>; observer?: WebhookObserver; wallClock?: () => Date },
+  deps: Pick<ServiceDeps, 'db' | 'config' | 'keyring' | 'clock'> & {
+    log: Pick<Logger, 'info' | 'warn' | 'error'>;
+    observer?: WebhookObserver;
+    wallClock?: () => Date;
+  },
 ) {
   const { db, config, keyring, log } = deps;
   const settings = config.webhooks;
@@ -41,8 +46,8 @@ export function createDispatcher(
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const claims = createClaims(db, owner, settings.timeoutMs);
   const send = createSender({ keyring, timeoutMs: settings.timeoutMs, wallClock: deps.wallClock ?? (() => new Date()) });
-  const outcomes = createOutcomes({ db, settings, log, observer });
-  const applyRetention = createRetention(db, config.eventRetentionMs, log);
+  const outcomes = createOutcomes({ db, clock: deps.clock, settings, log, observer });
+  const applyRetention = createRetention(db, deps.clock, config.eventRetentionMs, log);
   const failingCap = Math.max(1, Math.floor(settings.concurrency / 4));
   const halfShare = Math.max(1, Math.ceil(settings.concurrency / 2));
   const started = new Map<string, { at: number; endpointId: string }>();

@@ -2,7 +2,7 @@
 // delete, rotate the secret (both sign during the overlap), and recover (re-queue what an endpoint missed).
 import { Prisma as P, type Prisma } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { isEventType } from '../events/event-types.ts';
 import { generateSecret, liveSecrets, openSecret, sealSecret, type StoredSecret } from './secrets.ts';
@@ -102,16 +102,17 @@ export function createEndpointsService(deps: Pick<ServiceDeps, 'db' | 'config' |
     const expiresAt = new Date(now.getTime() + expireOldAfterSeconds * 1000);
     const secret = generateSecret();
     await db.$transaction(async (tx) => {
+      // Under the row's lock, read after it (two rotations at once: the second sees the first's secrets). Not an
+      // optimistic check on updatedAt: the service's clock dates it, and a frozen simulated clock leaves it equal.
+      await tx.$queryRaw`SELECT 1 FROM "webhook_endpoints" WHERE "id" = ${id}::uuid FOR UPDATE`;
       const row = await tx.webhookEndpoint.findUnique({ where: { id } });
       if (!row) throw new NotFoundError('Webhook endpoint');
-      // Optimistic: the update applies only if nobody changed the row since we read it (two rotations at once).
       const old = liveSecrets(row.secrets as unknown as StoredSecret[], now).map((s) => ({
         ...s,
         expiresAt: s.expiresAt && new Date(s.expiresAt) < expiresAt ? s.expiresAt : expiresAt.toISOString(),
       }));
       const secrets = [sealSecret(keyring, id, secret), ...old.filter((s) => new Date(s.expiresAt!) > now)];
-      const updated = await tx.webhookEndpoint.updateMany({ where: { id, updatedAt: row.updatedAt }, data: { secrets: secrets as never } });
-      if (updated.count === 0) throw new StateConflictError('the endpoint changed during the rotation; retry');
+      await tx.webhookEndpoint.update({ where: { id }, data: { secrets: secrets as never } });
     });
     return { secret };
   }

@@ -24,11 +24,13 @@ const SUCCESS_BATCH = 100;
 
 export function createOutcomes(deps: {
   db: ServiceDeps['db'];
+  /** The service's clock: dates an endpoint's disabling as every other write of it (its updatedAt, which GET shows). */
+  clock: ServiceDeps['clock'];
   settings: ServiceDeps['config']['webhooks'];
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   observer: WebhookObserver;
 }) {
-  const { db, settings, log, observer } = deps;
+  const { db, clock, settings, log, observer } = deps;
   let successes: Array<{ id: string; lease: string; status: number }> = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> | undefined;
@@ -71,7 +73,7 @@ export function createOutcomes(deps: {
 
   async function disable(endpointId: string, reason: string, where: P.Sql): Promise<void> {
     const disabled = await db.$executeRaw`
-      UPDATE "webhook_endpoints" SET "status" = 'DISABLED', "disabledReason" = ${reason}, "updatedAt" = clock_timestamp()
+      UPDATE "webhook_endpoints" SET "status" = 'DISABLED', "disabledReason" = ${reason}, "updatedAt" = ${clock.now()}
        WHERE "id" = ${endpointId}::uuid AND "status" = 'ENABLED' AND ${where}`;
     if (disabled > 0) {
       observer.endpointDisabled(reason);

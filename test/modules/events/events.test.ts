@@ -12,6 +12,7 @@ import { createRegistration, decideWindow, follow, sandboxFault } from '../../he
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import type { PublicEvent } from '../../../src/modules/events/events.render.ts';
 import { EventList } from '../../../src/modules/events/events.schemas.ts';
+import { EVENT_TYPES } from '../../../src/modules/events/event-types.ts';
 import { createEventsService } from '../../../src/modules/events/events.service.ts';
 import { waitFor } from '../../helpers/service.ts';
 
@@ -222,6 +223,133 @@ describe('every event type, emitted by the path that causes it', () => {
       expect(huge.json().code).toBe('VALIDATION_ERROR');
     }
     expect((await running.app.inject({ method: 'GET', url: '/api/v1/events' })).statusCode).toBe(401);
+  });
+});
+
+/**
+ * What GET answers for an event's object, less what the contract leaves out of events (DESIGN.md §5): a registration's
+ * or order's single-use `state`, the URLs that carry it (`successUrl`, `failUrl`, the window's and its `url`) and the
+ * customer's phone number. A payment's GET by id adds its `attempts` ("with attempts"); an event's object has the
+ * payment's list shape, which has none. Anything else GET shows, the event must show, with the same value.
+ */
+async function publicGet(objectType: string, id: string): Promise<Record<string, unknown>> {
+  const path = { subscription: 'subscriptions', payment: 'payments', registration: 'registrations', order: 'orders' }[objectType];
+  if (!path) throw new Error(`no GET for ${objectType}`);
+  const response = await running.app.inject({ method: 'GET', url: `/api/v1/${path}/${id}`, headers: apiHeaders });
+  expect(response.statusCode, response.body).toBe(200);
+  const body = response.json() as Record<string, unknown>;
+  if (objectType === 'payment') {
+    const { attempts: _attempts, ...rest } = body;
+    return rest;
+  }
+  if (objectType === 'registration' || objectType === 'order') {
+    const { state: _state, successUrl: _s, failUrl: _f, window, ...rest } = body as Record<string, unknown> & { window: Record<string, unknown> };
+    const { successUrl: _ws, failUrl: _wf, url: _url, userPhoneNumber: _phone, ...terms } = window;
+    return { ...rest, window: terms };
+  }
+  return body;
+}
+
+describe('an event’s object is what GET answered at that moment, for every event type', () => {
+  it('each event, read when it is emitted and again at the end, equals its resource’s GET right after the change', async () => {
+    await setClock(running.app, '2030-03-10T01:00:00.000Z');
+    const start = await lastSequence();
+    let mark = start;
+    const answered = new Map<string, { type: string; get: Record<string, unknown> }>();
+    /** Runs one change, then compares each event it emitted with its resource's GET (one change per object per step). */
+    async function step(what: string, change: () => Promise<unknown>): Promise<PublicEvent[]> {
+      await change();
+      const events = await feed(mark);
+      mark = events.at(-1)?.sequence ?? mark;
+      for (const event of events) {
+        const objectType = event.type.split('.')[0]!;
+        const get = await publicGet(objectType, String(event.data.object.id));
+        expect(event.data.object, `${what}: ${event.type}`).toEqual(get);
+        answered.set(event.id, { type: event.type, get });
+      }
+      return events;
+    }
+    const expectStatus = async (request: Promise<{ statusCode: number; body: string }>, status: number) => {
+      const response = await request;
+      expect(response.statusCode, response.body).toBe(status);
+    };
+
+    let subscriptionId = '';
+    await step('subscribe', async () => {
+      subscriptionId = await subscribe(running.app, { userId: 'get-1', amount: 9900, userPhoneNumber: PHONE, userName: '홍길동' });
+    });
+    const [initial] = await paymentsOf(running.app, subscriptionId);
+    const refunds = `/admin/payments/${initial!.id}/cancel`;
+    await step('a partial refund', () => expectStatus(admin('POST', refunds, { amount: 1000, reason: 'goodwill' }), 200));
+    // A declined refund and one of unknown outcome write no event; the settled one's event shows all three as of then.
+    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'decline', code: 'CANCEL_REFUSED' });
+    expect(await step('a declined refund', () => expectStatus(admin('POST', refunds, { amount: 500, reason: 'declined' }), 402))).toEqual([]);
+    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'http_500' });
+    expect(await step('a refund of unknown outcome', () => expectStatus(admin('POST', refunds, { amount: 700, reason: 'unknown' }), 502))).toEqual([]);
+    const settled = await step('the unknown refund settled', () =>
+      expectStatus(admin('POST', `${refunds}/resolve`, { outcome: 'SUCCEEDED', reason: 'the gateway says it went through' }), 200),
+    );
+    expect(types(settled)).toEqual(['payment.canceled']);
+    expect((settled[0]!.data.object.refunds as Array<{ status: string }>).map((r) => r.status)).toEqual(['SUCCEEDED', 'FAILED', 'SUCCEEDED']);
+    const external = await step('the rest refunded outside the gateway', () =>
+      expectStatus(admin('POST', `/admin/payments/${initial!.id}/refunds/external`, { amount: 9900 - 1700, reason: 'bank transfer', reference: 'TR-1' }), 201),
+    );
+    expect(external[0]!.data.object).toMatchObject({ status: 'CANCELED', refunds: [{}, {}, {}, { channel: 'EXTERNAL' }] });
+
+    const due = new Date((await getSubscription(running.app, subscriptionId)).nextChargeAt!);
+    await step('a renewal', async () => {
+      await setClock(running.app, due);
+      expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    });
+    const nextDue = new Date((await getSubscription(running.app, subscriptionId)).nextChargeAt!);
+    await step('a declined charge', async () => {
+      await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', code: 'CARD_DECLINED' });
+      await setClock(running.app, nextDue);
+      expect(await runPass(running.app)).toMatchObject({ declined: 1 });
+    });
+    await step('a retry of unknown outcome', async () => {
+      await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'http_500' });
+      await setClock(running.app, new Date(nextDue.getTime() + 86_400_000));
+      expect(await runPass(running.app)).toMatchObject({ unknown: 1 });
+    });
+    // An hour later: a key's status in an event is as of the event's time (a revocation at the very instant of an
+    // earlier event, which only a frozen clock makes, counts as before it).
+    await setClock(running.app, new Date(running.app.clock.now().getTime() + 3_600_000));
+    await step('a cancel', () =>
+      expectStatus(running.app.inject({ method: 'POST', url: `/api/v1/subscriptions/${subscriptionId}/cancel`, headers: apiHeaders, payload: {} }), 200),
+    );
+    await step('a trial', () => subscribe(running.app, { userId: 'get-2', amount: 9900, trialDays: 14 }));
+    await step('a failed registration', async () => {
+      const registration = await createRegistration(running.app, { userId: 'get-3', method: 'CARD', amount: 5000, orderName: 'Plan', userPhoneNumber: PHONE });
+      await follow(running.app, (await decideWindow(running.app, registration.window, 'decline')).redirectUrl, { json: true });
+    });
+    await step('an expired registration', async () => {
+      const registration = await createRegistration(running.app, { userId: 'get-4', method: 'CARD', amount: 5000, orderName: 'Plan' });
+      const window = await decideWindow(running.app, registration.window);
+      await setClock(running.app, new Date(running.app.clock.now().getTime() + 3_600_000));
+      await follow(running.app, window.redirectUrl, { json: true });
+    });
+    for (const decision of ['approve', 'decline'] as const) {
+      await step(`an order, ${decision}d`, async () => {
+        const created = await running.app.inject({
+          method: 'POST',
+          url: '/api/v1/orders',
+          headers: apiHeaders,
+          payload: { userId: 'get-5', method: 'CARD', amount: 3000, orderName: 'Once' },
+        });
+        expect(created.statusCode, created.body).toBe(201);
+        await follow(running.app, (await decideWindow(running.app, created.json().window, decision)).redirectUrl, { json: true });
+      });
+    }
+
+    // Every type was compared, so the next field added to a resource cannot be left out of its events.
+    expect([...new Set([...answered.values()].map((a) => a.type))].sort()).toEqual([...EVENT_TYPES].sort());
+    // Read again after everything since: each event still shows its object as GET answered then, refunds included (a
+    // refund settled or added later does not rewrite an older payment event) and the billing key's status (the key
+    // revoked by the cancel was ACTIVE in the earlier events).
+    const again = await feed(start);
+    expect(again.map((e) => e.id).sort()).toEqual([...answered.keys()].sort());
+    for (const event of again) expect(event.data.object, event.type).toEqual(answered.get(event.id)!.get);
   });
 });
 
