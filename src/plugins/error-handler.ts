@@ -109,17 +109,24 @@ export function notFound(request: FastifyRequest, reply: FastifyReply): void {
   reply.status(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
 }
 
-async function errorHandlerPlugin(app: FastifyInstance) {
-  // preParsing: after every onRequest hook of the request's scope (the rate limit and the token guard of /api/v1 and
-  // /admin count and authenticate first), before a body is read (QUERY or TRACE with a body is never parsed).
-  app.addHook('preParsing', async (request, reply) => {
+/**
+ * A preParsing hook of the root, so it runs after every onRequest hook of the request's scope (the rate limit and
+ * the token guard of /api/v1 and /admin count and authenticate first) and before a body is read (a QUERY or TRACE
+ * body is never parsed): a malformed path is 400, a method its path is not served with 405 with Allow.
+ */
+function refuseBeforeRoute(app: FastifyInstance) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     if ((request.raw as MarkedRequest)[MALFORMED_URL]) throw new ValidationError('the path is not valid percent-encoded UTF-8');
     if (!request.is404 || request.method === 'OPTIONS') return;
     const allow = allowedMethods(app, request.url);
     if (allow.length === 0) return;
     reply.header('allow', allow.join(', '));
     throw new MethodNotAllowedError(request.method);
-  });
+  };
+}
+
+async function errorHandlerPlugin(app: FastifyInstance) {
+  app.addHook('preParsing', refuseBeforeRoute(app));
 
   app.setErrorHandler((error: FastifyError & { details?: Record<string, unknown> }, request, reply) => {
     const missingHeader = missingHeaderError(error);
