@@ -4,6 +4,7 @@ import type { App } from '../../../src/app.ts';
 import { apiHeaders, startTestApp } from '../../helpers/app.ts';
 import { decideWindow, follow, sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
+import { GATEWAY_TIMEOUT_MS } from '../../setup/safety-nets.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -11,7 +12,7 @@ let baseUrl: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  ({ app, baseUrl } = await startTestApp(database.url, { env: { PAYMENT_TIMEOUT_MS: '800' } }));
+  ({ app, baseUrl } = await startTestApp(database.url, { env: { PAYMENT_TIMEOUT_MS: String(GATEWAY_TIMEOUT_MS) } }));
 });
 afterAll(async () => {
   await app.close();
@@ -99,7 +100,7 @@ describe('one-time orders', () => {
   });
 
   it('an UNKNOWN confirmation leaves the order visibly unresolved and is never confirmed again automatically', async () => {
-    await sandboxFault(app, { operation: 'CONFIRM_PAYMENT', kind: 'timeout', holdMs: 5000 });
+    await sandboxFault(app, { operation: 'CONFIRM_PAYMENT', kind: 'timeout' });
     const order = await createOrder();
     const window = await decideWindow(app, order.window);
     const response = await follow(app, window.redirectUrl, { json: true });

@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { useRunningApp } from '../../helpers/database.ts';
 import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { adminHeaders, paymentsOf, subscribe } from '../../helpers/billing.ts';
+import { GATEWAY_TIMEOUT_MS } from '../../setup/safety-nets.ts';
 
-const running = useRunningApp({ PAYMENT_TIMEOUT_MS: '1000' });
+const running = useRunningApp({ PAYMENT_TIMEOUT_MS: String(GATEWAY_TIMEOUT_MS) });
 const admin = (method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>, key?: string) =>
   running.app.inject({ method, url, headers: { ...adminHeaders, ...(key ? { 'idempotency-key': key } : {}) }, ...(payload ? { payload } : {}) });
 const attention = async () => ((await admin('GET', '/admin/payments?needsAttention=true')).json().items as Array<{ id: string }>).map((p) => p.id);
@@ -50,7 +51,7 @@ describe('a refund whose outcome is unknown', () => {
   it('resolved SUCCEEDED counts its amount as refunded', async () => {
     const id = await subscribe(running.app, {});
     const [payment] = await paymentsOf(running.app, id);
-    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'timeout', holdMs: 2000 });
+    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'timeout' });
     expect((await admin('POST', `/admin/payments/${payment!.id}/cancel`, { amount: 9900, reason: 'full' }, 's1')).statusCode).toBe(502);
     expect((await sandboxLedger(running.app)).filter((e) => e.type === 'CANCEL')).toHaveLength(1);
     const resolved = await admin('POST', `/admin/payments/${payment!.id}/cancel/resolve`, { outcome: 'SUCCEEDED', reason: 'gateway shows it cancelled' }, 's2');

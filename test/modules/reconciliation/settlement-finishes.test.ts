@@ -11,9 +11,10 @@ import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { adminGet, importCsv, sandboxSettlementFile } from '../../helpers/settlement.ts';
 import { waitFor } from '../../helpers/service.ts';
+import { GATEWAY_TIMEOUT_MS } from '../../setup/safety-nets.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
-const running = useRunningApp({ CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: '1000' });
+const running = useRunningApp({ CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: String(GATEWAY_TIMEOUT_MS) });
 beforeEach(() => setClock(running.app, kst('2027-03-10T09:00:00')));
 
 const admin = (url: string, payload: Record<string, unknown>, key?: string) =>

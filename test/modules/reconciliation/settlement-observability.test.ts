@@ -7,6 +7,7 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts
 import { sandboxFault } from '../../helpers/checkout.ts';
 import { runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { importCsv, sandboxSettlementFile } from '../../helpers/settlement.ts';
+import { GATEWAY_TIMEOUT_MS } from '../../setup/safety-nets.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -14,7 +15,7 @@ const logs = new LogCapture();
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  ({ app } = await startTestApp(database.url, { env: { CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: '1000' }, logs }));
+  ({ app } = await startTestApp(database.url, { env: { CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: String(GATEWAY_TIMEOUT_MS) }, logs }));
 });
 afterAll(async () => {
   await app.close();

@@ -9,6 +9,7 @@ import { apiHeaders, startTestApp, TEST_ADMIN_TOKEN, TEST_API_KEY } from '../../
 import { createRegistration, decideWindow, follow, sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 import { loadConfig } from '../../../src/config.ts';
+import { GATEWAY_TIMEOUT_MS } from '../../setup/safety-nets.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -20,7 +21,7 @@ const MOBILE = { userId: 'user-2', method: 'MOBILE', amount: 5500, orderName: 'P
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  ({ app, baseUrl } = await startTestApp(database.url, { env: { CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: '800' } }));
+  ({ app, baseUrl } = await startTestApp(database.url, { env: { CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: String(GATEWAY_TIMEOUT_MS) } }));
   clock = app.clock as SimulatedClock;
 });
 afterAll(async () => {
@@ -330,7 +331,7 @@ describe('gateway outcomes during key issuance', () => {
   });
 
   it('UNKNOWN leaves the registration in NEEDS_ATTENTION, visible to the merchant, and a replay never fails it', async () => {
-    await sandboxFault(app, { operation: 'ISSUE_KEY', kind: 'timeout', holdMs: 5000 });
+    await sandboxFault(app, { operation: 'ISSUE_KEY', kind: 'timeout' });
     const { registration, window, response } = await complete(CARD);
     expect(response.statusCode).toBe(502);
     expect(response.json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN', details: { paymentId: expect.any(String) } });
