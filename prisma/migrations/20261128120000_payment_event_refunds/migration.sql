@@ -23,7 +23,10 @@ $$;
 -- As in migration 20261124220000_event_lookup_without_settings, plus the payment's refunds in its snapshot, and a write
 -- later in the transaction that changes no watched column (a decline's retry time after its status) refreshes the
 -- snapshot of the transaction's event of the row: an event's object is the row as its transaction left it, updatedAt
--- included.
+-- included. An event's "createdAt" is the changed row's own updatedAt, which every writer sets from the service's clock
+-- (db/clock-stamps.ts for Prisma, the one-statement charge record and the trial notice for raw SQL), not the database's
+-- clock; an event of a row written again in the same transaction keeps the time of its first write. The column keeps its
+-- default for an insert by hand.
 CREATE OR REPLACE FUNCTION "record_merchant_event"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   object_type text := TG_ARGV[0];
@@ -85,8 +88,8 @@ BEGIN
   END IF;
   -- The notice of a trial's end is an event of its own, even in the transaction that created the subscription.
   IF event_type = 'subscription.trial_will_end' THEN
-    INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "previous")
-    VALUES (event_type, object_type, NEW."id", new_row, changed);
+    INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "previous", "createdAt")
+    VALUES (event_type, object_type, NEW."id", new_row, changed, NEW."updatedAt");
   ELSIF existing_id IS NOT NULL THEN
     UPDATE "events" SET
       "snapshot" = new_row,
@@ -94,8 +97,8 @@ BEGIN
       "type" = CASE WHEN event_type IS NULL OR "type" LIKE '%.created' OR event_type LIKE '%.updated' THEN "type" ELSE event_type END
      WHERE "id" = existing_id;
   ELSIF event_type IS NOT NULL THEN
-    INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "previous")
-    VALUES (event_type, object_type, NEW."id", new_row, CASE WHEN TG_OP = 'UPDATE' THEN changed END);
+    INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "previous", "createdAt")
+    VALUES (event_type, object_type, NEW."id", new_row, CASE WHEN TG_OP = 'UPDATE' THEN changed END, NEW."updatedAt");
   END IF;
   RETURN NULL;
 END $$;
