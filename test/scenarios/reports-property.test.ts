@@ -46,6 +46,16 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 /** A step: the clock moves on (hours, or to a month's first 00:00 KST), the charging pass runs, then the change. */
 const step = fc.record({ hours: fc.integer({ min: 1, max: 24 * 25 }), toMonthStart: fc.boolean(), op });
 
+/**
+ * fast-check's parameters: 20 runs from a fresh seed, or a failure replayed (FC_SEED and FC_PATH, as fast-check
+ * prints them), or FC_RUNS runs from FC_SEED to look for more counterexamples.
+ */
+function replay(numRuns: number): fc.Parameters<[unknown]> {
+  const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
+  const runs = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : numRuns;
+  return { numRuns: runs, ...(seed === undefined ? {} : { seed }), ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}) };
+}
+
 const monthOf = (instant: Date) => new Date(instant.getTime() + 9 * HOUR).toISOString().slice(0, 7);
 
 async function apply(o: Op, ids: string[]): Promise<void> {
@@ -136,7 +146,7 @@ describe('MRR report: a property over random histories', () => {
           }
         }
       }),
-      { numRuns: 20 },
+      replay(20),
     );
   });
 });

@@ -91,6 +91,28 @@ describe('MRR movements by Korea calendar month', () => {
     expect(months['2030-05']).toMatchObject({ ...quiet, startingMrr: 0 });
   });
 
+  it('a past-due subscription cancelled at period end churns at the retry it is cancelled instead of, never in a month it counted through', async () => {
+    // The property's counterexample (reports-property, seed 1969652153): a daily plan whose renewal is declined, then
+    // cancelled at period end while past due; the pass that ends it runs a month later.
+    await setClock(running.app, new Date('2030-01-31T16:00:00Z')); // 01:00 KST, February 1
+    const id = await subscribe(running.app, { amount: 100, interval: { unit: 'day', count: 1 } });
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', count: 1 });
+    // The period ended on February 2, 01:00 KST; the first pass after it runs on March 1: declined, retry a day later.
+    await setClock(running.app, kst('2030-03-01T00:00:00'));
+    expect(await runPass(running.app)).toMatchObject({ declined: 1 });
+    expect((await admin(id, 'cancel', { atPeriodEnd: true })).statusCode).toBe(200);
+    await setClock(running.app, kst('2030-04-01T00:00:00'));
+    await runPass(running.app);
+    expect((await running.app.db.subscription.findUniqueOrThrow({ where: { id } })).status).toBe('CANCELED');
+    // It counted (PAST_DUE) through February and until its retry, on March 2 00:00 KST, which was never sent.
+    const churn = await running.app.db.mrrMovement.findFirstOrThrow({ where: { subscriptionId: id, kind: 'CHURN' } });
+    expect(churn.at).toEqual(kst('2030-03-02T00:00:00'));
+    const months = await mrrReport('2030-02', '2030-04');
+    expect(months['2030-02']).toMatchObject({ new: 3042, churn: 0, churnedSubscriptions: 0, endingMrr: 3042, endingSubscriptions: 1 });
+    expect(months['2030-03']).toMatchObject({ startingMrr: 3042, churn: 3042, churnedSubscriptions: 1, endingMrr: 0, endingSubscriptions: 0 });
+    expect(months['2030-04']).toMatchObject({ ...quiet, startingMrr: 0 });
+  });
+
   it('a price decrease contracts at once; an increase expands only once it applies, at the charge its consent allows', async () => {
     await setClock(running.app, kst('2030-02-10T10:00:00'));
     const down = await subscribe(running.app, { amount: 9900 });

@@ -106,6 +106,20 @@ export function amountToCharge(
   return sub.amount;
 }
 
+/**
+ * When a cancel at period end takes effect, which dates its churn (DESIGN.md §5 "Reports": "a cancel at period end
+ * churns at the period's end"), whenever the pass that ends it runs. The period's end for a subscription still in
+ * it; for a PAST_DUE one, whose period ended unpaid and which counted on through its retries, the retry it is
+ * cancelled instead of (its next charge). Never before the subscription's last change (changedAt: the decline, a
+ * price change, the cancel's request itself), so its movements stay in the order they happened and none lands in a
+ * month already reported with the subscription counting; never after now (an operator's early charge ends it).
+ */
+export function periodEndCancelAt(sub: { status: string; currentPeriodEnd: Date; nextChargeAt: Date | null; changedAt: Date }, now: Date): Date {
+  const boundary = sub.status === 'PAST_DUE' && sub.nextChargeAt ? sub.nextChargeAt : sub.currentPeriodEnd;
+  const at = Math.max(boundary.getTime(), sub.changedAt.getTime());
+  return new Date(Math.min(at, now.getTime()));
+}
+
 const refuse = (code: RefusalCode, message: string, options: { attention?: boolean; pastDue?: boolean } = {}): ChargePlan => ({
   action: 'REFUSE',
   code,

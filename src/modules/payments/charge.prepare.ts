@@ -6,7 +6,7 @@ import { sqlQuery } from '../../db/prisma.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { firstAttempt, lockAttempts, prepareAttempt } from '../ledger/attempts.ts';
-import { consentsMatter, planCharge } from '../ledger/charge.rules.ts';
+import { consentsMatter, periodEndCancelAt, planCharge } from '../ledger/charge.rules.ts';
 import { LIVE } from '../ledger/schedule.rules.ts';
 import { releaseSubscription } from '../ledger/subscription.queries.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
@@ -149,7 +149,7 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
           nextChargeAt: null,
           cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END',
           // It churns at the period's end (DESIGN.md §5 "Reports"), whenever the pass that ends it runs.
-          changedAt: sub.currentPeriodEnd,
+          changedAt: periodEndCancelAt(sub, now),
         });
         await release(tx, id, owner);
         await revokeBillingKey(tx, sub.billingKeyId, now);

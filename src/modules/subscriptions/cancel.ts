@@ -21,7 +21,9 @@ export async function applyCancel(tx: Tx, id: string, options: { atPeriodEnd: bo
     const updated = await tx.subscription.updateMany({
       // Any state a cancel may leave: the cancel itself happens at the period's end (the charging pass).
       where: { id, status: { in: [...SUBSCRIPTION_TRANSITIONS.cancel.from] } },
-      data: { cancelAtPeriodEnd: true, cancelReason: options.reason },
+      // changedAt: the request is a change of the subscription's terms, and its churn is never dated before it
+      // (periodEndCancelAt: a PAST_DUE subscription's period has already ended when it is asked).
+      data: { cancelAtPeriodEnd: true, cancelReason: options.reason, changedAt: options.now },
     });
     if (updated.count === 0) await transitionSubscription(tx, id, 'cancel', { changedAt: options.now });
     return;

@@ -1,7 +1,7 @@
 // The charge rules as pure functions: what a charge may do now, and what follows a decline.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planCharge, type ConsentRecord } from '../../../src/modules/ledger/charge.rules.ts';
+import { periodEndCancelAt, planCharge, type ConsentRecord } from '../../../src/modules/ledger/charge.rules.ts';
 import { planAfterDecline, type ChargeableSubscription } from '../../../src/modules/ledger/schedule.rules.ts';
 import { chargeOrderId } from '../../../src/modules/payments/charge.service.ts';
 
@@ -106,6 +106,28 @@ describe('planCharge', () => {
 
   it('cancels at the period end instead of charging', () => {
     expect(planCharge(subscription({ cancelAtPeriodEnd: true }), undefined, ctx(kst('2027-02-28T10:00:00')))).toEqual({ action: 'CANCEL_AT_PERIOD_END' });
+  });
+});
+
+describe('periodEndCancelAt: when a cancel at period end takes effect (its churn)', () => {
+  const periodEnd = kst('2027-02-28T10:00:00');
+  const asked = kst('2027-02-10T10:00:00');
+  it('an ACTIVE subscription: at the period’s end, even when the pass that ends it runs days later', () => {
+    const sub = { status: 'ACTIVE', currentPeriodEnd: periodEnd, nextChargeAt: periodEnd, changedAt: asked };
+    expect(periodEndCancelAt(sub, kst('2027-03-03T10:00:00'))).toEqual(periodEnd);
+  });
+  it('a PAST_DUE one: at the retry it is cancelled instead of, not at its period’s end (already past and unpaid)', () => {
+    const declined = kst('2027-02-28T10:00:05');
+    const retry = new Date(declined.getTime() + DAY);
+    const sub = { status: 'PAST_DUE', currentPeriodEnd: periodEnd, nextChargeAt: retry, changedAt: kst('2027-03-01T08:00:00') };
+    expect(periodEndCancelAt(sub, kst('2027-04-01T00:00:00'))).toEqual(retry);
+  });
+  it('never before its last change (a request after an overdue retry), never after now (an operator’s early charge)', () => {
+    const request = kst('2027-03-10T09:00:00');
+    const overdue = { status: 'PAST_DUE', currentPeriodEnd: periodEnd, nextChargeAt: kst('2027-03-01T10:00:00'), changedAt: request };
+    expect(periodEndCancelAt(overdue, kst('2027-03-12T00:00:00'))).toEqual(request);
+    const early = { status: 'PAST_DUE', currentPeriodEnd: periodEnd, nextChargeAt: kst('2027-03-01T10:00:00'), changedAt: asked };
+    expect(periodEndCancelAt(early, kst('2027-02-28T12:00:00'))).toEqual(kst('2027-02-28T12:00:00'));
   });
 });
 
