@@ -109,6 +109,19 @@ export interface FaultSpec {
   holdMs?: number;
   /** mismatch: which field of an approval is answered differently from the request (default amount). */
   field?: 'orderId' | 'amount';
+  /**
+   * 'released': each matching call waits, where latencyMs would sleep, until POST /_control/release lets it go: a
+   * condition a test sets, not a clock a loaded machine can outrun. Then the fault's kind applies as usual.
+   */
+  until?: 'released';
+}
+
+/** A call waiting on a fault with until 'released' (GET /_control/held). */
+export interface HeldCall {
+  id: number;
+  faultId: number;
+  operation: GatewayOperationName;
+  since: string;
 }
 
 export interface Fault extends Required<Pick<FaultSpec, 'kind' | 'count'>> {
@@ -120,6 +133,7 @@ export interface Fault extends Required<Pick<FaultSpec, 'kind' | 'count'>> {
   booked: boolean;
   holdMs: number;
   field: 'orderId' | 'amount';
+  until?: 'released';
 }
 
 /** Faults that by default strike after the call was processed: the charge is booked, the answer is lost. */
@@ -180,6 +194,14 @@ export interface SandboxState {
   takeFault(operation: GatewayOperationName): Fault | undefined;
   faults(): Fault[];
   clearFaults(): number;
+  /** Parks a call taken by a fault with until 'released': true once released, false if aborted (reset, close). */
+  hold(fault: Fault, operation: GatewayOperationName): Promise<boolean>;
+  held(): HeldCall[];
+  /** Lets the held calls (of one fault, or all) go on; how many. */
+  release(faultId?: number): number;
+  /** Ends every held call unanswered, as a dropped connection: nothing stays parked across a reset or a close. */
+  abortHeld(): number;
+  /** Forgets everything, held calls aborted. */
   reset(): void;
   /** Adds what a store kept before (a state is restored once, before it serves). */
   restore(records: SandboxRecord[]): void;
@@ -203,6 +225,8 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
   let entries: LedgerEntry[] = [];
   let faultQueue: Fault[] = [];
   let faultSeq = 0;
+  const heldCalls = new Map<number, HeldCall & { resume: (released: boolean) => void }>();
+  let heldSeq = 0;
   let changes: SandboxRecord[] = [];
 
   const now = () => clock.now();
@@ -236,6 +260,18 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     const body = checkRequest(schema, rawBody);
     if (body.merchantId !== merchantId) reject(400, 'INVALID_MERCHANT', 'merchantId does not match the authenticated merchant');
     return body;
+  }
+
+  /** Resumes the held calls that `which` selects with `released`; how many. */
+  function resumeHeld(which: (call: HeldCall) => boolean, released: boolean): number {
+    let count = 0;
+    for (const [id, call] of heldCalls) {
+      if (!which(call)) continue;
+      heldCalls.delete(id);
+      call.resume(released);
+      count += 1;
+    }
+    return count;
   }
 
   function takeWindow(body: Record<string, unknown>, use: 'ISSUE_KEY' | 'CONFIRM_PAYMENT'): WindowTransaction {
@@ -472,6 +508,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
         booked: spec.kind === 'decline' ? false : (spec.booked ?? BOOKED_BY_DEFAULT[spec.kind]),
         holdMs: spec.holdMs ?? 5 * 60_000,
         field: spec.field ?? 'amount',
+        ...(spec.until ? { until: spec.until } : {}),
       };
       faultQueue.push(fault);
       return fault;
@@ -493,7 +530,21 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       return count;
     },
 
+    hold(fault, operation) {
+      const id = ++heldSeq;
+      // The wall clock, not the sandbox's (a simulated one may stand still): when the call arrived, for people reading.
+      const since = new Date().toISOString();
+      return new Promise<boolean>((resume) => heldCalls.set(id, { id, faultId: fault.id, operation, since, resume }));
+    },
+
+    held: () => [...heldCalls.values()].map(({ id, faultId, operation, since }) => ({ id, faultId, operation, since })),
+
+    release: (faultId) => resumeHeld((call) => faultId === undefined || call.faultId === faultId, true),
+
+    abortHeld: () => resumeHeld(() => true, false),
+
     reset() {
+      resumeHeld(() => true, false);
       windows = new Map();
       keys = new Map();
       charges = new Map();
