@@ -117,9 +117,12 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     return reply.status(status).send({ code, message: status < 500 ? error.message : 'sandbox error' });
   });
 
+  // Ends the calls this server holds (until released) when it closes, or they would keep it from closing. Only
+  // its own: the app's mounted routes share the state with its private listener, which closes after the app has
+  // drained its gateway calls (plugins/gateway.ts), so a call held there may still be released meanwhile.
+  const closing = new AbortController();
   app.addHook('preClose', async () => {
-    // A call parked until released would keep the server from closing: it ends unanswered.
-    state.abortHeld();
+    closing.abort();
     for (const socket of held) socket.destroy();
     held.clear();
   });
@@ -183,7 +186,7 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
       checkCall(request);
       const fault = state.takeFault(operation);
       if (fault?.until === 'released') {
-        if (!(await state.hold(fault, operation))) {
+        if (!(await state.hold(fault, operation, closing.signal))) {
           // Aborted by a reset or a close: the connection drops, nothing is booked.
           reply.hijack();
           reply.raw.socket?.destroy();

@@ -194,13 +194,14 @@ export interface SandboxState {
   takeFault(operation: GatewayOperationName): Fault | undefined;
   faults(): Fault[];
   clearFaults(): number;
-  /** Parks a call taken by a fault with until 'released': true once released, false if aborted (reset, close). */
-  hold(fault: Fault, operation: GatewayOperationName): Promise<boolean>;
+  /**
+   * Parks a call taken by a fault with until 'released': true once released, false if aborted by a reset or by
+   * `signal` (the server that took the call closing), so nothing stays parked across a reset or a close.
+   */
+  hold(fault: Fault, operation: GatewayOperationName, signal?: AbortSignal): Promise<boolean>;
   held(): HeldCall[];
   /** Lets the held calls (of one fault, or all) go on; how many. */
   release(faultId?: number): number;
-  /** Ends every held call unanswered, as a dropped connection: nothing stays parked across a reset or a close. */
-  abortHeld(): number;
   /** Forgets everything, held calls aborted. */
   reset(): void;
   /** Adds what a store kept before (a state is restored once, before it serves). */
@@ -530,18 +531,19 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       return count;
     },
 
-    hold(fault, operation) {
+    hold(fault, operation, signal) {
+      if (signal?.aborted) return Promise.resolve(false);
       const id = ++heldSeq;
       // The wall clock, not the sandbox's (a simulated one may stand still): when the call arrived, for people reading.
       const since = new Date().toISOString();
-      return new Promise<boolean>((resume) => heldCalls.set(id, { id, faultId: fault.id, operation, since, resume }));
+      const held = new Promise<boolean>((resume) => heldCalls.set(id, { id, faultId: fault.id, operation, since, resume }));
+      signal?.addEventListener('abort', () => resumeHeld((call) => call.id === id, false), { once: true });
+      return held;
     },
 
     held: () => [...heldCalls.values()].map(({ id, faultId, operation, since }) => ({ id, faultId, operation, since })),
 
     release: (faultId) => resumeHeld((call) => faultId === undefined || call.faultId === faultId, true),
-
-    abortHeld: () => resumeHeld(() => true, false),
 
     reset() {
       resumeHeld(() => true, false);
