@@ -536,9 +536,15 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       const id = ++heldSeq;
       // The wall clock, not the sandbox's (a simulated one may stand still): when the call arrived, for people reading.
       const since = new Date().toISOString();
-      const held = new Promise<boolean>((resume) => heldCalls.set(id, { id, faultId: fault.id, operation, since, resume }));
-      signal?.addEventListener('abort', () => resumeHeld((call) => call.id === id, false), { once: true });
-      return held;
+      const onAbort = () => resumeHeld((call) => call.id === id, false);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      return new Promise<boolean>((resolve) => {
+        const resume = (released: boolean) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(released);
+        };
+        heldCalls.set(id, { id, faultId: fault.id, operation, since, resume });
+      });
     },
 
     held: () => [...heldCalls.values()].map(({ id, faultId, operation, since }) => ({ id, faultId, operation, since })),
