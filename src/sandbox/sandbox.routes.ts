@@ -117,7 +117,12 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     return reply.status(status).send({ code, message: status < 500 ? error.message : 'sandbox error' });
   });
 
+  // Ends the calls this server holds (until released) when it closes, or they would keep it from closing. Only
+  // its own: the app's mounted routes share the state with its private listener, which closes after the app has
+  // drained its gateway calls (plugins/gateway.ts), so a call held there may still be released meanwhile.
+  const closing = new AbortController();
   app.addHook('preClose', async () => {
+    closing.abort();
     for (const socket of held) socket.destroy();
     held.clear();
   });
@@ -180,7 +185,14 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     app.post(path, async (request, reply) => {
       checkCall(request);
       const fault = state.takeFault(operation);
-      if (fault && fault.latencyMs > 0) await sleep(fault.latencyMs);
+      if (fault?.until === 'released') {
+        if (!(await state.hold(fault, operation, closing.signal))) {
+          // Aborted by a reset or a close: the connection drops, nothing is booked.
+          reply.hijack();
+          reply.raw.socket?.destroy();
+          return;
+        }
+      } else if (fault && fault.latencyMs > 0) await sleep(fault.latencyMs);
       if (fault && !fault.booked) return applyFault(fault, reply);
       let processed: { status: number; body: unknown };
       try {
@@ -258,6 +270,10 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     if (spec.field !== undefined && spec.field !== 'orderId' && spec.field !== 'amount') {
       throw new SandboxError(400, 'INVALID_REQUEST', 'field must be orderId or amount');
     }
+    if (spec.until !== undefined && spec.until !== 'released') throw new SandboxError(400, 'INVALID_REQUEST', "until must be 'released'");
+    if (spec.until !== undefined && spec.latencyMs !== undefined) {
+      throw new SandboxError(400, 'INVALID_REQUEST', 'latencyMs and until are alternatives: a call waits for one or the other');
+    }
     for (const name of ['count', 'latencyMs', 'holdMs']) {
       const value = spec[name];
       if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0)) {
@@ -281,6 +297,17 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
   });
 
   app.delete('/_control/faults', async () => ({ cleared: state.clearFaults() }));
+
+  // Calls parked by a fault with until 'released': which have arrived, and letting them go on.
+  app.get('/_control/held', async () => ({ held: state.held() }));
+
+  app.post('/_control/release', async (request) => {
+    const { faultId } = (request.body ?? {}) as { faultId?: unknown };
+    if (faultId !== undefined && !(Number.isInteger(faultId) && (faultId as number) > 0)) {
+      throw new SandboxError(400, 'INVALID_REQUEST', 'faultId must be a fault id');
+    }
+    return { released: state.release(faultId as number | undefined) };
+  });
 
   app.get('/_control/clock', async () => ({
     now: state.clock.now().toISOString(),

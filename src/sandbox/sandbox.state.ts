@@ -109,6 +109,19 @@ export interface FaultSpec {
   holdMs?: number;
   /** mismatch: which field of an approval is answered differently from the request (default amount). */
   field?: 'orderId' | 'amount';
+  /**
+   * 'released': each matching call waits, where latencyMs would sleep, until POST /_control/release lets it go: a
+   * condition a test sets, not a clock a loaded machine can outrun. Then the fault's kind applies as usual.
+   */
+  until?: 'released';
+}
+
+/** A call waiting on a fault with until 'released' (GET /_control/held). */
+export interface HeldCall {
+  id: number;
+  faultId: number;
+  operation: GatewayOperationName;
+  since: string;
 }
 
 export interface Fault extends Required<Pick<FaultSpec, 'kind' | 'count'>> {
@@ -120,6 +133,7 @@ export interface Fault extends Required<Pick<FaultSpec, 'kind' | 'count'>> {
   booked: boolean;
   holdMs: number;
   field: 'orderId' | 'amount';
+  until?: 'released';
 }
 
 /** Faults that by default strike after the call was processed: the charge is booked, the answer is lost. */
@@ -180,6 +194,15 @@ export interface SandboxState {
   takeFault(operation: GatewayOperationName): Fault | undefined;
   faults(): Fault[];
   clearFaults(): number;
+  /**
+   * Parks a call taken by a fault with until 'released': true once released, false if aborted by a reset or by
+   * `signal` (the server that took the call closing), so nothing stays parked across a reset or a close.
+   */
+  hold(fault: Fault, operation: GatewayOperationName, signal?: AbortSignal): Promise<boolean>;
+  held(): HeldCall[];
+  /** Lets the held calls (of one fault, or all) go on; how many. */
+  release(faultId?: number): number;
+  /** Forgets everything, held calls aborted. */
   reset(): void;
   /** Adds what a store kept before (a state is restored once, before it serves). */
   restore(records: SandboxRecord[]): void;
@@ -203,6 +226,8 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
   let entries: LedgerEntry[] = [];
   let faultQueue: Fault[] = [];
   let faultSeq = 0;
+  const heldCalls = new Map<number, HeldCall & { resume: (released: boolean) => void }>();
+  let heldSeq = 0;
   let changes: SandboxRecord[] = [];
 
   const now = () => clock.now();
@@ -236,6 +261,18 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     const body = checkRequest(schema, rawBody);
     if (body.merchantId !== merchantId) reject(400, 'INVALID_MERCHANT', 'merchantId does not match the authenticated merchant');
     return body;
+  }
+
+  /** Resumes the held calls that `which` selects with `released`; how many. */
+  function resumeHeld(which: (call: HeldCall) => boolean, released: boolean): number {
+    let count = 0;
+    for (const [id, call] of heldCalls) {
+      if (!which(call)) continue;
+      heldCalls.delete(id);
+      call.resume(released);
+      count += 1;
+    }
+    return count;
   }
 
   function takeWindow(body: Record<string, unknown>, use: 'ISSUE_KEY' | 'CONFIRM_PAYMENT'): WindowTransaction {
@@ -472,6 +509,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
         booked: spec.kind === 'decline' ? false : (spec.booked ?? BOOKED_BY_DEFAULT[spec.kind]),
         holdMs: spec.holdMs ?? 5 * 60_000,
         field: spec.field ?? 'amount',
+        ...(spec.until ? { until: spec.until } : {}),
       };
       faultQueue.push(fault);
       return fault;
@@ -493,7 +531,28 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       return count;
     },
 
+    hold(fault, operation, signal) {
+      if (signal?.aborted) return Promise.resolve(false);
+      const id = ++heldSeq;
+      // The wall clock, not the sandbox's (a simulated one may stand still): when the call arrived, for people reading.
+      const since = new Date().toISOString();
+      const onAbort = () => resumeHeld((call) => call.id === id, false);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      return new Promise<boolean>((resolve) => {
+        const resume = (released: boolean) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(released);
+        };
+        heldCalls.set(id, { id, faultId: fault.id, operation, since, resume });
+      });
+    },
+
+    held: () => [...heldCalls.values()].map(({ id, faultId, operation, since }) => ({ id, faultId, operation, since })),
+
+    release: (faultId) => resumeHeld((call) => faultId === undefined || call.faultId === faultId, true),
+
     reset() {
+      resumeHeld(() => true, false);
       windows = new Map();
       keys = new Map();
       charges = new Map();

@@ -3,6 +3,7 @@
 import type { App } from '../../src/app.ts';
 import type { WindowParams } from '../../src/modules/shared/terms.ts';
 import { apiHeaders } from './app.ts';
+import { waitFor } from './service.ts';
 
 export async function decideWindow(app: App, window: WindowParams, decision: 'approve' | 'decline' = 'approve', extra: Record<string, unknown> = {}) {
   const response = await app.inject({
@@ -60,7 +61,24 @@ export async function sandboxLedger(app: App) {
   }>;
 }
 
-export async function sandboxFault(app: App, spec: Record<string, unknown>) {
+/** Queues a sandbox fault; answers it with its id (for sandboxRelease). */
+export async function sandboxFault(app: App, spec: Record<string, unknown>): Promise<{ id: number }> {
   const response = await app.inject({ method: 'POST', url: '/sandbox/_control/faults', payload: spec });
   if (response.statusCode !== 201) throw new Error(`fault answered ${response.statusCode}: ${response.body}`);
+  return response.json();
+}
+
+/** Waits until `count` calls are held by faults with until 'released' (they have arrived at the sandbox). */
+export async function sandboxHeld(app: App, count = 1): Promise<void> {
+  await waitFor(`${count} gateway call(s) held by the sandbox`, async () => {
+    const response = await app.inject({ method: 'GET', url: '/sandbox/_control/held' });
+    return (response.json().held as unknown[]).length >= count;
+  });
+}
+
+/** Lets the held calls (of one fault, or all) go on; how many were held. */
+export async function sandboxRelease(app: App, faultId?: number): Promise<number> {
+  const response = await app.inject({ method: 'POST', url: '/sandbox/_control/release', payload: faultId === undefined ? {} : { faultId } });
+  if (response.statusCode !== 200) throw new Error(`release answered ${response.statusCode}: ${response.body}`);
+  return response.json().released;
 }

@@ -10,6 +10,8 @@ import { createLogger } from '../../src/lib/logger.ts';
 import { sandboxRoutes } from '../../src/sandbox/sandbox.routes.ts';
 import { createSandboxState, type FaultSpec, type LedgerEntry, type WindowTerms } from '../../src/sandbox/sandbox.state.ts';
 import type { LogCapture } from './app.ts';
+// service.ts imports this module too: waitFor is only called once both are loaded.
+import { waitFor } from './service.ts';
 
 export const SANDBOX_SECRET = 'sandbox_contract_secret_key';
 export const SANDBOX_MERCHANT = 'CONTRACT_MERCHANT';
@@ -19,7 +21,12 @@ export interface RunningSandbox {
   app: { close(): Promise<void> };
   clock: SimulatedClock;
   ledger(): Promise<LedgerEntry[]>;
-  fault(spec: FaultSpec): Promise<void>;
+  /** Queues a fault; answers its id (for release). */
+  fault(spec: FaultSpec): Promise<{ id: number }>;
+  /** Waits until `count` calls are held by faults with until 'released' (they have arrived). */
+  held(count?: number): Promise<void>;
+  /** Lets the held calls (of one fault, or all) go on; how many were held. */
+  release(faultId?: number): Promise<number>;
   setClock(instant: Date): Promise<void>;
   reset(): Promise<void>;
   /** Approves (or declines) the hosted window through its JSON call; returns the window's transactionId. */
@@ -47,7 +54,13 @@ export async function startSandbox(): Promise<RunningSandbox> {
     app,
     clock,
     ledger: async () => (await json<{ entries: LedgerEntry[] }>(await fetch(`${url}/_control/ledger`))).entries,
-    fault: async (spec) => void (await json(await post('/_control/faults', spec))),
+    fault: async (spec) => json<{ id: number }>(await post('/_control/faults', spec)),
+    held: (count = 1) =>
+      waitFor(
+        `${count} gateway call(s) held by the sandbox`,
+        async () => (await json<{ held: unknown[] }>(await fetch(`${url}/_control/held`))).held.length >= count,
+      ),
+    release: async (faultId) => (await json<{ released: number }>(await post('/_control/release', faultId === undefined ? {} : { faultId }))).released,
     setClock: async (instant) => void (await json(await post('/_control/clock', { now: instant.toISOString() }, 'PUT'))),
     reset: async () => void (await json(await post('/_control/reset', {}))),
     authorize: async (terms, decision = 'approve') =>

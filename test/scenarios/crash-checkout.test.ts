@@ -49,18 +49,18 @@ describe('a process killed during key issuance, an order confirmation and a refu
     const order = await checkout(first.base, '/api/v1/orders', { method: 'CARD', amount: 7000, orderName: 'Once' });
     const bookedBefore = (await service.sandbox.ledger()).length;
     // Every call is held by the gateway until after the process is gone.
-    await service.sandbox.fault({ operation: 'ANY', kind: 'latency', latencyMs: 3000, count: 3 });
+    await service.sandbox.fault({ operation: 'ANY', kind: 'latency', until: 'released', count: 3 });
     const calls = [
       fetch(registration.redirectUrl, { headers: { accept: 'application/json' } }).catch(() => undefined),
       fetch(order.redirectUrl, { headers: { accept: 'application/json' } }).catch(() => undefined),
       api(first.base, `/admin/payments/${paidPayment.id}/cancel`, { reason: 'refund' }, ADMIN_TOKEN, 'crash-refund').catch(() => undefined),
     ];
-    // In flight in our database and received by the gateway (each call took one use of the fault), so that all three
-    // are booked once their latency is over.
+    // In flight in our database and received by the gateway (held there), so that all three are booked once released.
     await waitFor(
       'three calls in flight',
       async () => (await service.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 3 && (await faultUsesLeft()) === 0,
     );
+    await service.sandbox.held(3);
     first.running.child.kill('SIGKILL');
     await first.running.exit;
     await Promise.all(calls);
@@ -70,8 +70,9 @@ describe('a process killed during key issuance, an order confirmation and a refu
       'PAYMENT_CONFIRM',
     ]);
 
-    // The gateway books the three held calls once their latency is over, after the process is gone; then the leases
-    // of the attempts, the registration and the order run out.
+    // The gateway books the three held calls once released, after the process is gone; then the leases of the
+    // attempts, the registration and the order run out.
+    expect(await service.sandbox.release()).toBe(3);
     await waitFor('the three held calls booked', async () => (await service.sandbox.ledger()).length >= bookedBefore + 3);
     await waitFor('every lease expired', () => leasesExpired(service.db));
     const ledgerBefore = await service.sandbox.ledger();

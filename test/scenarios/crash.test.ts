@@ -23,8 +23,8 @@ describe('a replica killed mid-call', () => {
       sandboxUrl: service.sandbox.url,
       dueAt: new Date(Date.now() - 60_000),
     });
-    // Every charge is held 2.5 s, then booked: the first calls are in flight when the process dies.
-    await service.sandbox.fault({ operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 2500, count: SUBSCRIPTIONS });
+    // Every charge is held until the test releases it, then booked: the first calls are in flight when the process dies.
+    await service.sandbox.fault({ operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released', count: SUBSCRIPTIONS });
 
     const first = await startReplica();
     const pass = runPass(first.port).catch(() => undefined); // the connection dies with the process
@@ -51,6 +51,7 @@ describe('a replica killed mid-call', () => {
     expect(await service.db.paymentAttempt.count({ where: { status: { not: 'IN_FLIGHT' } } })).toBe(0);
 
     // The sandbox books the held calls after the process is gone.
+    expect(await service.sandbox.release()).toBe(sent);
     await waitFor('held calls booked', async () => (await service.sandbox.ledger()).length >= sent);
     await fetch(`${service.sandbox.url}/_control/faults`, { method: 'DELETE' });
     // Leases (and the attempts' leases) expire; a restarted replica takes over.

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { apiHeaders } from '../../helpers/app.ts';
 import { useRunningApp } from '../../helpers/database.ts';
-import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { sandboxFault, sandboxHeld, sandboxLedger, sandboxRelease } from '../../helpers/checkout.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { waitFor } from '../../helpers/service.ts';
 
@@ -151,7 +151,8 @@ describe('Idempotency-Key', () => {
   it('while the first request is still running, the same key is 409 IDEMPOTENCY_IN_PROGRESS and nothing is charged twice', async () => {
     const id = await subscribe(running.app, {});
     await setClock(running.app, kst('2027-04-10T09:00:00'));
-    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300 });
+    // The first request's charge is held at the sandbox until the second request has been answered.
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released' });
     const first = admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow');
     // The first request holds the key (its record is IN_PROGRESS) while its charge is held by the gateway.
     await waitFor(
@@ -161,6 +162,8 @@ describe('Idempotency-Key', () => {
     const second = await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow');
     expect(second.statusCode).toBe(409);
     expect(second.json().code).toBe('IDEMPOTENCY_IN_PROGRESS');
+    await sandboxHeld(running.app);
+    await sandboxRelease(running.app);
     expect((await first).statusCode).toBe(201);
     expect((await admin('POST', `/admin/subscriptions/${id}/charge`, { reason: 'now' }, 'slow')).statusCode).toBe(201);
     expect((await sandboxLedger(running.app)).filter((e) => e.operation === 'BILLING_CONFIRM')).toHaveLength(1);

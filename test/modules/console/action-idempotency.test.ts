@@ -4,13 +4,15 @@
 //   saying the action is in progress when it in fact succeeded; the gateway is asked once;
 // - an action runs under its admin route's idempotency scope and stores what that route would have answered: the
 //   admin route, sent the same request with the form's key, replays it as its own (201 for the routes that create).
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { adminHeaders, paymentsOf, setClock, subscribe } from '../../helpers/billing.ts';
-import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { sandboxFault, sandboxHeld, sandboxLedger, sandboxRelease } from '../../helpers/checkout.ts';
 import { TEST_ADMIN_TOKEN } from '../../helpers/app.ts';
 import { consoleCookie, formFields } from '../../helpers/console.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { overlapped } from '../../helpers/locks.ts';
+import { waitFor } from '../../helpers/service.ts';
 
 const running = useRunningApp({ CLOCK: 'simulated' });
 
@@ -23,8 +25,8 @@ describe('a console form submitted twice at once', () => {
     const action = `/console/payments/${payment!.id}/refund`;
     const form = formFields(page.body, action);
     expect(form.idempotencyKey).not.toBe('');
-    // The refund's call stays out for a second: the second submit arrives while the first is acting.
-    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'latency', latencyMs: 1_000, count: 1 });
+    // The refund's call is held at the sandbox until the second submit has found the first still acting.
+    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'latency', until: 'released', count: 1 });
 
     const submit = () =>
       running.app.inject({
@@ -34,7 +36,25 @@ describe('a console form submitted twice at once', () => {
         payload: new URLSearchParams({ ...form, amount: '', reason: 'customer asked twice' }).toString(),
       });
     // The second submit starts once the first holds its idempotency record (a lock on the table).
-    const answers = await overlapped(running.databaseUrl, 'idempotency_records', 2, () => [submit(), submit()]);
+    const answering = overlapped(running.databaseUrl, 'idempotency_records', 2, () => [submit(), submit()]);
+    await sandboxHeld(running.app);
+    // The second submit, refused the key, reads the first's record (IN_PROGRESS) and waits: its read is a backend's
+    // latest statement (pg_stat_activity keeps it while the connection is idle), repeated while it waits.
+    const watcher = new pg.Client({ connectionString: running.databaseUrl });
+    await watcher.connect();
+    try {
+      await waitFor('the second submit reading the first’s record', async () => {
+        const { rows } = await watcher.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'SELECT%idempotency_records%'`,
+        );
+        return rows[0]!.n > 0;
+      });
+    } finally {
+      await watcher.end();
+    }
+    await sandboxRelease(running.app);
+    const answers = await answering;
 
     expect(answers.map((a) => [a.statusCode, a.headers.location])).toEqual([
       [303, `/console/payments/${payment!.id}?done=refund`],

@@ -15,9 +15,8 @@ import { noteTrialsEnding } from '../../../src/modules/subscriptions/trials.ts';
 import type { SimulatedClock } from '../../../src/lib/clock.ts';
 import { adminHeaders, subscribe } from '../../helpers/billing.ts';
 import { seedDueSubscriptions } from '../../helpers/bulk.ts';
-import { sandboxFault } from '../../helpers/checkout.ts';
+import { sandboxFault, sandboxHeld, sandboxRelease } from '../../helpers/checkout.ts';
 import { useRunningApp } from '../../helpers/database.ts';
-import { waitFor } from '../../helpers/service.ts';
 
 // Consents are not required here so that a trial's conversion takes the one-statement path too. The clock is the
 // simulated one, which follows the system's time until the MOBILE case (the last) sets it.
@@ -142,6 +141,19 @@ async function seedOne(dueAt: Date, change?: (id: string) => Promise<void>) {
   return id!;
 }
 
+/**
+ * Does `action` while the charge's gateway call is out: the call is held at the sandbox (a fault with until
+ * 'released') until the action is done, however long a loaded machine takes; released even if the action throws.
+ */
+async function whileHeld(action: () => Promise<void>) {
+  await sandboxHeld(running.app);
+  try {
+    await action();
+  } finally {
+    await sandboxRelease(running.app);
+  }
+}
+
 /** Seeds the same subscription twice, one after the other, and charges each down one path. */
 async function twin(change?: (id: string) => Promise<void>, during?: (id: string) => Promise<void>) {
   const dueAt = new Date(Date.now() - 60_000);
@@ -183,15 +195,11 @@ describe('one write, two renderings: the one-statement charge writes what the tr
   });
 
   it('the lease lost while the call was out: both record nothing, leave the attempt for the sweeper, and say LEASE_LOST', async () => {
-    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300, count: 2 });
-    const stealLease = async (id: string) => {
-      const { db } = running.app;
-      await waitFor(
-        'the charge in flight',
-        async () => (await db.paymentAttempt.count({ where: { payment: { subscriptionId: id }, status: 'IN_FLIGHT' } })) === 1,
-      );
-      await db.subscription.update({ where: { id }, data: { leaseOwner: 'another-replica' } });
-    };
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released', count: 2 });
+    const stealLease = (id: string) =>
+      whileHeld(async () => {
+        await running.app.db.subscription.update({ where: { id }, data: { leaseOwner: 'another-replica' } });
+      });
     unrecorded.oneStatement = [];
     unrecorded.transactional = [];
     const { oneStatement, transactional } = await twin(undefined, stealLease);
@@ -206,16 +214,12 @@ describe('one write, two renderings: the one-statement charge writes what the tr
   });
 
   it('leases held but the payment moved on while the call was out: both record nothing and say RECORD_FAILED', async () => {
-    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300, count: 2 });
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released', count: 2 });
     // No writer of ours moves an in-flight payment; a fixture does, to reach the record's guard on the payment's state.
-    const failPayment = async (id: string) => {
-      const { db } = running.app;
-      await waitFor(
-        'the charge in flight',
-        async () => (await db.paymentAttempt.count({ where: { payment: { subscriptionId: id }, status: 'IN_FLIGHT' } })) === 1,
-      );
-      await db.payment.updateMany({ where: { subscriptionId: id }, data: { status: 'CANCELED' } });
-    };
+    const failPayment = (id: string) =>
+      whileHeld(async () => {
+        await running.app.db.payment.updateMany({ where: { subscriptionId: id }, data: { status: 'CANCELED' } });
+      });
     unrecorded.oneStatement = [];
     unrecorded.transactional = [];
     const { oneStatement, transactional } = await twin(undefined, failPayment);
@@ -227,21 +231,17 @@ describe('one write, two renderings: the one-statement charge writes what the tr
   });
 
   it('paused while the call was out: the success is recorded and nothing is scheduled, on both paths', async () => {
-    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 300, count: 2 });
-    const pauseInFlight = async (id: string) => {
-      const { db } = running.app;
-      await waitFor(
-        'the charge in flight',
-        async () => (await db.paymentAttempt.count({ where: { payment: { subscriptionId: id }, status: 'IN_FLIGHT' } })) === 1,
-      );
-      const answer = await running.app.inject({
-        method: 'POST',
-        url: `/admin/subscriptions/${id}/pause`,
-        headers: { ...adminHeaders, 'idempotency-key': `pause-${id}` },
-        payload: { reason: 'twin test' },
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released', count: 2 });
+    const pauseInFlight = (id: string) =>
+      whileHeld(async () => {
+        const answer = await running.app.inject({
+          method: 'POST',
+          url: `/admin/subscriptions/${id}/pause`,
+          headers: { ...adminHeaders, 'idempotency-key': `pause-${id}` },
+          payload: { reason: 'twin test' },
+        });
+        expect(answer.statusCode).toBe(200);
       });
-      expect(answer.statusCode).toBe(200);
-    };
     const { oneStatement, transactional } = await twin(undefined, pauseInFlight);
     // The operator's pause opened a transaction of its own on both runs.
     expect(oneStatement.chargeTransactions).toBeLessThan(transactional.chargeTransactions);

@@ -5,7 +5,7 @@ import { expect, it } from 'vitest';
 import { createKeyring } from '../../../src/lib/crypto.ts';
 import type { SimulatedClock } from '../../../src/lib/clock.ts';
 import { seedDueSubscriptions } from '../../helpers/bulk.ts';
-import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { sandboxFault, sandboxHeld, sandboxLedger, sandboxRelease } from '../../helpers/checkout.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { waitFor } from '../../helpers/service.ts';
 
@@ -20,13 +20,16 @@ it('a prepared charge whose lease ran out while it waited for a slot is not sent
     sandboxUrl: `${running.baseUrl}/sandbox`,
     dueAt: new Date(clock.now().getTime() - 60_000),
   });
-  // Two slots: two calls held at the gateway, two more charges prepared and waiting for a slot.
-  await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 3000, count: 4 });
+  // Two slots: two calls held at the gateway (until released), two more charges prepared and waiting for a slot.
+  // Only those two are held: a third call sent would go through and show in the ledger.
+  await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released', count: 2 });
   const pass = app.charges.runPass();
+  await sandboxHeld(app, 2);
   await waitFor('four charges prepared', async () => (await app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4);
   // Every lease runs out (a stalled process would see the same in real time) and a sweep makes every attempt UNKNOWN.
   clock.set(new Date(clock.now().getTime() + app.config.scheduler.leaseMs + 60_000));
   expect(await app.charges.sweepExpiredAttempts(clock.now())).toBe(4);
+  expect(await sandboxRelease(app)).toBe(2);
   const report = await pass;
 
   const sent = (await sandboxLedger(app)).filter((entry) => entry.type === 'CHARGE').map((entry) => entry.orderId);
@@ -51,11 +54,14 @@ it('a prepared charge whose lease is too short for the call is recorded NOT_SENT
     sandboxUrl: `${running.baseUrl}/sandbox`,
     dueAt: new Date(clock.now().getTime() - 60_000),
   });
-  await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 3000, count: 2 });
+  // Two calls held at the gateway until the clock has moved; two more charges prepared and waiting for a slot.
+  await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released', count: 2 });
   const pass = app.charges.runPass();
+  await sandboxHeld(app, 2);
   await waitFor('four charges prepared', async () => (await app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4);
   // The leases have not run out, but what is left is shorter than a call may take: no sweep, nothing lost.
   clock.set(new Date(clock.now().getTime() + app.config.scheduler.leaseMs - app.config.gateway.timeoutMs));
+  expect(await sandboxRelease(app)).toBe(2);
   const report = await pass;
   expect(report).toMatchObject({ claimed: 4, succeeded: 2, skipped: 2 });
   expect((await sandboxLedger(app)).filter((entry) => entry.type === 'CHARGE')).toHaveLength(2);

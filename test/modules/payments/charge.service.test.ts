@@ -1,10 +1,10 @@
 // The charging engine's edges that whole-month scenarios do not reach: the sweep of dead attempts, a stale
 // worker whose lease was taken over, and a graceful stop in the middle of a pass.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createKeyring } from '../../../src/lib/crypto.ts';
 import { createPrismaClient, useRunningApp } from '../../helpers/database.ts';
 import { startTestApp } from '../../helpers/app.ts';
-import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { sandboxFault, sandboxHeld, sandboxLedger, sandboxRelease } from '../../helpers/checkout.ts';
 import { runPass } from '../../helpers/billing.ts';
 import { seedDueSubscriptions } from '../../helpers/bulk.ts';
 import { waitFor } from '../../helpers/service.ts';
@@ -56,11 +56,14 @@ describe('sweep of attempts left in flight', () => {
 describe('fencing', () => {
   it('a worker whose lease was taken over records nothing; its attempt stays IN_FLIGHT for the sweep', async () => {
     const [id] = await seed(1);
-    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 400 });
+    // The call is held at the sandbox until the lease is taken over, however loaded the machine.
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released' });
     const pass = runPass(running.app);
-    await waitFor('the charge in flight', async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 1);
+    await sandboxHeld(running.app);
+    expect(await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })).toBe(1);
     // Another replica's claim, as if our lease had expired.
     await running.app.db.subscription.update({ where: { id }, data: { leaseOwner: 'other-replica' } });
+    await sandboxRelease(running.app);
     expect(await pass).toEqual({ claimed: 1, succeeded: 0, declined: 0, unknown: 1, skipped: 0 });
     const payment = await running.app.db.payment.findFirstOrThrow({ where: { subscriptionId: id }, include: { attempts: true } });
     expect(payment.status).toBe('PENDING');
@@ -74,11 +77,12 @@ describe('fencing', () => {
 describe('between the claim and the charge', () => {
   it('a change made after the claim read the subscription is charged as changed (the one-statement prepare sees it and steps aside)', async () => {
     const ids = await seed(5);
-    // Slow answers (1.5 s, to every call) keep both slots busy long past the few queries below, even on a loaded machine.
-    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 1500, count: 5 });
+    // The first two calls are held at the sandbox, keeping both slots busy until the change below is made.
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released', count: 2 });
     const pass = runPass(running.app);
     // Two slots busy at the gateway and two charges prepared ahead (a slot's worth, C = 2): the fifth subscription is
     // claimed (leased, read) and waits to be prepared: the one whose cycle has no payment yet.
+    await sandboxHeld(running.app, 2);
     await waitFor(
       'four charges prepared',
       async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT', payment: { subscriptionId: { in: ids } } } })) === 4,
@@ -89,6 +93,7 @@ describe('between the claim and the charge', () => {
     expect(waiting[0]!.leaseOwner).not.toBeNull();
     // An operator lowers its price meanwhile (a decrease needs no consent).
     await running.app.db.subscription.update({ where: { id: waiting[0]!.id }, data: { amount: 4_321 } });
+    expect(await sandboxRelease(running.app)).toBe(2);
     expect(await pass).toMatchObject({ claimed: 5, succeeded: 5 });
     const payment = await running.app.db.payment.findFirstOrThrow({ where: { subscriptionId: waiting[0]!.id, cycle: waiting[0]!.cycle } });
     expect(payment.amount).toBe(4_321);
@@ -105,13 +110,22 @@ describe('graceful stop', () => {
       sandboxUrl: `http://127.0.0.1:${(stopping.server.address() as { port: number }).port}/sandbox`,
       dueAt: new Date(Date.now() - 60_000),
     });
-    await sandboxFault(stopping, { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: 1500, count: 6 });
+    // The two calls at the gateway are held at the sandbox until close has asked the pass to stop.
+    await sandboxFault(stopping, { operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released', count: 2 });
     const pass = stopping.charges.runPass();
     // Two calls at the gateway (C = 2) and two charges prepared ahead, waiting for a slot; two claimed, not prepared.
+    await sandboxHeld(stopping, 2);
     await waitFor('four charges prepared', async () => (await stopping.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 4);
     expect(await stopping.db.payment.count({ where: { status: 'SUCCEEDED' } })).toBe(0);
     // Close drains the pass (preClose) before the database closes; the rows are read through a fresh client after.
-    await stopping.close();
+    // The spy only watches (it calls through): once close has called stop(), the pass stops claiming and sending,
+    // and the held calls may finish.
+    const stop = vi.spyOn(stopping.charges, 'stop');
+    const closing = stopping.close();
+    await waitFor('close asked the pass to stop', async () => stop.mock.calls.length > 0);
+    // Released through the mounted sandbox's state: the closing app's own port no longer answers.
+    expect(stopping.sandbox!.release()).toBe(2);
+    await closing;
     const counts = await pass;
     expect(counts).toEqual({ claimed: 6, succeeded: 2, declined: 0, unknown: 0, skipped: 4 });
     const reader = createPrismaClient(running.databaseUrl);

@@ -3,7 +3,8 @@
 // other request answers a coded 409.
 import { describe, expect, it } from 'vitest';
 import { useRunningApp } from '../../helpers/database.ts';
-import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { sandboxFault, sandboxHeld, sandboxLedger, sandboxRelease } from '../../helpers/checkout.ts';
+import { waitFor } from '../../helpers/service.ts';
 import { adminHeaders, paymentsOf, subscribe } from '../../helpers/billing.ts';
 import { overlapped } from '../../helpers/locks.ts';
 
@@ -21,12 +22,18 @@ describe('concurrent full refunds of one payment', () => {
   it('one is sent and succeeds, the others answer 409 STATE_CONFLICT, none a 500', async () => {
     const id = await subscribe(running.app, { amount: 9_900 });
     const [payment] = await paymentsOf(running.app, id);
-    // The winner's cancellation stays in flight while the others check the payment: they find it there.
-    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'latency', latencyMs: 1_000, count: 3 });
+    // The winner's cancellation is held at the sandbox until the others have answered: they find it in flight.
+    // Only the first is held: a second cancellation sent would go through and show in the ledger.
+    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'latency', until: 'released', count: 1 });
 
-    const answers = await overlapped(running.databaseUrl, 'payment_attempts', 3, () =>
-      ['refund-a', 'refund-b', 'refund-c'].map((key) => refund(payment!.id, key)),
+    let answered = 0;
+    const answering = overlapped(running.databaseUrl, 'payment_attempts', 3, () =>
+      ['refund-a', 'refund-b', 'refund-c'].map((key) => refund(payment!.id, key).finally(() => answered++)),
     );
+    await sandboxHeld(running.app);
+    await waitFor('the two others answered while the winner’s cancellation is out', async () => answered === 2);
+    await sandboxRelease(running.app);
+    const answers = await answering;
 
     const outcomes = answers.map((a) => `${a.statusCode} ${a.json().code ?? a.json().status}`).sort();
     expect(outcomes).toEqual(['200 CANCELED', '409 STATE_CONFLICT', '409 STATE_CONFLICT']);

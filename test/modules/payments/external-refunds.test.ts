@@ -6,13 +6,15 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { apiHeaders } from '../../helpers/app.ts';
 import { useRunningApp } from '../../helpers/database.ts';
-import { sandboxFault, sandboxLedger } from '../../helpers/checkout.ts';
+import { sandboxFault, sandboxHeld, sandboxLedger, sandboxRelease } from '../../helpers/checkout.ts';
 import { adminHeaders, paymentsOf, setClock, subscribe } from '../../helpers/billing.ts';
 import { adminGet, importCsv, sandboxSettlementFile } from '../../helpers/settlement.ts';
 import { waitFor } from '../../helpers/service.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
-const running = useRunningApp({ CLOCK: 'simulated', PAYMENT_TIMEOUT_MS: '3000' });
+// The default gateway timeout: no call here is left unanswered, and a short one (3 s, as this file had) could be
+// outlasted by an answered call on a loaded machine.
+const running = useRunningApp({ CLOCK: 'simulated' });
 beforeEach(() => setClock(running.app, kst('2027-03-10T09:00:00')));
 
 const post = (url: string, payload: Record<string, unknown>, key?: string) =>
@@ -151,14 +153,16 @@ describe('POST /admin/payments/:id/refunds/external', () => {
     const id = await subscribe(running.app, { amount: 9_900, userId: 'card-user' });
     const [payment] = await paymentsOf(running.app, id);
 
-    // A gateway refund of 4,000 held in flight by the sandbox: the external refund finds it and refuses.
-    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'latency', latencyMs: 1_500 });
+    // A gateway refund of 4,000 held in flight by the sandbox (until released): the external refund finds it and refuses.
+    await sandboxFault(running.app, { operation: 'CANCEL', kind: 'latency', until: 'released' });
     const gatewayRefund = post(`/admin/payments/${payment!.id}/cancel`, { amount: 4_000, reason: 'partial refund' }, 'gw-partial');
     await waitFor('the gateway refund in flight', async () =>
       (await adminPayment(payment!.id)).refunds.some((r: { status: string }) => r.status === 'PENDING'),
     );
     const during = await externalRefund(payment!.id, { amount: 5_900, reason: 'the rest by transfer' }, 'ext-during');
     expect(during.json()).toMatchObject({ statusCode: 409, code: 'STATE_CONFLICT' });
+    await sandboxHeld(running.app);
+    await sandboxRelease(running.app);
     expect((await gatewayRefund).statusCode).toBe(200);
 
     // A gateway refund whose outcome is unknown: refused until it is settled.

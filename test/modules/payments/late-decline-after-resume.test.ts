@@ -3,23 +3,21 @@
 // (Regression test for issue #12 defect 12.)
 import { describe, expect, it } from 'vitest';
 import { useRunningApp } from '../../helpers/database.ts';
-import { sandboxFault } from '../../helpers/checkout.ts';
+import { sandboxFault, sandboxHeld, sandboxRelease } from '../../helpers/checkout.ts';
 import { adminHeaders, getSubscription, runPass, setClock, subscribe } from '../../helpers/billing.ts';
-import { waitFor } from '../../helpers/service.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 const running = useRunningApp({ CLOCK: 'simulated' });
-
-const waitForInFlight = () => waitFor('the charge in flight', async () => (await running.app.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) > 0);
 
 describe('pause and resume while a charge is in flight', () => {
   it('a decline that lands after the resume leaves the resumed schedule alone', async () => {
     await setClock(running.app, kst('2027-01-10T09:00:00'));
     const id = await subscribe(running.app, {});
     await setClock(running.app, kst('2027-02-10T09:00:00'));
-    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', latencyMs: 400 });
+    // The call is held at the sandbox until the pause and the resume are done: the decline lands after both.
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', until: 'released' });
     const pass = runPass(running.app);
-    await waitForInFlight();
+    await sandboxHeld(running.app);
     for (const action of ['pause', 'resume']) {
       const response = await running.app.inject({
         method: 'POST',
@@ -29,6 +27,7 @@ describe('pause and resume while a charge is in flight', () => {
       });
       expect(response.statusCode, response.body).toBe(200);
     }
+    await sandboxRelease(running.app);
     expect(await pass).toMatchObject({ declined: 1 });
     expect(await getSubscription(running.app, id)).toMatchObject({ status: 'ACTIVE', nextChargeAt: kst('2027-03-10T09:00:00').toISOString() });
 
