@@ -18,8 +18,23 @@ export interface ServiceFixture {
   readonly sandbox: RunningSandbox;
   readonly databaseUrl: string;
   /** Starts src/server.ts on a free port against the sandbox and waits until it is ready. */
-  start(env?: Record<string, string>): Promise<{ port: number; base: string; running: Running }>;
+  start(env?: Record<string, string>): Promise<StartedService>;
 }
+
+export interface StartedService {
+  port: number;
+  base: string;
+  running: Running;
+  /**
+   * SIGKILL, then wait until PostgreSQL is done with the dead process's connections. The process's exit does not mean
+   * its last statements are settled: what it sent before dying sits in the server's socket buffers, and a backend still
+   * runs (and may commit) it before it reads the end of the connection. Counting rows at the exit raced those commits
+   * (a loaded run counted 12 attempts in flight, 16 were).
+   */
+  kill(): Promise<void>;
+}
+
+let processes = 0;
 
 export function useServiceAgainstSandbox(): ServiceFixture {
   let database: TestDatabase;
@@ -50,13 +65,17 @@ export function useServiceAgainstSandbox(): ServiceFixture {
     },
     async start(env = {}) {
       const port = await freePort();
+      // The process's connections carry a name of their own, so that kill() can see them end (pg_stat_activity).
+      const applicationName = `billing-test-service-${process.pid}-${++processes}`;
+      const url = new URL(database.url);
+      url.searchParams.set('application_name', applicationName);
       const running = run('src/server.ts', {
         NODE_ENV: 'test',
         LOG_LEVEL: 'warn',
         HOST: '127.0.0.1',
         PORT: String(port),
         PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-        DATABASE_URL: database.url,
+        DATABASE_URL: url.toString(),
         PAYMENT_API_BASE_URL: sandbox.url,
         PAYMENT_SECRET_KEY: SANDBOX_SECRET,
         PAYMENT_MERCHANT_ID: SANDBOX_MERCHANT,
@@ -69,7 +88,16 @@ export function useServiceAgainstSandbox(): ServiceFixture {
       });
       started.push(running);
       await waitUntilReady(port, running);
-      return { port, base: `http://127.0.0.1:${port}`, running };
+      const kill = async () => {
+        running.child.kill('SIGKILL');
+        await running.exit;
+        await waitFor(
+          `the connections of ${applicationName} closed`,
+          async () =>
+            (await db.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${applicationName}`)[0]!.n === 0,
+        );
+      };
+      return { port, base: `http://127.0.0.1:${port}`, running, kill };
     },
   };
 }

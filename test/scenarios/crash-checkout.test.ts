@@ -61,8 +61,7 @@ describe('a process killed during key issuance, an order confirmation and a refu
       async () => (await service.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) === 3 && (await faultUsesLeft()) === 0,
     );
     await service.sandbox.held(3);
-    first.running.child.kill('SIGKILL');
-    await first.running.exit;
+    await first.kill();
     await Promise.all(calls);
     expect((await service.db.paymentAttempt.findMany({ where: { status: 'IN_FLIGHT' } })).map((a) => a.operation).sort()).toEqual([
       'CANCEL',

@@ -70,8 +70,7 @@ describe('a process killed with deliveries in flight', () => {
       expect((await fetch(approved.redirectUrl, { headers: { accept: 'application/json' } })).status).toBe(200);
     }
     await waitFor('deliveries in flight', async () => received.length > 0);
-    first.running.child.kill('SIGKILL');
-    await first.running.exit;
+    await first.kill();
     expect(await service.db.webhookDelivery.count({ where: { leaseOwner: { not: null } } })).toBeGreaterThan(0);
 
     // A change committed while no process runs: its event is written by its own transaction all the same.

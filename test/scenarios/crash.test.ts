@@ -39,8 +39,7 @@ describe('a replica killed mid-call', () => {
       'calls in flight',
       async () => (await service.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } })) >= CONCURRENCY && (await received()) >= CONCURRENCY,
     );
-    first.running.child.kill('SIGKILL');
-    await first.running.exit;
+    await first.kill();
     await pass;
     const inFlightAtKill = await service.db.paymentAttempt.count({ where: { status: 'IN_FLIGHT' } });
     expect(inFlightAtKill).toBeGreaterThanOrEqual(CONCURRENCY);
