@@ -8,49 +8,15 @@
 // FUZZ_SEED=<seed> replays it. The number of requests is bounded (FUZZ_RUNS per operation).
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { App } from '../../src/app.ts';
-import { buildTestApp, TEST_ADMIN_TOKEN, TEST_API_KEY } from '../helpers/app.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-
-interface Schema {
-  type?: string | string[];
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: Schema[];
-  items?: Schema;
-  properties?: Record<string, Schema>;
-  required?: string[];
-}
-interface Parameter {
-  in: 'query' | 'path' | 'header';
-  name: string;
-  required?: boolean;
-  schema: Schema;
-}
-interface Operation {
-  parameters?: Parameter[];
-  requestBody?: { content: Record<string, { schema: Schema }> };
-  responses?: Record<string, unknown>;
-}
+import { expect, it } from 'vitest';
+import { TEST_ADMIN_TOKEN, TEST_API_KEY } from '../helpers/app.ts';
+import { enumOf, type Operation, type Schema, useDocumentedApp } from '../helpers/openapi.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 50);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 
-let database: TestDatabase;
-let app: App;
-let doc: { paths: Record<string, Record<string, Operation>> };
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  // The rate limits stay as configured: a 429 is an answer the document must list too.
-  app = await buildTestApp(database.url);
-  doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
-});
-afterAll(async () => {
-  await app.close();
-  await database.drop();
-});
+// The rate limits stay as configured: a 429 is an answer the document must list too.
+const served = useDocumentedApp();
 
 /** Any value of a schema's shape, often valid, often not: the document's values, then the wrong type, then anything. */
 function arbitraryOf(schema: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
@@ -68,7 +34,7 @@ function arbitraryOf(schema: Schema | undefined, depth = 0): fc.Arbitrary<unknow
   );
   if (!schema || depth > 3) return anything;
   const documented: fc.Arbitrary<unknown>[] = [];
-  const literals = schema.enum ?? (schema.anyOf?.every((b) => b.const !== undefined || b.enum) ? schema.anyOf.flatMap((b) => b.enum ?? [b.const]) : undefined);
+  const literals = enumOf(schema);
   if (literals?.length) documented.push(fc.constantFrom(...literals));
   else if (schema.anyOf) documented.push(fc.oneof(...schema.anyOf.map((b) => arbitraryOf(b, depth + 1))));
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
@@ -120,7 +86,7 @@ function requestOf(method: string, path: string, op: Operation) {
 it('no documented operation answers 5xx, a refusal outside the error shape, or a status it does not document', async () => {
   const problems: string[] = [];
   let requests = 0;
-  for (const [path, methods] of Object.entries(doc.paths)) {
+  for (const [path, methods] of Object.entries(served.doc.paths)) {
     // The sandbox gateway's own control routes reset and fault the gateway that the rest of the file talks to.
     if (path.startsWith('/sandbox')) continue;
     for (const [method, op] of Object.entries(methods)) {
@@ -135,7 +101,7 @@ it('no documented operation answers 5xx, a refusal outside the error shape, or a
           if (request.token === 'wrong') headers.authorization = `Bearer ${secret}x`;
           if (request.method !== 'GET') headers['idempotency-key'] = randomUUID();
           const target = request.brokenPath && pathParamsOf(op) ? request.path.replace(/[^/]*$/, request.brokenPath) : request.path;
-          const answer = await app.inject({
+          const answer = await served.app.inject({
             method: request.method as 'GET',
             url: `${target}${request.query ? `?${request.query}` : ''}`,
             headers,

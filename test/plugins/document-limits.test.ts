@@ -9,41 +9,11 @@
 // (no 400 VALIDATION_ERROR naming it), one past it is 400 in the error shape naming it. A pattern is probed with
 // samples from the table below: a new pattern without samples fails the test, so its edges get written down.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.ts';
+import { describe, expect, it } from 'vitest';
 import { DAY_PATTERN, INSTANT_PATTERN, MONTH_PATTERN, UUID_PATTERN } from '../../src/lib/input.ts';
 import { PHONE_NUMBER_PATTERN } from '../../src/modules/shared/terms.ts';
-import { buildTestApp, TEST_ADMIN_TOKEN, TEST_API_KEY } from '../helpers/app.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-
-interface Schema {
-  type?: string;
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: Schema[];
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  format?: string;
-  minimum?: number;
-  default?: unknown;
-  properties?: Record<string, Schema>;
-  required?: string[];
-  minProperties?: number;
-  description?: string;
-  'x-max-utf8-bytes'?: number;
-}
-interface Parameter {
-  in: 'query' | 'path' | 'header';
-  name: string;
-  required?: boolean;
-  description?: string;
-  schema: Schema;
-}
-interface Operation {
-  parameters?: Parameter[];
-  requestBody?: { content: Record<string, { schema: Schema }> };
-}
+import { TEST_ADMIN_TOKEN, TEST_API_KEY } from '../helpers/app.ts';
+import { enumOf, type Operation, type Schema, useDocumentedApp } from '../helpers/openapi.ts';
 
 /** Values a pattern accepts and values at its edges that it refuses. */
 const PATTERN_SAMPLES: Record<string, { valid: string[]; invalid: string[] }> = {
@@ -59,26 +29,7 @@ const PATTERN_SAMPLES: Record<string, { valid: string[]; invalid: string[] }> = 
   '\\S': { valid: ['a'], invalid: [' ', '\u3000'] },
 };
 
-let database: TestDatabase;
-let app: App;
-let doc: { paths: Record<string, Record<string, Operation>> };
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  app = await buildTestApp(database.url);
-  doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
-});
-afterAll(async () => {
-  await app.close();
-  await database.drop();
-});
-
-/** The literal values of an enum, or of a union of constants (TypeBox's Union of Literals). */
-function enumOf(schema: Schema): unknown[] | undefined {
-  if (schema.enum) return schema.enum;
-  if (schema.anyOf?.every((branch) => branch.enum || branch.const !== undefined)) return schema.anyOf.flatMap((branch) => branch.enum ?? [branch.const]);
-  return undefined;
-}
+const documented = useDocumentedApp();
 
 /** A valid value of a schema, read from the schema alone. */
 function sample(schema: Schema, name: string): unknown {
@@ -134,7 +85,7 @@ async function send(target: Target) {
   // A fresh Idempotency-Key each time: no probe replays another's answer.
   if (target.method !== 'GET') headers['idempotency-key'] = randomUUID();
   const query = new URLSearchParams(target.query).toString();
-  const response = await app.inject({
+  const response = await documented.app.inject({
     method: target.method as 'GET',
     url: `${target.path}${query ? `?${query}` : ''}`,
     headers,
@@ -217,7 +168,9 @@ function edges(field: string, schema: Schema, where: Probe['where']): Probe[] {
 }
 
 function operations(): Array<[string, string, Operation]> {
-  return Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [method, path, op] as [string, string, Operation]));
+  return Object.entries(documented.doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => [method, path, op] as [string, string, Operation]),
+  );
 }
 
 describe('the OpenAPI document holds to the code', () => {
@@ -288,7 +241,7 @@ describe('the OpenAPI document holds to the code', () => {
   }, 240_000);
 
   it('documents each byte-limited field as the code limits it (the refund reason is the gateway’s 200 bytes)', () => {
-    const body = (path: string, method: string) => doc.paths[path]![method]!.requestBody!.content['application/json']!.schema.properties!;
+    const body = (path: string, method: string) => documented.doc.paths[path]![method]!.requestBody!.content['application/json']!.schema.properties!;
     expect(body('/admin/payments/{id}/cancel', 'post').reason!['x-max-utf8-bytes']).toBe(200);
     for (const [path, method] of [
       ['/api/v1/registrations', 'post'],
@@ -303,13 +256,13 @@ describe('the OpenAPI document holds to the code', () => {
   it('requires the browser routes’ state, documents the settlement import’s body and the admin routes’ 429', () => {
     for (const path of ['/billing/success', '/billing/fail', '/payments/success', '/payments/fail']) {
       for (const method of ['get', 'post']) {
-        const state = doc.paths[path]![method]!.parameters!.find((p) => p.in === 'query' && p.name === 'state');
+        const state = documented.doc.paths[path]![method]!.parameters!.find((p) => p.in === 'query' && p.name === 'state');
         expect(state?.required, `${method} ${path}`).toBe(true);
       }
     }
-    const upload = doc.paths['/admin/settlement-imports']!.post!.requestBody!;
+    const upload = documented.doc.paths['/admin/settlement-imports']!.post!.requestBody!;
     expect(Object.keys(upload.content).sort()).toEqual(['multipart/form-data', 'text/csv']);
-    for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [path, ops] of Object.entries(documented.doc.paths)) {
       if (!path.startsWith('/admin/')) continue;
       for (const [method, op] of Object.entries(ops)) {
         expect((op as { responses: Record<string, unknown> }).responses['429'], `${method} ${path}`).toBeDefined();
