@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     app = await buildApp({ ...config, databaseUrl: database.url }, { logger, redactor });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    // An unsupported server's refusal is its own one line (DESIGN.md §5 Commands), not a logged stack.
+    // An unsupported server's refusal is its own one line (README "Setup"), not a logged stack.
     if (error instanceof UnsupportedServerError) process.stderr.write(`${error.message}\n`);
     else logger.fatal({ err: error }, 'startup failed');
     await app?.close().catch(() => {});

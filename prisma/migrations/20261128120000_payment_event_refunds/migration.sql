@@ -1,4 +1,4 @@
--- A payment's event carries its refunds as of the change (DESIGN.md §5 Events: the object is what GET shows, a
+-- A payment's event carries its refunds as of the change (README "Events and webhooks": the object is what GET shows, a
 -- payment's `refunds` included). The trigger that writes the event adds them to the snapshot in the transaction of the
 -- change: its gateway refunds (CANCEL attempts) and its refunds made outside the gateway, the columns
 -- payments.service.ts serializeRefunds reads, so the event is rendered by the same serializer as GET. A snapshot, not

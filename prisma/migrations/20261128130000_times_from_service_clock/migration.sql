@@ -1,4 +1,4 @@
--- Times the database writes come from the service's clock (DESIGN.md §7, issue 30): a trigger has only the database's
+-- Times the database writes come from the service's clock (README "Development notes", issue 30): a trigger has only the database's
 -- clock, so it dates what it writes from a time the service wrote in the same statement. With CLOCK=simulated set years
 -- away, an event was dated by the real clock while the change it reports was dated by the simulated one.
 --

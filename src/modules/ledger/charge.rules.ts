@@ -107,8 +107,8 @@ export function amountToCharge(
 }
 
 /**
- * When a cancel at period end takes effect, which dates its churn (DESIGN.md §5 "Reports": "a cancel at period end
- * churns at the period's end"), whenever the pass that ends it runs. The period's end for a subscription still in
+ * When a cancel at period end takes effect, which dates its churn (README "Revenue reports": a cancel "at period end"
+ * churns at that period's end), whenever the pass that ends it runs. The period's end for a subscription still in
  * it; for a PAST_DUE one, whose period ended unpaid and which counted on through its retries, the retry it is
  * cancelled instead of (its next charge). Never before the subscription's last change (changedAt: the decline, a
  * price change, the cancel's request itself), so its movements stay in the order they happened and none lands in a

@@ -227,7 +227,7 @@ describe('every event type, emitted by the path that causes it', () => {
 });
 
 /**
- * What GET answers for an event's object, less what the contract leaves out of events (DESIGN.md §5): a registration's
+ * What GET answers for an event's object, less what the contract leaves out of events (README "Events and webhooks"): a registration's
  * or order's single-use `state`, the URLs that carry it (`successUrl`, `failUrl`, the window's and its `url`) and the
  * customer's phone number. A payment's GET by id adds its `attempts` ("with attempts"); an event's object has the
  * payment's list shape, which has none. Anything else GET shows, the event must show, with the same value.
