@@ -1,4 +1,4 @@
-// buildApp(config): the whole service as a Fastify instance (DESIGN.md §7). src/server.ts adds the process
+// buildApp(config): the whole service as a Fastify instance (docs/architecture.md "House style"). src/server.ts adds the process
 // around it; tests call it directly.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { AjvCompiler } from '@fastify/ajv-compiler';
@@ -69,7 +69,7 @@ function trustHops(hops: number) {
 }
 
 const validators = AjvCompiler();
-// Strict bodies (DESIGN.md §5): unknown fields are refused, never silently dropped or applied.
+// Strict bodies (docs/api.md "Errors"): unknown fields are refused, never silently dropped or applied.
 // `x-max-utf8-bytes`: the gateway's byte limits, checked with the rest of the schema (src/lib/input.ts).
 const AJV_OPTIONS = { removeAdditional: false, useDefaults: true, allErrors: false as const, keywords: [maxUtf8BytesKeyword] };
 

@@ -1,4 +1,4 @@
-// The one place that reads the environment (DESIGN.md §7). Every variable of DESIGN.md §5 is declared in
+// The one place that reads the environment (docs/architecture.md "House style"). Every variable of docs/operating.md "Environment variables" is declared in
 // EnvSchema, validated once through @fastify/env, then turned into the typed Config the rest of the code takes:
 // the schema types the environment, and Config is the type of what toConfig builds from it (no second declaration).
 import { validateDetailed } from 'node-cron';
@@ -363,7 +363,7 @@ function toConfig(
       enabled: true,
     },
     eventRetentionMs: parsed.eventRetentionMs,
-    /** §3 rule 13 (consent before more money); false only for a merchant exempt from it. */
+    /** docs/architecture.md, invariant 13 (consent before more money); false only for a merchant exempt from it. */
     consentRequired: env.CONSENT_REQUIRED,
     /** The largest settlement file an import accepts (413 beyond). */
     settlementMaxBytes: env.SETTLEMENT_MAX_BYTES,

@@ -1,4 +1,4 @@
-// Development defaults (DESIGN.md §5): tokens and an encryption key generated once, kept in .data/ and printed
+// Development defaults (docs/operating.md "Environment variables"): tokens and an encryption key generated once, kept in .data/ and printed
 // once at first start. src/config.ts refuses all of this in production.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The process: configuration, logger, database, migrations, listen, graceful shutdown (DESIGN.md §7).
+// The process: configuration, logger, database, migrations, listen, graceful shutdown (docs/architecture.md "House style").
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.ts';
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     app = await buildApp({ ...config, databaseUrl: database.url }, { logger, redactor });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    // An unsupported server's refusal is its own one line (README "Setup"), not a logged stack.
+    // An unsupported server's refusal is its own one line (docs/operating.md "Commands"), not a logged stack.
     if (error instanceof UnsupportedServerError) process.stderr.write(`${error.message}\n`);
     else logger.fatal({ err: error }, 'startup failed');
     await app?.close().catch(() => {});

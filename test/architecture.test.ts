@@ -1,4 +1,4 @@
-// The shape of src/ (DESIGN.md §7, issue #12): no import cycles, lower layers import nothing from higher ones
+// The shape of src/ (docs/architecture.md "House style", issue #12): no import cycles, lower layers import nothing from higher ones
 // (dependency-cruiser over the TypeScript sources, type-only imports included), and each entity's status is
 // written by its state module alone (TypeScript's own parser over every Prisma write).
 import { readdirSync, readFileSync } from 'node:fs';

@@ -16,7 +16,7 @@ const PRODUCTION_ENV = {
 };
 
 describe('loadConfig', () => {
-  it('applies the defaults of DESIGN.md §5 when nothing is set', async () => {
+  it('applies the defaults of docs/operating.md "Environment variables" when nothing is set', async () => {
     const config = await loadConfig({});
     expect(config).toMatchObject({
       env: 'development',

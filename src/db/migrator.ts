@@ -1,5 +1,5 @@
 // Applies prisma/migrations exactly as `prisma migrate deploy` records them (Prisma's schema engine cannot be
-// downloaded here, DESIGN.md §8): same _prisma_migrations table, same SHA-256 checksum of migration.sql, same
+// downloaded here, docs/architecture.md "Development notes"): same _prisma_migrations table, same SHA-256 checksum of migration.sql, same
 // advisory lock key, so either tool sees the other's work as applied and two starting processes never both
 // migrate.
 import { createHash, randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The PostgreSQL majors the service runs on (README "Setup"): every one the PostgreSQL project still supports,
+// The PostgreSQL majors the service runs on (docs/operating.md "Commands"): every one the PostgreSQL project still supports,
 // 15 to 18 today. The SQL is written for all of them (nothing newer than 15: no SQL/JSON constructors, no
 // RETURNING on MERGE, ...) and CI runs the suite on the oldest and the newest (.ci/run). An older server is refused
 // before anything is written to it, by the migrator that `npm start`, `npm run db:migrate` and the tests all run

@@ -1,5 +1,5 @@
-// HTTP client for the gateway (gateway-interface.md "Endpoints"). Every call returns one outcome class of
-// DESIGN.md §3 and never throws for a gateway or network failure. The classification rests on one fact: the
+// HTTP client for the gateway (docs/architecture.md "The gateway client"). Every call returns one outcome class of
+// docs/architecture.md, invariant 3, and never throws for a gateway or network failure. The classification rests on one fact: the
 // request can only have reached the gateway if the TCP connection was established. Before that, a failure is
 // NOT_SENT (safe to send again with the same orderId); after it, anything short of a complete, well-formed
 // answer is UNKNOWN (money may have moved). Written on node:http rather than fetch so that this moment is
@@ -82,7 +82,7 @@ function parseCardInfo(value: unknown): CardInfo | undefined {
   };
 }
 
-/** Lenient parsing (DESIGN.md §2): either name of a renamed field, missing optional fields, unknown fields kept. */
+/** Lenient parsing (docs/api.md "How we fill the gateway's gaps"): either name of a renamed field, missing optional fields, unknown fields kept. */
 export function parseFields(body: Record<string, unknown>): { fields: GatewayFields; badAmount: boolean } {
   const amount = toAmount(body.amount);
   const cancelAmount = toAmount(body.cancelAmount);

@@ -1,5 +1,5 @@
-// The interface's request fields and limits (gateway-interface.md "Resources and their fields"). Limits are
-// bytes of UTF-8 (DESIGN.md §2): a Hangul syllable is 3 bytes. The client validates with these before sending
+// The interface's request fields and limits (docs/architecture.md "The gateway client"). Limits are
+// bytes of UTF-8 (docs/api.md "How we fill the gateway's gaps"): a Hangul syllable is 3 bytes. The client validates with these before sending
 // (a violation is NOT_SENT) and the sandbox enforces the same table on receipt.
 
 export type FieldType = 'string' | 'number' | 'boolean';
@@ -23,7 +23,7 @@ export const CONFIRM_PAYMENT_REQUEST: RequestSchema = {
   method: { type: 'string', required: true, oneOf: PAYMENT_METHODS },
   transactionId: { type: 'string', required: true, maxBytes: 20 },
   merchantId: { type: 'string', required: true, maxBytes: 20 },
-  // `/payments/confirm` takes the amount as a string (DESIGN.md §2).
+  // `/payments/confirm` takes the amount as a string (docs/api.md "How we fill the gateway's gaps").
   amount: { type: 'string', required: true },
 };
 
@@ -44,7 +44,7 @@ export const BILLING_CONFIRM_REQUEST: RequestSchema = {
   itemCode: { type: 'string', required: isMobile, maxBytes: 10 },
 };
 
-// Not in the interface; our assumption (DESIGN.md §2).
+// Not in the interface; our assumption (docs/api.md "How we fill the gateway's gaps").
 export const CANCEL_REQUEST: RequestSchema = {
   method: { type: 'string', required: true, oneOf: PAYMENT_METHODS },
   transactionId: { type: 'string', required: true, maxBytes: 24 },

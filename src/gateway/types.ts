@@ -1,4 +1,4 @@
-// What the gateway client returns (DESIGN.md §3 rule 3): every call ends in exactly one outcome class.
+// What the gateway client returns (docs/architecture.md, invariant 3): every call ends in exactly one outcome class.
 import type { PaymentMethod } from './fields.ts';
 
 export type Outcome = 'SUCCEEDED' | 'DECLINED' | 'NOT_SENT' | 'UNKNOWN';
@@ -30,7 +30,7 @@ export interface CardInfo {
   approvalNumber?: string;
 }
 
-/** Response fields, parsed leniently (DESIGN.md §2); unknown fields are kept in `extra`. */
+/** Response fields, parsed leniently (docs/api.md "How we fill the gateway's gaps"); unknown fields are kept in `extra`. */
 export interface GatewayFields {
   transactionId?: string;
   amount?: number;

@@ -1,4 +1,4 @@
-// Calendar arithmetic in a named time zone (DESIGN.md §2, §3 rule 9), on Luxon. Instants are stored in UTC;
+// Calendar arithmetic in a named time zone (docs/api.md "How we fill the gateway's gaps"; docs/architecture.md, invariant 9), on Luxon. Instants are stored in UTC;
 // dates, month ends and day counts are taken in the zone. Adding months to an anchor clamps to the month's end
 // (Jan 31 + 1 month = Feb 28/29) and is always computed from the anchor, so there is no drift.
 import { DateTime, FixedOffsetZone, IANAZone, type Zone } from 'luxon';
@@ -128,7 +128,7 @@ export function sameCalendarMonth(a: Date, b: Date, zone: string): boolean {
 }
 
 /**
- * The MOBILE window (DESIGN.md §5): calendar days in Korea time, inclusive,
+ * The MOBILE window (docs/architecture.md "Recurring charging"): calendar days in Korea time, inclusive,
  * |date(now) − date(last success + 1 month)| ≤ 5. Returns the signed distance in days.
  */
 export function mobileWindowOffsetDays(lastSuccessAt: Date, now: Date, zone: string = GATEWAY_ZONE): number {

@@ -1,4 +1,4 @@
-// The current time always comes from an injected clock (DESIGN.md §7). A simulated clock follows the system
+// The current time always comes from an injected clock (docs/architecture.md "House style"). A simulated clock follows the system
 // time until it is set; once set it stays frozen until set again, like a test clock, so scenario tests and
 // operators see repeatable time.
 export interface Clock {

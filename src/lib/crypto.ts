@@ -1,4 +1,4 @@
-// Billing keys at rest (DESIGN.md §3 rule 8): AES-256-GCM with a random 96-bit IV per encryption, the key id
+// Billing keys at rest (docs/architecture.md, invariant 8): AES-256-GCM with a random 96-bit IV per encryption, the key id
 // stored beside the ciphertext so keys can rotate (the first configured key encrypts, every configured key
 // decrypts), and associated data binding the ciphertext to its row: a ciphertext copied into another row fails
 // authentication instead of decrypting.

@@ -1,4 +1,4 @@
-// Coded errors (DESIGN.md §5 "Shapes"): services throw these; src/plugins/error-handler.ts maps every error to
+// Coded errors (docs/api.md "Errors"): services throw these; src/plugins/error-handler.ts maps every error to
 // {statusCode, code, error, message}. Codes are stable: clients switch on them. Errors defined here are ours,
 // so their messages are shown to clients even for 5xx; any other 5xx message is hidden.
 import createError, { type FastifyErrorConstructor } from '@fastify/error';

@@ -11,7 +11,7 @@ export function isUuid(value: unknown): value is string {
 }
 
 /**
- * A string limit in bytes of UTF-8 (the gateway's unit, README "Registrations and orders"), as a JSON Schema keyword of our own: Ajv
+ * A string limit in bytes of UTF-8 (the gateway's unit, docs/api.md "Registrations and orders"), as a JSON Schema keyword of our own: Ajv
  * enforces it on the routes (400 VALIDATION_ERROR, "body/orderName is 102 bytes of UTF-8; at most 100 are allowed") and the OpenAPI
  * document states it (src/plugins/docs.ts).
  */

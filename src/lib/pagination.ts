@@ -1,4 +1,4 @@
-// Keyset pagination (DESIGN.md §5 "Lists are {items, nextCursor}"): newest first by (createdAt, id); the cursor is
+// Keyset pagination (docs/api.md "Shapes": lists are {items, nextCursor}): newest first by (createdAt, id); the cursor is
 // the last item's key, opaque to clients.
 import { ValidationError } from './errors.ts';
 import { isStorableInstant, isUuid } from './input.ts';

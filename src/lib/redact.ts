@@ -1,4 +1,4 @@
-// Secrets never leave the process (DESIGN.md §3 rule 8): the secret key, Authorization headers, billing keys,
+// Secrets never leave the process (docs/architecture.md, invariant 8): the secret key, Authorization headers, billing keys,
 // phone numbers and names are replaced wherever they appear in a log line or a stored gateway response,
 // at any depth, and known secret values are scrubbed from free text as well.
 export const REDACTED = '[REDACTED]';
@@ -113,7 +113,7 @@ export function redactorForCall(shared: Redactor, callSecrets: Array<string | un
   return { redact: (value) => scrub(own.redact(shared.redact(value))), addSecret: (secret) => shared.addSecret(secret) };
 }
 
-/** Masks a Korean phone number for display: 010-****-1234 (DESIGN.md §5). */
+/** Masks a Korean phone number for display: 010-****-1234 (docs/api.md "Shapes"). */
 export function maskPhoneNumber(phone: string | null | undefined): string | undefined {
   if (!phone) return undefined;
   const digits = phone.replace(/\D/g, '');

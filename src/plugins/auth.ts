@@ -1,4 +1,4 @@
-// Bearer tokens (DESIGN.md §5): API_KEYS open the merchant API, ADMIN_TOKENS the admin routes; a token of the
+// Bearer tokens (docs/api.md "Routes"): API_KEYS open the merchant API, ADMIN_TOKENS the admin routes; a token of the
 // wrong kind is 401 like a wrong one. Where internal routes are protected (production), /metrics takes a
 // METRICS_TOKENS or an admin token (what a Prometheus scraper sends), and /docs any token of the service. Several tokens of each kind may be valid at once so they can be rotated.
 // Comparison is constant-time over SHA-256 digests, so neither content nor length leaks through timing.

@@ -1,4 +1,4 @@
-// One error handler for the whole app (DESIGN.md §7): every failure leaves as
+// One error handler for the whole app (docs/architecture.md "House style"): every failure leaves as
 // {statusCode, code, error, message[, details]}. Messages of unexpected 5xx errors are hidden from clients and
 // logged instead; our coded errors (src/lib/errors.ts) keep theirs.
 // What the router refuses before any route runs goes through the same shape, the request log and the guards of its
@@ -64,7 +64,7 @@ const FRAMEWORK_CODES: Record<number, string> = {
   429: 'RATE_LIMITED',
 };
 
-/** The one error shape (DESIGN.md §5 "Shapes"); the OpenAPI document refers to it as components.schemas.Error. */
+/** The one error shape (docs/api.md "Errors"); the OpenAPI document refers to it as components.schemas.Error. */
 export const ErrorBodySchema = Type.Object({
   statusCode: Type.Integer({ minimum: 400, maximum: 599 }),
   code: Type.String({ description: 'stable, SCREAMING_SNAKE: clients switch on it' }),

@@ -1,4 +1,4 @@
-// The scheduler (DESIGN.md §7): a node-cron tick (SCHEDULER_CRON) runs one charging pass; ticks never overlap in
+// The scheduler (docs/architecture.md "House style"): a node-cron tick (SCHEDULER_CRON) runs one charging pass; ticks never overlap in
 // one process, and replicas are kept apart by the pass's row leases, not by the cron. Closing the app stops the
 // tick and drains the pass in flight (bounded) before the database closes, so every answer received is recorded.
 import fp from 'fastify-plugin';
@@ -13,7 +13,7 @@ export interface ChargingEngine {
 
 /**
  * How long closing the app waits for the charging pass in flight: one gateway call's timeout plus 5 s to record
- * its outcome. src/server.ts, the README and docker-compose.yml's stop_grace_period all follow this one value.
+ * its outcome. src/server.ts, docs/architecture.md "Recurring charging" and docker-compose.yml's stop_grace_period all follow this one value.
  */
 export function drainTimeoutMs(config: { gateway: { timeoutMs: number } }): number {
   return config.gateway.timeoutMs + 5_000;

@@ -1,4 +1,4 @@
-// The database itself refuses what would break the money-safety rules (DESIGN.md §3), whatever the code does.
+// The database itself refuses what would break the money-safety rules (docs/architecture.md "Money-safety invariants"), whatever the code does.
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database.ts';
 import { createAttempt, createPayment, createRegistration, createSubscription } from '../factories/index.ts';

@@ -1,4 +1,4 @@
-// Proves that prisma/schema.prisma and the hand-written migrations agree (DESIGN.md §8): the schema is read by
+// Proves that prisma/schema.prisma and the hand-written migrations agree (docs/architecture.md "Development notes"): the schema is read by
 // Prisma's own parser (@prisma/prisma-schema-wasm, the DMMF), the database by pg_catalog after migrating.
 // Every model, field, type, nullability, default, primary key, unique, index, foreign key and enum must match,
 // and the only extra objects allowed in the database are the SQL-only constraints listed below.

@@ -1,4 +1,4 @@
-// The supported PostgreSQL majors (README "Setup"): 15 and later run; an older server is refused by npm start
+// The supported PostgreSQL majors (docs/operating.md "Commands"): 15 and later run; an older server is refused by npm start
 // and npm run db:migrate with one line and exit 1, before anything is written to it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

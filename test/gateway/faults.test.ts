@@ -1,5 +1,5 @@
 // Faults injected by the sandbox, one test per kind: the outcome class the client reports, and whether the
-// ledger shows that money moved. The rule under test is DESIGN.md §3 rule 3: only a provable "never reached
+// ledger shows that money moved. The rule under test is docs/architecture.md, invariant 3: only a provable "never reached
 // the gateway" is NOT_SENT, and anything ambiguous after sending is UNKNOWN.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/gateway/types.ts';

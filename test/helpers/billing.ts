@@ -1,5 +1,5 @@
 // Drives billing months through the public routes: subscribe through the hosted window, set the simulated clock,
-// run a charging pass, read subscriptions and payments back (DESIGN.md §7 "scenario tests").
+// run a charging pass, read subscriptions and payments back (docs/architecture.md "House style": scenario tests).
 import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { apiHeaders, TEST_ADMIN_TOKEN } from './app.ts';

@@ -1,6 +1,6 @@
 // The request limits of the merchant API (RATE_LIMIT_API) and the admin routes (RATE_LIMIT_ADMIN) hold for requests
 // without a valid token too: such a request counts against its client address and is answered 429 RATE_LIMITED
-// past the limit, not 401 for ever (DESIGN.md §5, Environment). A valid token has its own budget whatever the
+// past the limit, not 401 for ever (docs/operating.md "Environment variables"). A valid token has its own budget whatever the
 // address. The failed-authentication limit (RATE_LIMIT_AUTH_FAILURES) is separate and set above every count here, so
 // every 429 below is the request limit's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

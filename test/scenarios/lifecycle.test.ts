@@ -1,4 +1,4 @@
-// Issue #14: trials and price increases under §3 rule 13 (consent before more money), told through the public
+// Issue #14: trials and price increases under docs/architecture.md, invariant 13 (consent before more money), told through the public
 // routes with the simulated clock and the mounted sandbox's ledger as the record of money moved.
 import { describe, expect, it } from 'vitest';
 import { apiHeaders } from '../helpers/app.ts';

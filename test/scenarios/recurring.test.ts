@@ -1,4 +1,4 @@
-// Whole billing months through the public routes and the simulated clock (DESIGN.md §7): the mounted sandbox
+// Whole billing months through the public routes and the simulated clock (docs/architecture.md "House style"): the mounted sandbox
 // shares the clock and enforces the interface's rules (MOBILE chain, amount, ±5 days), and its ledger is the
 // record of money moved.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The service's clock everywhere it writes a time (README "Development notes", issue 30): with CLOCK=simulated set years away from the
+// The service's clock everywhere it writes a time (docs/architecture.md "Development notes", issue 30): with CLOCK=simulated set years away from the
 // real date, every time any public route answers is at or after the simulated instant and nowhere near the real
 // clock. The answers are walked for ISO-8601 date-times generically, so a time field added later is covered without
 // naming it here. Not checked, by the contract's own words: a webhook delivery's times (`deliveries[].nextAttemptAt`,

@@ -1,4 +1,4 @@
-// The admin routes that belong to no domain module (DESIGN.md §5 "Admin routes"): a charging pass now, and the
+// The admin routes that belong to no domain module (docs/operating.md "Admin routes"): a charging pass now, and the
 // clock. The subscriptions' and payments' admin routes are their modules' own (subscriptions.admin-routes.ts,
 // payments.admin-routes.ts); app.ts mounts all of them under /admin behind the admin token (ADMIN_TOKENS only: an API
 // key is 401 there). Every POST/PATCH honours Idempotency-Key; every action's reason goes to the audit trail.

@@ -1,4 +1,4 @@
-// GET /admin/audit (DESIGN.md §5): the audit trail, newest first, filtered by entity and actor; a refund's entries are
+// GET /admin/audit (docs/operating.md "Admin routes"): the audit trail, newest first, filtered by entity and actor; a refund's entries are
 // on its payment, and a settlement import's resolutions carry `actor: "settlement-import:<import id>"`.
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';

@@ -1,5 +1,5 @@
 // Billing keys are stored only encrypted (src/lib/crypto.ts) and read back only to call the gateway; no
-// response or log line ever carries one (DESIGN.md §3 rule 8).
+// response or log line ever carries one (docs/architecture.md, invariant 8).
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';

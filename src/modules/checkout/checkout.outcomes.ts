@@ -1,4 +1,4 @@
-// What the gateway's answer does to a checkout (DESIGN.md §3 rules 3 and 4, §5): one row per outcome for each of the
+// What the gateway's answer does to a checkout (docs/architecture.md, invariants 3 and 4; docs/api.md "Registrations and orders"): one row per outcome for each of the
 // three use cases that call the gateway from a browser redirect. A row names the move of the payment the checkout
 // charges (none for a key-only issuance), the move of the registration or order (fenced on the request's lease and
 // releasing it; `release` alone when nothing was decided, so the redirect may be replayed), and the answer.

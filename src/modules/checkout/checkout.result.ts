@@ -1,4 +1,4 @@
-// What a browser route answers (DESIGN.md §5 "Browser route failures"): a success with ids, or a failure with a
+// What a browser route answers (docs/api.md "Registrations and orders"): a success with ids, or a failure with a
 // stable code. The routes turn it into a 303 redirect or, with Accept: application/json, a JSON answer.
 import type { Db } from '../../db/prisma.ts';
 export type CheckoutFailureCode =
@@ -62,7 +62,7 @@ export async function waitForLease<T>(read: () => Promise<T>, done: (row: T) => 
   return row;
 }
 
-/** The checks every success redirect passes before anything is claimed or sent (DESIGN.md §5). */
+/** The checks every success redirect passes before anything is claimed or sent (docs/api.md "Registrations and orders"). */
 export function precheckRedirect(
   row: { orderId: string; transactionId: string | null },
   input: { transactionId?: string; orderId?: string },

@@ -1,4 +1,4 @@
-// What every browser route shares (DESIGN.md §5): no auth; the single-use `state` binds a redirect to its
+// What every browser route shares (docs/api.md "Registrations and orders"): no auth; the single-use `state` binds a redirect to its
 // registration or order. GET (query string) and POST (form) are both accepted. The answer is a 303 to the returnUrl
 // (or RETURN_URL, or the built-in result page) or, with Accept: application/json, JSON: 200 on success, the error
 // shape otherwise. Each module registers its own redirect routes with `redirectRoutes` (registrations:

@@ -1,4 +1,4 @@
-// The steps every browser redirect of a registration or an order shares (DESIGN.md §5 "Browser routes"), each a
+// The steps every browser redirect of a registration or an order shares (docs/api.md "Registrations and orders"), each a
 // plain function that the use cases call in order (registrations/complete-registration.ts, orders/complete-order.ts):
 // load by state, decide (pure: decideSuccess), write the attempt, call the gateway, classify and record
 // (recordOrUnknown, with checkout.outcomes.ts), answer. A checkout that is not theirs to complete answers with

@@ -1,4 +1,4 @@
-// The operator console (/console, DESIGN.md §5 "Operator console"). HOW TO ADD A PAGE:
+// The operator console (/console, docs/operating.md "Operator console"). HOW TO ADD A PAGE:
 // 1. Write `views/<name>.eta` (no <html>/<nav>: views/layout.eta wraps it). `<%= x %>` escapes; use it.kst(date)
 //    for times (Korea time; the layout names KST once), it.won(amount), and `<h1>` starting with the page's heading.
 // 2. In a `<name>.page.ts` beside this file, export `(deps) => async (scope: App) => { scope.get('/path', …) }` whose

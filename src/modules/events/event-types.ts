@@ -1,4 +1,4 @@
-// The merchant event types (DESIGN.md §5 "Events and webhooks"): a stable list. The database trigger
+// The merchant event types (docs/api.md "Events and webhooks"): a stable list. The database trigger
 // record_merchant_event (migration 20261123180000_merchant_events) decides which change is which type.
 export const EVENT_TYPES = [
   'registration.completed',

@@ -1,4 +1,4 @@
-// An event row → the public event (README "Events and webhooks"). The trigger stores the changed row as its transaction left it (its
+// An event row → the public event (docs/api.md "Events and webhooks"). The trigger stores the changed row as its transaction left it (its
 // `snapshot`, Prisma field names, secrets removed; a payment's with its refunds as of the change) and the old values
 // of the public columns that changed (`previous`); the object is rendered here by the same serializers the API uses,
 // so an event's object is exactly what GET would have answered at that moment. previousAttributes are the public

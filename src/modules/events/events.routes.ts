@@ -1,4 +1,4 @@
-// Merchant API: the event feed, one event with its deliveries, and resend (DESIGN.md §5).
+// Merchant API: the event feed, one event with its deliveries, and resend (docs/api.md "Events and webhooks").
 import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';

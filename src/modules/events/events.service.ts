@@ -1,4 +1,4 @@
-// The event feed and one event with its deliveries (DESIGN.md §5). Only numbered events are shown: a committed
+// The event feed and one event with its deliveries (docs/api.md "Events and webhooks"). Only numbered events are shown: a committed
 // event gets its sequence once no older transaction is in flight (assign_event_sequences, in the migration), so a
 // reader that continues from the last sequence it saw never misses one. Reads number what is ready first.
 import { Prisma as P } from '../../generated/prisma/client.ts';

@@ -1,4 +1,4 @@
-// Idempotency-Key on every admin POST/PATCH and merchant API POST (DESIGN.md §5), one mechanism for both: scope is
+// Idempotency-Key on every admin POST/PATCH and merchant API POST (docs/api.md "Idempotency"), one mechanism for both: scope is
 // method + route + canonical resource id + key; the request (body and query) is compared by hash. The same key with
 // the same request answers the stored status and body without acting again; with a different request it is 409
 // IDEMPOTENCY_KEY_REUSED; while the first is still running it is 409 IDEMPOTENCY_IN_PROGRESS. Records are kept for

@@ -1,4 +1,4 @@
-// Attempt states and the moves between them (DESIGN.md §4), as data: the only code that writes
+// Attempt states and the moves between them (docs/architecture.md "Domain model"), as data: the only code that writes
 // payment_attempts.status through Prisma (test/architecture.test.ts checks it; the one-statement charge record renders
 // `answer` in SQL, payments/charge.record.ts). An attempt is created IN_FLIGHT (write before you call, rule 1); its
 // one answer is recorded fenced on it still being IN_FLIGHT under the caller's lease (rule 5); only an operator turns

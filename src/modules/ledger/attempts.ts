@@ -1,4 +1,4 @@
-// Write before you call, record after (DESIGN.md §3 rules 1, 3, 4): an attempt row is committed IN_FLIGHT with
+// Write before you call, record after (docs/architecture.md, invariants 1, 3, 4): an attempt row is committed IN_FLIGHT with
 // its orderId and a lease before the gateway is called, and its outcome is written afterwards, fenced on the
 // row still being IN_FLIGHT under the same lease so a stale writer changes nothing.
 import type { Logger } from 'pino';

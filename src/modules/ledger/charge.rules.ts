@@ -1,4 +1,4 @@
-// What a charge of one subscription may do now (DESIGN.md §3 rules 6, 9, 10, 11, 13 and §5): due or not, the
+// What a charge of one subscription may do now (docs/architecture.md, invariants 6, 9, 10, 11, 13 and "Recurring charging"): due or not, the
 // amount, the MOBILE window and chain, consents, downtime; the scheduling rules it builds on are in
 // schedule.rules.ts. Pure functions of the subscription, its open payment and the time, so the scheduler, the admin
 // charge, operators' actions and the tests share one answer. Nothing here talks to the database or the gateway.
@@ -66,7 +66,7 @@ export interface ConsentRecord {
   obtainedAt: Date;
 }
 
-/** §3 rule 13: how long before a charge's attempt a consent counts. */
+/** docs/architecture.md, invariant 13: how long before a charge's attempt a consent counts. */
 export const CONSENT_WINDOW_MS = 30 * 24 * 3600_000;
 
 /**
@@ -107,7 +107,7 @@ export function amountToCharge(
 }
 
 /**
- * When a cancel at period end takes effect, which dates its churn (README "Revenue reports": a cancel "at period end"
+ * When a cancel at period end takes effect, which dates its churn (docs/operating.md "Revenue reports": a cancel "at period end"
  * churns at that period's end), whenever the pass that ends it runs. The period's end for a subscription still in
  * it; for a PAST_DUE one, whose period ended unpaid and which counted on through its retries, the retry it is
  * cancelled instead of (its next charge). Never before the subscription's last change (changedAt: the decline, a

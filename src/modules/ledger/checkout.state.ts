@@ -1,5 +1,5 @@
 // Registration and order states (one life cycle: the customer's trip through the hosted window) and the moves between
-// them (DESIGN.md §4), as data. This is the only code that writes registrations.status and orders.status
+// them (docs/architecture.md "Domain model"), as data. This is the only code that writes registrations.status and orders.status
 // (test/architecture.test.ts checks it). A move is a conditional update: `fence` adds what else must still hold (the
 // request's lease, no transaction attached yet); the answer says whether it moved, and the caller decides what a
 // stale state means. The merchant events of a move are written by the database's triggers

@@ -1,4 +1,4 @@
-// The record half of every gateway call that can move money (DESIGN.md §3 rules 1, 3, 4, 5): key issuance, payment
+// The record half of every gateway call that can move money (docs/architecture.md, invariants 1, 3, 4, 5): key issuance, payment
 // confirmation, billing charge, cancellation. Each use case reads top-down: load, decide (pure), write the attempt
 // IN_FLIGHT with its deterministic orderId and a lease (ledger/attempts.ts; write before you call), call the gateway
 // with no transaction open (gateway/client.ts classifies the outcome), then recordAnswer below: the attempt's outcome

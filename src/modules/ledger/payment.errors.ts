@@ -1,4 +1,4 @@
-// Coded errors of the operator's charge and refund (DESIGN.md §5): a refused rule names itself; a gateway outcome maps
+// Coded errors of the operator's charge and refund (docs/api.md "Errors"): a refused rule names itself; a gateway outcome maps
 // to 402/502/503 with the payment's id in `details`.
 import { defineError } from '../../lib/errors.ts';
 import type { RefusalCode } from './charge.rules.ts';

@@ -1,4 +1,4 @@
-// Payment states and the moves between them (DESIGN.md §4), as data. This is the only code that writes
+// Payment states and the moves between them (docs/architecture.md "Domain model"), as data. This is the only code that writes
 // payments.status through Prisma (test/architecture.test.ts checks it; the one-statement charge record,
 // payments/charge.record.ts, renders `succeed` in SQL): a move is a conditional update that fails with
 // STATE_CONFLICT on a stale state, so two writers can never both apply one.

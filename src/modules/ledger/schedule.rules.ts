@@ -1,4 +1,4 @@
-// The scheduling rules (DESIGN.md §3 rules 6, 9, 10, 11): which statuses are charged, the period a success pays
+// The scheduling rules (docs/architecture.md, invariants 6, 9, 10, 11): which statuses are charged, the period a success pays
 // for, where a resumed schedule starts, and when a declined cycle is retried. Pure functions of the subscription and
 // the time; the charge planner (charge.rules.ts) and the ledger's writers (charge.outcomes.ts, the one-statement
 // record in payments/charge.record.ts) share them.
@@ -87,7 +87,7 @@ export function scheduleAfterResume(
 export type DeclinePlan = { action: 'RETRY'; retryAt: Date } | { action: 'CANCEL'; reason: 'RETRIES_EXHAUSTED' } | { action: 'WINDOW_CLOSED' };
 
 /**
- * After the `declines`-th decline of a cycle due at `dueAt` (rule 11, DESIGN.md §5): retry k happens at
+ * After the `declines`-th decline of a cycle due at `dueAt` (invariant 11, docs/architecture.md "Recurring charging"): retry k happens at
  * dueAt + delays[k-1]. After downtime a retry time may already be past; the retries then keep their spacing from
  * now instead of firing in a burst. When the delays run out the subscription is cancelled; a MOBILE retry that
  * would fall outside the ±5-day window is not scheduled.

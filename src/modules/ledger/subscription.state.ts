@@ -1,4 +1,4 @@
-// Subscription states and the moves between them (DESIGN.md §4), as data. This is the only code that writes
+// Subscription states and the moves between them (docs/architecture.md "Domain model"), as data. This is the only code that writes
 // subscriptions.status through Prisma (test/architecture.test.ts checks it; the one-statement charge record,
 // payments/charge.record.ts, renders `recover` in SQL); a move fails with STATE_CONFLICT on a stale state
 // (state-moves.ts). The merchant events of a move are written by the database's triggers

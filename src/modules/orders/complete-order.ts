@@ -1,4 +1,4 @@
-// /payments/success and /payments/fail (DESIGN.md §1.3, §5 "Browser routes"): the customer is back from an order's
+// /payments/success and /payments/fail (docs/api.md "Registrations and orders"): the customer is back from an order's
 // window. The success redirect is confirmed with /payments/confirm, always with the amount we stored (rule 7): a
 // redirect whose amount differs is refused before anything is sent.
 //

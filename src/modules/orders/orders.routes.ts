@@ -1,4 +1,4 @@
-// Merchant API: one-time orders (DESIGN.md §5).
+// Merchant API: one-time orders (docs/api.md "Routes").
 import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { CreateOrderBody, OrderResponse } from './orders.schemas.ts';

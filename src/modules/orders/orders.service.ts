@@ -1,4 +1,4 @@
-// One-time orders (DESIGN.md §1.3, §5): POST /api/v1/orders (the terms checked when the order is created, its
+// One-time orders (docs/api.md "Registrations and orders"): POST /api/v1/orders (the terms checked when the order is created, its
 // single-use `state` and its orderId), GET, and the order's public and event shapes. Its success and fail redirects
 // are complete-order.ts.
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -32,7 +32,7 @@ export function oneTimeOrderId(id: string): string {
   return `O${id.replace(/-/g, '')}`;
 }
 
-/** The public shape (DESIGN.md §5). */
+/** The public shape (docs/api.md "Registrations and orders"). */
 export function serializeOrder(row: OrderView, config: Config) {
   const urls = checkoutUrls(config, 'payments', row.state);
   return {

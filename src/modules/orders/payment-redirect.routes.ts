@@ -1,4 +1,4 @@
-// The orders' browser routes (DESIGN.md §5): the gateway's redirects back from an order's window.
+// The orders' browser routes (docs/api.md "Registrations and orders"): the gateway's redirects back from an order's window.
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { redirectRoutes } from '../checkout/checkout.routes.ts';
 import { completeOrder, failOrder } from './complete-order.ts';

@@ -148,7 +148,7 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
           canceledAt: now,
           nextChargeAt: null,
           cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END',
-          // It churns at the period's end (DESIGN.md §5 "Reports"), whenever the pass that ends it runs.
+          // It churns at the period's end (docs/operating.md "Revenue reports"), whenever the pass that ends it runs.
           changedAt: periodEndCancelAt(sub, now),
         });
         await release(tx, id, owner);
@@ -232,7 +232,7 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
           return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'PAYMENT_OUTCOME_UNKNOWN', paymentId: open.id } };
         }
         attempt = { attemptId: prepared.attemptId, orderId: prepared.orderId! };
-        // A retry makes a FAILED payment PENDING again while it is in flight (DESIGN.md §5).
+        // A retry makes a FAILED payment PENDING again while it is in flight (docs/architecture.md "Recurring charging").
         await transitionPayment(tx, open.id, 'send', { nextRetryAt: null });
       }
       await onPrepared?.(tx, { paymentId: payment.id, orderId: attempt.orderId!, cycle: plan.cycle, amount: plan.amount });

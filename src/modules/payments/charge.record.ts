@@ -202,7 +202,7 @@ export function createChargeRecord(deps: Pick<ServiceDeps, 'db' | 'config' | 'lo
         return { ...base, outcome: 'DECLINED', gatewayCode: result.code, message: result.message };
       }
       case 'NOT_SENT':
-        // Same attempt row and orderId next time (DESIGN.md §5); the payment stays PENDING.
+        // Same attempt row and orderId next time (docs/architecture.md "Recurring charging"); the payment stays PENDING.
         log.warn({ subscriptionId: id, paymentId, reason: result.reason, detail: result.detail }, 'charge not sent; it will be sent again');
         return { ...base, outcome: 'SKIPPED', code: 'NOT_SENT', message: result.detail };
       case 'UNKNOWN':

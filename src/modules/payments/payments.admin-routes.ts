@@ -1,4 +1,4 @@
-// The admin routes of payments (DESIGN.md §5 "Admin routes"): list, read, charge a subscription now (and its dry
+// The admin routes of payments (docs/operating.md "Admin routes"): list, read, charge a subscription now (and its dry
 // run), resolve an UNKNOWN payment, refund, settle a refund of unknown outcome, and record a refund made outside the
 // gateway; each with a reason for the audit trail. Charge and refunds move money, so their Idempotency-Key is required.
 import type { App } from '../../app-types.ts';

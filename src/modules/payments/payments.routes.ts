@@ -1,4 +1,4 @@
-// Merchant API: payments (DESIGN.md §5).
+// Merchant API: payments (docs/api.md "Routes").
 import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { ListPaymentsQuery, PaymentList, PaymentResponse } from './payments.schemas.ts';

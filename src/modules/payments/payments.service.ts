@@ -1,4 +1,4 @@
-// Payments and their attempts, read through the merchant API (DESIGN.md §5 payment shape).
+// Payments and their attempts, read through the merchant API (docs/api.md "Shapes": the payment).
 import { Prisma } from '../../generated/prisma/client.ts';
 import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 import { NotFoundError } from '../../lib/errors.ts';
@@ -47,7 +47,7 @@ type ExternalRefundView = Pick<ExternalRefundRow, 'id' | 'amount' | 'reason' | '
 const REFUND_STATUS = { IN_FLIGHT: 'PENDING', SUCCEEDED: 'SUCCEEDED', DECLINED: 'FAILED', NOT_SENT: 'FAILED', UNKNOWN: 'UNKNOWN' } as const;
 
 /**
- * The payment's refunds, oldest first (DESIGN.md §5): each gateway refund (CANCEL attempt; `succeededAt` when its
+ * The payment's refunds, oldest first (docs/api.md "Shapes"): each gateway refund (CANCEL attempt; `succeededAt` when its
  * success was recorded, live or settled later) and each refund made outside the gateway, SUCCEEDED when recorded.
  */
 export function serializeRefunds(attempts: RefundAttemptView[], externals: ExternalRefundView[]) {

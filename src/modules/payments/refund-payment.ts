@@ -1,4 +1,4 @@
-// Refunds (DESIGN.md §5 "Admin routes", POST /admin/payments/:id/cancel and cancel/resolve): through the gateway's
+// Refunds (docs/operating.md "Admin routes", POST /admin/payments/:id/cancel and cancel/resolve): through the gateway's
 // cancellation, written before the call (a CANCEL attempt numbered under the payment's lock, ledger/attempts.ts),
 // recorded fenced; an unknown outcome raises the payment (REFUND_OUTCOME_UNKNOWN) and no other refund of it is sent
 // until an operator settles it.

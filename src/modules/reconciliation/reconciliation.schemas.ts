@@ -1,4 +1,4 @@
-// The reconciliation routes' shapes (DESIGN.md §5 "Settlement files and reconciliation", "Admin routes").
+// The reconciliation routes' shapes (docs/operating.md "Reconciling with the gateway", "Admin routes").
 import { Type } from 'typebox';
 import { Cursor, Limit, Uuid } from '../shared/schemas.ts';
 import { DAY_PATTERN } from '../../lib/input.ts';

@@ -1,4 +1,4 @@
-// The registrations' browser routes (DESIGN.md §5): the gateway's redirects back from a registration's window (a new
+// The registrations' browser routes (docs/api.md "Registrations and orders"): the gateway's redirects back from a registration's window (a new
 // subscription's, or a new payment method's).
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { redirectRoutes } from '../checkout/checkout.routes.ts';

@@ -1,4 +1,4 @@
-// /billing/success and /billing/fail (DESIGN.md §1.1, §5 "Browser routes"): the customer is back from a
+// /billing/success and /billing/fail (docs/api.md "Registrations and orders"): the customer is back from a
 // registration's window. The success redirect exchanges the window's transactionId for a billing key (issue-key),
 // stores it encrypted, records the registration's own payment and creates the subscription; a payment-method
 // registration swaps the subscription's key instead (its rules: replace-payment-method.ts).

@@ -1,4 +1,4 @@
-// POST /api/v1/registrations (DESIGN.md §1.1, §5): the terms of a new subscription, checked before the window
+// POST /api/v1/registrations (docs/api.md "Registrations and orders"): the terms of a new subscription, checked before the window
 // exists, and the registration that carries them. Its single-use `state` (256 random bits) is the only thing that
 // binds a browser redirect to it; its orderId is derived from its id (rule 2).
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -38,7 +38,7 @@ export function registrationOrderId(id: string): string {
 
 export async function createRegistration(deps: Deps, input: CreateRegistrationInput) {
   const interval = input.interval ?? { unit: 'month' as const, count: 1 };
-  // A trial is a key-only registration whose first charge is at the trial's end (DESIGN.md §5).
+  // A trial is a key-only registration whose first charge is at the trial's end (docs/api.md "Subscription lifecycle").
   if (input.trialDays !== undefined) {
     if (input.method !== 'CARD') throw new ValidationError('trialDays is for CARD only: a MOBILE registration charges at once');
     if (input.issueKeyOnly === false) throw new ValidationError('trialDays implies issueKeyOnly: nothing is charged until the trial ends');

@@ -1,4 +1,4 @@
-// How a registration is read and shown (DESIGN.md §5): the public shape the merchant API answers, the shape events
+// How a registration is read and shown (docs/api.md "Registrations and orders"): the public shape the merchant API answers, the shape events
 // carry (without the single-use `state`), and the read by `state` that starts every browser redirect.
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Config } from '../../config.ts';
@@ -19,7 +19,7 @@ export const registrationByState = checkoutByState<RegistrationRow>('registratio
   sql: `(SELECT jsonb_build_object('id', s."id") FROM "subscriptions" s WHERE s."registrationId" = c."id")`,
 });
 
-/** The public shape (DESIGN.md §5). */
+/** The public shape (docs/api.md "Registrations and orders"). */
 export function serializeRegistration(row: RegistrationView, config: Config) {
   const urls = checkoutUrls(config, 'billing', row.state);
   return {

@@ -1,4 +1,4 @@
-// Merchant API: registrations (DESIGN.md §5). Thin: schema, auth, one call of the operation's file. The browser
+// Merchant API: registrations (docs/api.md "Routes"). Thin: schema, auth, one call of the operation's file. The browser
 // routes of a registration's window are in billing-redirect.routes.ts.
 import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';

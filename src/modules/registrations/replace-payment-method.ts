@@ -1,4 +1,4 @@
-// A new payment method for an existing subscription (DESIGN.md §5 "Payment method"): POST
+// A new payment method for an existing subscription (docs/api.md "Subscription lifecycle"): POST
 // /api/v1/subscriptions/:id/payment-method opens a registration (purpose PAYMENT_METHOD) with the same window as a
 // new one; its success redirect (/billing/success, complete-registration.ts) claims and swaps the billing key here.
 // CARD only verifies the card. MOBILE charges at once, so it is taken only while a cycle is owed (PAST_DUE, or the
@@ -150,7 +150,7 @@ async function prepareOwedCycleAttempt(tx: Tx, row: RegistrationRow, subscriptio
 }
 
 /**
- * A payment-method window's answer (DESIGN.md §5; CHECKOUT_OUTCOMES.paymentMethod), in the transaction that recorded
+ * A payment-method window's answer (docs/api.md "Subscription lifecycle"; CHECKOUT_OUTCOMES.paymentMethod), in the transaction that recorded
  * its attempt. The subscription's lease is released first, either way, fenced; an unknown charge raises it. On
  * success the new key replaces the old one and the old is revoked, in this one transaction; CARD: a PAST_DUE
  * subscription is due at once with its retries reset, its anchor kept; MOBILE: the charge pays the owed cycle, clears

@@ -1,4 +1,4 @@
-// The reports' query strings and answers (DESIGN.md §5 "Reports").
+// The reports' query strings and answers (docs/operating.md "Revenue reports").
 import { Type } from 'typebox';
 import { DAY_PATTERN, MONTH_PATTERN } from '../../lib/input.ts';
 

@@ -1,4 +1,4 @@
-// What every admin route of an operator's action shares (DESIGN.md §5 "Admin routes"): who acted (the token's
+// What every admin route of an operator's action shares (docs/operating.md "Admin routes"): who acted (the token's
 // operator name), and the action route itself: the id in the path, a body with the reason for the audit trail, an
 // Idempotency-Key (required where money moves) and the answer 200. Each domain module registers its own admin
 // routes with it (subscriptions.admin-routes.ts, payments.admin-routes.ts); app.ts mounts them under /admin behind the

@@ -12,7 +12,7 @@ export const Instant = Type.String({ format: 'date-time', pattern: INSTANT_PATTE
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const HttpUrl = Type.String({ pattern: '^https?://', maxLength: 2000 });
 /**
- * Text the gateway limits in bytes of UTF-8 (README "Registrations and orders": a Hangul syllable is 3 bytes). `maxLength` is the same
+ * Text the gateway limits in bytes of UTF-8 (docs/api.md "Registrations and orders": a Hangul syllable is 3 bytes). `maxLength` is the same
  * number (no string of more characters fits) and `x-max-utf8-bytes` the limit itself, which Ajv enforces (400
  * VALIDATION_ERROR). The OpenAPI document shows a schema a client generator can trust (src/plugins/docs.ts).
  */

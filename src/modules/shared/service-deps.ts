@@ -1,4 +1,4 @@
-// What src/app.ts hands every service (DESIGN.md §7: dependencies passed in, never imported). Services take the
+// What src/app.ts hands every service (docs/architecture.md "House style": dependencies passed in, never imported). Services take the
 // parts they use with Pick<ServiceDeps, ...>.
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';

@@ -1,4 +1,4 @@
-// Terms a merchant asks for (registrations and one-time orders), checked when they are created (DESIGN.md §2:
+// Terms a merchant asks for (registrations and one-time orders), checked when they are created (docs/api.md "How we fill the gateway's gaps":
 // byte limits of the interface counted in UTF-8, so a bad orderName fails now with a clear 400, not months later
 // at charge time), and the parameters of the gateway's hosted window built from them.
 import type { Config } from '../../config.ts';
@@ -19,7 +19,7 @@ export interface Terms {
 }
 
 /**
- * Limits in bytes of UTF-8 of the billing payment request (gateway-interface.md) and of key issuance's echo fields;
+ * Limits in bytes of UTF-8 of the billing payment request (docs/architecture.md "The gateway client") and of key issuance's echo fields;
  * the route schemas state the same limits (`Utf8Text`, src/modules/shared/schemas.ts).
  */
 export const TERM_BYTES = { userId: 60, orderName: 100, itemCode: 10, userName: 20, userPhoneNumber: 20 } as const satisfies Partial<
@@ -45,7 +45,7 @@ export function validateTerms(terms: Terms, config: Config, options: { recurring
   if (max !== undefined && terms.amount > max) {
     throw new ValidationError(`amount ${terms.amount} is over the ${terms.method} maximum of ${max}`);
   }
-  // MOBILE billing payments carry itemCode (gateway-interface.md); a one-time confirmation does not.
+  // MOBILE billing payments carry itemCode (docs/architecture.md "The gateway client"); a one-time confirmation does not.
   if (options.recurring && terms.method === 'MOBILE' && !terms.itemCode) throw new ValidationError('itemCode is required for MOBILE');
 }
 
@@ -69,7 +69,7 @@ export interface WindowParams {
   issueKeyOnly: boolean;
   itemCode?: string;
   userName?: string;
-  /** Masked: responses never carry a customer's phone number (DESIGN.md §5); the merchant has it already. */
+  /** Masked: responses never carry a customer's phone number (docs/api.md "Shapes"); the merchant has it already. */
   userPhoneNumber?: string;
   url?: string;
 }

@@ -12,7 +12,7 @@ import { changeSubscription } from './audited-change.ts';
 type Tx = Prisma.TransactionClient;
 
 /**
- * A new amount (DESIGN.md §5 "Price change"): lower or equal applies from the next charge; higher waits as
+ * A new amount (docs/api.md "Subscription lifecycle"): lower or equal applies from the next charge; higher waits as
  * `pendingAmount` for a PRICE_INCREASE consent obtained after now (at once where CONSENT_REQUIRED=false). MOBILE
  * amounts change only through a new payment method (the gateway requires the previous month's amount). Shared by the
  * merchant API and the admin PATCH.

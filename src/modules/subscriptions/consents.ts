@@ -1,4 +1,4 @@
-// A customer's consent, recorded by the merchant (POST /api/v1/subscriptions/:id/consents, DESIGN.md §3 rule 13): a
+// A customer's consent, recorded by the merchant (POST /api/v1/subscriptions/:id/consents, docs/architecture.md, invariant 13): a
 // trial's conversion or a price increase is charged only with a consent obtained within the 30 days before the charge.
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { StateConflictError, ValidationError } from '../../lib/errors.ts';

@@ -1,5 +1,5 @@
 // A subscription is created by a completed registration (registrations/complete-registration.ts): ACTIVE with its
-// anchor at the approval, or TRIALING until its trial's end (DESIGN.md §5 "Subscription lifecycle").
+// anchor at the approval, or TRIALING until its trial's end (docs/api.md "Subscription lifecycle").
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { addInterval, type IntervalUnit } from '../../lib/calendar.ts';
 import { createSubscription } from '../ledger/subscription.state.ts';
@@ -32,7 +32,7 @@ export interface NewSubscriptionInput {
 /**
  * Cycle n is due at anchor + n intervals. A registration that charged its amount has paid cycle 0, so cycle 1 is
  * next, one interval after the approval; a CARD registration with issueKeyOnly paid nothing and is due at once
- * (DESIGN.md §5).
+ * (docs/api.md "Registrations and orders").
  */
 export async function createSubscriptionFromRegistration(tx: Tx, input: NewSubscriptionInput) {
   const { registration } = input;
@@ -72,7 +72,7 @@ function termsOf(input: NewSubscriptionInput) {
 }
 
 /**
- * A trial (DESIGN.md §5): TRIALING until trialEnd = approval + trialDays calendar days in BILLING_TIMEZONE, which is
+ * A trial (docs/api.md "Subscription lifecycle"): TRIALING until trialEnd = approval + trialDays calendar days in BILLING_TIMEZONE, which is
  * its first charge and the anchor of its cycles. A trial ending within 30 days is noticed at once.
  */
 async function createTrial(tx: Tx, input: NewSubscriptionInput, trialDays: number) {

@@ -1,4 +1,4 @@
-// The admin routes of subscriptions (DESIGN.md §5 "Admin routes"): list, read, pause, resume, cancel and change terms,
+// The admin routes of subscriptions (docs/operating.md "Admin routes"): list, read, pause, resume, cancel and change terms,
 // each with a reason for the audit trail; the rules are in the operations' files (pause-resume.ts, cancel.ts,
 // change-price.ts).
 import type { App } from '../../app-types.ts';

@@ -183,7 +183,7 @@ const PUBLIC_JSON = `left(${BEFORE_NEXT_CHARGE}, -1)
   || substr(${AFTER_NEXT_CHARGE}, 2)`;
 
 /**
- * The same page as pageSubscriptions, as the JSON text of the list's public shape ({items, nextCursor}, DESIGN.md §5),
+ * The same page as pageSubscriptions, as the JSON text of the list's public shape ({items, nextCursor}, docs/api.md "Shapes"),
  * each item written by PostgreSQL (PUBLIC_JSON): what the merchant and admin list routes send as it is.
  */
 export async function pageSubscriptionsJson(db: Db, filter: SubscriptionFilter): Promise<string> {

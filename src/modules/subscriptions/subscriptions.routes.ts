@@ -1,4 +1,4 @@
-// Merchant API: subscriptions (DESIGN.md §5).
+// Merchant API: subscriptions (docs/api.md "Routes").
 import type { App } from '../../app-types.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';

@@ -1,4 +1,4 @@
-// The public shape of a subscription and of a consent (DESIGN.md §5 "Shapes", "Subscription lifecycle"): the billing
+// The public shape of a subscription and of a consent (docs/api.md "Shapes", "Subscription lifecycle"): the billing
 // key itself never appears, phone numbers are masked. The merchant API, the admin routes, the events and the audit
 // trail all show this one shape.
 import type { Prisma } from '../../generated/prisma/client.ts';
@@ -9,7 +9,7 @@ import type { SubscriptionView } from './subscriptions.read.ts';
 export const WITH_KEY = { billingKey: true, consents: { orderBy: [{ obtainedAt: 'asc' }, { id: 'asc' }] } } satisfies Prisma.SubscriptionInclude;
 
 /**
- * The public shape (DESIGN.md §5): the billing key itself never appears, phone numbers are masked. Takes a row read
+ * The public shape (docs/api.md "Shapes"): the billing key itself never appears, phone numbers are masked. Takes a row read
  * by Prisma with WITH_KEY or by subscriptions.read.ts.
  */
 export function serializeSubscription(row: SubscriptionView) {

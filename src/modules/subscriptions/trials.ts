@@ -1,4 +1,4 @@
-// A trial's end, noticed in time (DESIGN.md §3 rule 13): the merchant is told a trial ends within 30 days while no
+// A trial's end, noticed in time (docs/architecture.md, invariant 13): the merchant is told a trial ends within 30 days while no
 // consent to convert it is recorded, so that it can ask the customer before the first paid charge.
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../../db/prisma.ts';

@@ -1,4 +1,4 @@
-// Claiming deliveries (DESIGN.md §5 "Delivery"): due deliveries are taken with FOR UPDATE SKIP LOCKED and a lease, so
+// Claiming deliveries (docs/api.md "Events and webhooks"): due deliveries are taken with FOR UPDATE SKIP LOCKED and a lease, so
 // replicas never send one at once. Each claim statement writes its own lease token (the process's owner name and a
 // counter) into "leaseOwner", and every write of a claim's outcome is fenced on that token: a delivery claimed again
 // since (after its lease expired, by this process or another) or queued again (resend, recover: REQUEUE_DELIVERY in

@@ -1,4 +1,4 @@
-// The webhook dispatcher (DESIGN.md §5 "Delivery"): every (event, endpoint) delivery is sent at least once,
+// The webhook dispatcher (docs/api.md "Events and webhooks"): every (event, endpoint) delivery is sent at least once,
 // signed per Standard Webhooks, retried after WEBHOOK_RETRY_DELAYS, with at most WEBHOOK_CONCURRENCY requests in
 // flight per process. Claiming is in claims.ts, sending in sender.ts, recording outcomes in outcomes.ts, retention in
 // retention.ts; this file schedules: which claimed delivery gets a slot, and when to claim more.

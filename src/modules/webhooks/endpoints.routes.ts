@@ -1,4 +1,4 @@
-// Merchant API: webhook endpoints (DESIGN.md §5). The signing secret is answered on create and rotate-secret only;
+// Merchant API: webhook endpoints (docs/api.md "Events and webhooks"). The signing secret is answered on create and rotate-secret only;
 // an idempotent replay of those answers it again from the encrypted copy (the idempotency table never holds it).
 import type { App } from '../../app-types.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';

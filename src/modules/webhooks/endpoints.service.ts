@@ -1,4 +1,4 @@
-// Webhook endpoints through the merchant API (DESIGN.md §5): create (the secret is shown once), read, change,
+// Webhook endpoints through the merchant API (docs/api.md "Events and webhooks"): create (the secret is shown once), read, change,
 // delete, rotate the secret (both sign during the overlap), and recover (re-queue what an endpoint missed).
 import { Prisma as P, type Prisma } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';

@@ -1,4 +1,4 @@
-// Recording what a send came to (DESIGN.md §5 "Delivery"). Every write is fenced on the claim's lease token
+// Recording what a send came to (docs/api.md "Events and webhooks"). Every write is fenced on the claim's lease token
 // (claims.ts): an outcome whose delivery was claimed again or queued again since its send began changes nothing.
 //
 // Successes are written in batches, one statement for many, but never later than SUCCESS_FLUSH_MS after they are

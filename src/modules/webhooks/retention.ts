@@ -1,4 +1,4 @@
-// EVENT_RETENTION (DESIGN.md §5): events older than it are deleted with their delivery log (ON DELETE CASCADE), in
+// EVENT_RETENTION (docs/api.md "Events and webhooks"): events older than it are deleted with their delivery log (ON DELETE CASCADE), in
 // bounded statements, by the dispatcher's loop. Only numbered events go: an unnumbered one has not been fed yet. Their
 // age is by the service's clock, which dates them (the events trigger takes the row's updatedAt): by the real clock, a
 // simulated clock set in the past would make every new event look older than EVENT_RETENTION.

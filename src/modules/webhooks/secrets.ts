@@ -1,4 +1,4 @@
-// Webhook signing secrets (DESIGN.md §5): `whsec_` + padded standard base64 of 32 random bytes, kept encrypted
+// Webhook signing secrets (docs/api.md "Events and webhooks"): `whsec_` + padded standard base64 of 32 random bytes, kept encrypted
 // with the billing-key envelope (src/lib/crypto.ts) bound to the endpoint's row, and signed per Standard Webhooks
 // with the `standardwebhooks` package (the specification's reference implementation).
 import { randomBytes } from 'node:crypto';

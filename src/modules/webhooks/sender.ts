@@ -1,4 +1,4 @@
-// Sending one delivery (DESIGN.md §5 "Delivery", Standard Webhooks): a POST of the event, signed with every live
+// Sending one delivery (docs/api.md "Events and webhooks", Standard Webhooks): a POST of the event, signed with every live
 // secret of the endpoint, stamped with the real time of sending (never the simulated clock), bounded by
 // WEBHOOK_TIMEOUT_MS. Redirects are not followed: undici's request answers a 3xx as it is, and a 3xx is not a 2xx.
 import { request } from 'undici';

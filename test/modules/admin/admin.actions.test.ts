@@ -269,7 +269,7 @@ describe('PATCH /admin/subscriptions/:id', () => {
 describe('POST /admin/subscriptions/:id/charge', () => {
   it('dryRun says which rules pass and fail, and charges nothing', async () => {
     const id = await subscribe(running.app, {});
-    // Dry runs take an Idempotency-Key like the charge itself (DESIGN.md §5).
+    // Dry runs take an Idempotency-Key like the charge itself (docs/api.md "Idempotency").
     expect((await admin('POST', `/admin/subscriptions/${id}/charge?dryRun=true`, { reason: 'check' })).json().code).toBe('IDEMPOTENCY_KEY_REQUIRED');
     const dry = await admin('POST', `/admin/subscriptions/${id}/charge?dryRun=true`, { reason: 'check' }, 'dry-1');
     expect(dry.statusCode).toBe(200);

@@ -1,4 +1,4 @@
-// Secrets never leak (DESIGN.md §3 rule 8): across whole registration, order, charging and operator flows, no log
+// Secrets never leak (docs/architecture.md, invariant 8): across whole registration, order, charging and operator flows, no log
 // line, response body, audit event, stored idempotent response or stored gateway response carries a billing key, the gateway secret key, or a customer's phone number; logs carry no names.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';

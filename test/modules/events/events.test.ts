@@ -1,4 +1,4 @@
-// Merchant events (issue #13, DESIGN.md §3 rule 12): each change a merchant cares about has its event, written by
+// Merchant events (issue #13, docs/architecture.md, invariant 12): each change a merchant cares about has its event, written by
 // the path that causes it in the change's own transaction, with the public shape after the change and the old
 // values of what changed; the feed never lets a reader that continues from its last sequence miss one.
 import Fastify from 'fastify';
@@ -227,7 +227,7 @@ describe('every event type, emitted by the path that causes it', () => {
 });
 
 /**
- * What GET answers for an event's object, less what the contract leaves out of events (README "Events and webhooks"): a registration's
+ * What GET answers for an event's object, less what the contract leaves out of events (docs/api.md "Events and webhooks"): a registration's
  * or order's single-use `state`, the URLs that carry it (`successUrl`, `failUrl`, the window's and its `url`) and the
  * customer's phone number. A payment's GET by id adds its `attempts` ("with attempts"); an event's object has the
  * payment's list shape, which has none. Anything else GET shows, the event must show, with the same value.

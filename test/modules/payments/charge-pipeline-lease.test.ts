@@ -1,4 +1,4 @@
-// The charging pipeline never sends a prepared charge whose lease has no room left for the call (DESIGN.md §3 rules
+// The charging pipeline never sends a prepared charge whose lease has no room left for the call (docs/architecture.md, invariants
 // 4, 5): a charge prepared ahead waits for a free slot, and if its lease ran out meanwhile a sweep may already have
 // made its attempt UNKNOWN; sending it then could charge twice once an operator resolves it FAILED and a retry runs.
 import { expect, it } from 'vitest';

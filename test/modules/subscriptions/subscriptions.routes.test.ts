@@ -1,4 +1,4 @@
-// Read routes of the merchant API: keyset pagination, filters, cancel, and the shapes of DESIGN.md §5.
+// Read routes of the merchant API: keyset pagination, filters, cancel, and the shapes of docs/api.md "Shapes".
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { apiHeaders, buildTestApp } from '../../helpers/app.ts';

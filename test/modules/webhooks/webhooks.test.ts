@@ -1,4 +1,4 @@
-// Webhook endpoints and deliveries (issue #13, DESIGN.md §5) against a real local HTTP receiver that verifies every
+// Webhook endpoints and deliveries (issue #13, docs/api.md "Events and webhooks") against a real local HTTP receiver that verifies every
 // signature with the `standardwebhooks` package, as a merchant's receiver would.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
