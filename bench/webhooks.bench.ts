@@ -101,7 +101,7 @@ async function measure(databaseUrl: string, url: string, log: pino.Logger) {
   const app = await buildApp(config, { logger: log });
   await app.listen({ host: '127.0.0.1', port });
   try {
-    // The same emptying as between test files (the tables kept by rule 15 refuse a plain TRUNCATE).
+    // The same emptying as between test files (the tables kept by invariant 15 of docs/architecture.md refuse a plain TRUNCATE).
     await truncateAll(app.db);
     await seedDueSubscriptions(app.db, createKeyring(config.encryptionKeys), {
       count: EVENTS,

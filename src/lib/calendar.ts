@@ -149,7 +149,7 @@ export function cycleDueAt(anchor: Date, interval: Interval, n: number, zone: st
 
 /**
  * The cycle whose period contains `now`: the largest n ≥ `from` with cycleDueAt(n) ≤ now, or `from` itself when
- * that is not due yet. Used after downtime so that missed periods are not charged in a burst (rule 10).
+ * that is not due yet. Used after downtime so that missed periods are not charged in a burst (invariant 10).
  */
 export function cycleContaining(anchor: Date, interval: Interval, now: Date, zone: string, from = 0): number {
   if (cycleDueAt(anchor, interval, from, zone) > now) return from;

@@ -6,7 +6,7 @@ import { createAttempt, createPayment, createRegistration, createSubscription } 
 const t = useTestDatabase();
 
 describe('database constraints', () => {
-  it('allow one payment per subscription cycle (rule 5)', async () => {
+  it('allow one payment per subscription cycle (invariant 5)', async () => {
     const subscription = await createSubscription(t.db);
     await createPayment(t.db, { subscriptionId: subscription.id, cycle: 1, status: 'SUCCEEDED' });
     await expect(createPayment(t.db, { subscriptionId: subscription.id, cycle: 1, status: 'SUCCEEDED' })).rejects.toThrow(/Unique constraint/);
@@ -22,7 +22,7 @@ describe('database constraints', () => {
     await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 2 })).resolves.toBeTruthy();
   });
 
-  it('never reuse a billing charge orderId (rule 2), while a key-issuance replay may repeat the window orderId', async () => {
+  it('never reuse a billing charge orderId (invariant 2), while a key-issuance replay may repeat the window orderId', async () => {
     const payment = await createPayment(t.db);
     await createAttempt(t.db, { paymentId: payment.id, attemptNumber: 1, orderId: 'order-1', status: 'DECLINED' });
     await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 2, orderId: 'order-1' })).rejects.toThrow(/Unique constraint/);
@@ -51,7 +51,7 @@ describe('database constraints', () => {
     await expect(createPayment(t.db, { kind: 'INITIAL', registrationId: registration.id })).rejects.toThrow(/Unique constraint/);
   });
 
-  it('keep a refund made outside the gateway as recorded: a positive amount, a reason, never edited nor deleted (rule 15)', async () => {
+  it('keep a refund made outside the gateway as recorded: a positive amount, a reason, never edited nor deleted (invariant 15)', async () => {
     const payment = await createPayment(t.db, { status: 'SUCCEEDED' });
     const row = { paymentId: payment.id, amount: 1000, reason: 'bank transfer', actor: 'admin:ops', recordedAt: new Date() };
     await expect(t.db.externalRefund.create({ data: { ...row, amount: 0 } })).rejects.toThrow(/external_refunds_amount_positive/);
@@ -68,7 +68,7 @@ describe('database constraints', () => {
     await expect(createAttempt(t.db, { paymentId: payment.id, attemptNumber: 1, operation: 'CANCEL', reason: 'why' })).resolves.toBeTruthy();
   });
 
-  it('refuse TRUNCATE of what is kept (rule 15): imported lines and imports, MRR movements, external refunds', async () => {
+  it('refuse TRUNCATE of what is kept (invariant 15): imported lines and imports, MRR movements, external refunds', async () => {
     for (const table of ['settlement_lines', 'settlement_imports', 'mrr_movements', 'external_refunds']) {
       await expect(t.db.$executeRawUnsafe(`TRUNCATE "${table}" CASCADE`), table).rejects.toThrow(/TRUNCATE|immutable/);
     }

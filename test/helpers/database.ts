@@ -71,13 +71,13 @@ const TABLES = [
   'registrations',
 ];
 
-/** Empties every domain table (not _prisma_migrations) between tests of one file, the kept ones (rule 15) included. */
+/** Empties every domain table (not _prisma_migrations) between tests of one file, the kept ones (docs/architecture.md, invariant 15) included. */
 export async function truncateAll(db: Db): Promise<void> {
   // A running app's webhook dispatcher numbers events and queues deliveries meanwhile; its locks and TRUNCATE's
   // can deadlock, and PostgreSQL then aborts one of the two: the TRUNCATE is simply tried again.
   for (let attempt = 1; ; attempt += 1) {
     try {
-      // The tables kept by rule 15 refuse TRUNCATE by trigger; ordinary triggers do not fire for a replica session, set
+      // The tables kept by invariant 15 refuse TRUNCATE by trigger; ordinary triggers do not fire for a replica session, set
       // for this transaction only (the pooled connection goes back with its triggers on).
       await db.$transaction([
         db.$executeRawUnsafe(`SET LOCAL session_replication_role = replica`),

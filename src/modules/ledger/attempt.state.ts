@@ -1,8 +1,8 @@
 // Attempt states and the moves between them (docs/architecture.md "Domain model"), as data: the only code that writes
 // payment_attempts.status through Prisma (test/architecture.test.ts checks it; the one-statement charge record renders
-// `answer` in SQL, payments/charge.record.ts). An attempt is created IN_FLIGHT (write before you call, rule 1); its
-// one answer is recorded fenced on it still being IN_FLIGHT under the caller's lease (rule 5); only an operator turns
-// an UNKNOWN one into an outcome (rule 4); a NOT_SENT one is sent again as itself, with its orderId.
+// `answer` in SQL, payments/charge.record.ts). An attempt is created IN_FLIGHT (write before you call, docs/architecture.md, invariant 1); its
+// one answer is recorded fenced on it still being IN_FLIGHT under the caller's lease (invariant 5); only an operator turns
+// an UNKNOWN one into an outcome (invariant 4); a NOT_SENT one is sent again as itself, with its orderId.
 import type { Prisma } from '../../generated/prisma/client.ts';
 
 type Tx = Prisma.TransactionClient;

@@ -52,7 +52,7 @@ export function attemptOutcomeValues(result: GatewayResult, now: Date) {
   };
 }
 
-/** An attempt left IN_FLIGHT past its lease by a process that died: money may have moved (rule 4). */
+/** An attempt left IN_FLIGHT past its lease by a process that died: money may have moved (invariant 4). */
 export async function expireAttempt(tx: Tx, attemptId: string, now: Date): Promise<boolean> {
   const expired = await transitionAttempt(
     tx,
@@ -79,7 +79,7 @@ interface StaleAttempt {
 }
 
 /**
- * One attempt left IN_FLIGHT past its lease becomes UNKNOWN (rule 4), and what it belongs to is raised for an
+ * One attempt left IN_FLIGHT past its lease becomes UNKNOWN (invariant 4), and what it belongs to is raised for an
  * operator: a refund marks its payment REFUND_OUTCOME_UNKNOWN (the payment itself stays SUCCEEDED); any other
  * operation makes its payment UNKNOWN and raises the subscription, or puts the registration or order whose lease
  * has also run out in NEEDS_ATTENTION. False when the attempt was no longer in flight.
@@ -149,7 +149,7 @@ export interface PreparedAttempt {
 
 export interface NewAttempt {
   operation: 'ISSUE_KEY' | 'BILLING_CONFIRM' | 'PAYMENT_CONFIRM' | 'CANCEL';
-  /** The attempt's orderId, or a function of its attempt number (billing charges, refunds: rule 2). */
+  /** The attempt's orderId, or a function of its attempt number (billing charges, refunds: invariant 2). */
   orderId: string | ((attemptNumber: number) => string);
   amount: number;
   leaseOwner: string;
@@ -164,7 +164,7 @@ export interface LockedAttempts {
   latest: PaymentAttempt | null;
   /**
    * Writes the next attempt IN_FLIGHT, numbered after the last. Refused with 409 STATE_CONFLICT while the last is
-   * still IN_FLIGHT: a call of this payment is under way (or died, and must become UNKNOWN first: rule 4), and two
+   * still IN_FLIGHT: a call of this payment is under way (or died, and must become UNKNOWN first: invariant 4), and two
    * calls of one payment are never in flight at once.
    */
   append(input: NewAttempt): Promise<{ id: string; attemptNumber: number; orderId: string }>;
@@ -220,8 +220,8 @@ export async function firstAttempt(
 }
 
 /**
- * The IN_FLIGHT attempt a call is about to make for `paymentId` (rule 1), decided under the payment's row lock
- * (lockAttempts). An attempt left IN_FLIGHT past its lease becomes UNKNOWN first (rule 4); one still under its lease
+ * The IN_FLIGHT attempt a call is about to make for `paymentId` (invariant 1), decided under the payment's row lock
+ * (lockAttempts). An attempt left IN_FLIGHT past its lease becomes UNKNOWN first (invariant 4); one still under its lease
  * is another call in progress: 409 STATE_CONFLICT. When any attempt is UNKNOWN, no new call is prepared unless
  * `allowAfterUnknown` (only a key-issuance replay, which the gateway's single-use window transaction makes safe). A
  * NOT_SENT attempt is sent again as the same row with the same orderId; otherwise a new attempt is numbered after

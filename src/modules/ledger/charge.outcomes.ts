@@ -32,7 +32,7 @@ export interface SuccessInput {
 export const RECOVERING: readonly string[] = SUBSCRIPTION_TRANSITIONS.recover.from.filter((status) => status !== SUBSCRIPTION_TRANSITIONS.recover.to);
 
 /**
- * What a charge's success writes, built once from the rules (rule 6, 9, 10): the payment's values, and the
+ * What a charge's success writes, built once from the rules (docs/architecture.md, invariants 6, 9, 10): the payment's values, and the
  * subscription's next cycle, period and MOBILE chain head. Two renderings apply it: applyChargeSuccess below (Prisma,
  * on the row it read) and the one-statement record of a new cycle (payments/charge.record.ts, SQL, where the status
  * decides in a CASE what `subscriptionAfterSuccess` decides here); test/modules/payments/charge-paths.test.ts runs
@@ -97,7 +97,7 @@ async function lockedSubscription(tx: Tx, id: string) {
 /**
  * The payment SUCCEEDED; the subscription moves to the next cycle: CARD on its anchor (past the period that contains
  * the payment), MOBILE one month after this success, whose transactionId becomes the chain head in this same
- * transaction (rule 6). One update of each row, as the one-statement record makes.
+ * transaction (invariant 6). One update of each row, as the one-statement record makes.
  */
 export async function applyChargeSuccess(tx: Tx, input: SuccessInput): Promise<void> {
   const sub = input.current ?? (await lockedSubscription(tx, input.subscriptionId));
@@ -127,7 +127,7 @@ export interface DeclineInput {
 }
 
 /**
- * The payment FAILED (rule 11): retry at the next delay (PAST_DUE), or CANCELED with RETRIES_EXHAUSTED when the
+ * The payment FAILED (invariant 11): retry at the next delay (PAST_DUE), or CANCELED with RETRIES_EXHAUSTED when the
  * delays have run out, or — MOBILE — PAST_DUE with MOBILE_WINDOW_CLOSED when the next retry would fall outside
  * the window. Declines are counted from the payment's DECLINED attempts.
  */

@@ -32,13 +32,13 @@ export type ChargePlan =
       cycle: number;
       dueAt: Date;
       amount: number;
-      /** Earlier cycles passed over after downtime (rule 10): never charged. */
+      /** Earlier cycles passed over after downtime (invariant 10): never charged. */
       skippedCycles: number;
       /** MOBILE: the chain head the gateway checks. */
       lastTransactionId?: string;
     }
   | { action: 'CANCEL_AT_PERIOD_END' }
-  /** A trial ended without a counting TRIAL_CONVERSION consent (rule 13): cancelled, never charged. */
+  /** A trial ended without a counting TRIAL_CONVERSION consent (invariant 13): cancelled, never charged. */
   | { action: 'CANCEL_CONSENT_MISSING' }
   | {
       action: 'REFUSE';
@@ -55,9 +55,9 @@ export interface PlanContext {
   timezone: string;
   /** A scheduled pass charges only what is due; an operator's charge may also be early for CARD retries. */
   trigger: 'SCHEDULER' | 'ADMIN';
-  /** The subscription's consents (rule 13). */
+  /** The subscription's consents (invariant 13). */
   consents: readonly ConsentRecord[];
-  /** CONSENT_REQUIRED: false only for a merchant exempt from rule 13. */
+  /** CONSENT_REQUIRED: false only for a merchant exempt from invariant 13. */
   consentRequired: boolean;
 }
 
@@ -94,7 +94,7 @@ export function consentsMatter(
 }
 
 /**
- * The amount the next new cycle is charged: the pending increase once its consent counts (or at once where rule 13
+ * The amount the next new cycle is charged: the pending increase once its consent counts (or at once where invariant 13
  * is off), else the current amount.
  */
 export function amountToCharge(
@@ -149,12 +149,12 @@ export function planCharge(sub: ChargeableSubscription, open: OpenPayment | unde
   if (sub.nextChargeAt > now && (ctx.trigger === 'SCHEDULER' || sub.status !== 'PAST_DUE')) {
     return refuse('NOT_DUE', `The next charge is due at ${sub.nextChargeAt.toISOString()}`);
   }
-  // Rule 13: a free trial converts to a paid charge only with the customer's consent; without it, it ends.
+  // Invariant 13: a free trial converts to a paid charge only with the customer's consent; without it, it ends.
   if (sub.status === 'TRIALING' && ctx.consentRequired && !hasCountingConsent(ctx.consents, 'TRIAL_CONVERSION', now)) {
     return { action: 'CANCEL_CONSENT_MISSING' };
   }
   const plan = sub.method === 'MOBILE' ? planMobile(sub, open, ctx) : planCard(sub, open, ctx);
-  // Rule 13, whatever path set the amount: more than the last charge needs a counting PRICE_INCREASE consent.
+  // Invariant 13, whatever path set the amount: more than the last charge needs a counting PRICE_INCREASE consent.
   if (
     plan.action === 'CHARGE' &&
     ctx.consentRequired &&

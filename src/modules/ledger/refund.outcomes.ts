@@ -1,4 +1,4 @@
-// What a refund's success writes on its payment, once for every way it is learned (rule 14): the gateway's live answer
+// What a refund's success writes on its payment, once for every way it is learned (docs/architecture.md, invariant 14): the gateway's live answer
 // (payments/refund-payment.ts refund), an operator's cancel/resolve, and a settlement file's cancel line (which calls
 // that resolve). The one writer of canceledAmount.
 import type { Prisma } from '../../generated/prisma/client.ts';

@@ -39,14 +39,14 @@ export const intervalOf = (s: Pick<ChargeableSubscription, 'intervalUnit' | 'int
   count: s.intervalCount,
 });
 
-/** MOBILE: the next charge sits one month after the last success, the centre of the ±5-day window (rule 9). */
+/** MOBILE: the next charge sits one month after the last success, the centre of the ±5-day window (invariant 9). */
 export function mobileDueAt(lastTransactionAt: Date, timezone: string): Date {
   return addInterval(lastTransactionAt, 'month', 1, timezone);
 }
 
 /**
  * The period a successful charge of `cycle` pays for, and the next cycle to charge: CARD on its anchor, MOBILE one
- * month after the success (the centre of the next ±5-day window). Rule 10 for a late payment too: a CARD cycle paid
+ * month after the success (the centre of the next ±5-day window). Invariant 10 for a late payment too: a CARD cycle paid
  * after later periods began (a retry after downtime) covers the period that contains the payment, and the periods
  * it spans are not charged again.
  */

@@ -1,12 +1,12 @@
 // /payments/success and /payments/fail (docs/api.md "Registrations and orders"): the customer is back from an order's
-// window. The success redirect is confirmed with /payments/confirm, always with the amount we stored (rule 7): a
+// window. The success redirect is confirmed with /payments/confirm, always with the amount we stored (docs/architecture.md, invariant 7): a
 // redirect whose amount differs is refused before anything is sent.
 //
 // completeOrder reads top-down: load by state, decide (pure), write the attempt, call the gateway, classify, record,
 // answer. Invariants kept: a replay of a finished order answers the same without calling the gateway; the ONE_TIME
-// payment and its IN_FLIGHT attempt are committed before the call (rule 1) under the order's lease, and the outcome
-// is written fenced on it (rule 5); an UNKNOWN confirmation leaves the order NEEDS_ATTENTION and it is never
-// confirmed again automatically (rule 4).
+// payment and its IN_FLIGHT attempt are committed before the call (invariant 1) under the order's lease, and the outcome
+// is written fenced on it (invariant 5); an UNKNOWN confirmation leaves the order NEEDS_ATTENTION and it is never
+// confirmed again automatically (invariant 4).
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
@@ -53,7 +53,7 @@ function settledAnswer(row: OrderRow, now: Date): CheckoutResult | undefined {
   }
 }
 
-/** Rule 7: the amount is ours. A redirect saying otherwise was tampered with or is for another order. */
+/** Invariant 7: the amount is ours. A redirect saying otherwise was tampered with or is for another order. */
 function amountRefusal(row: OrderRow, input: RedirectInput): CheckoutResult | undefined {
   if (input.amount === undefined || input.amount === String(row.amount)) return undefined;
   return failure('AMOUNT_MISMATCH', 'The amount in the redirect differs from the order; nothing was confirmed', { orderId: row.id, returnUrl: row.returnUrl });
@@ -139,7 +139,7 @@ async function claimConfirmation(db: Deps['db'], row: OrderRow, transactionId: s
     });
     if (attempt.attemptId === undefined) {
       // The request that was confirming died mid-call: the outcome is unknown and is not guessed, and the order is
-      // not confirmed again automatically (rule 4).
+      // not confirmed again automatically (invariant 4).
       await moveCheckout(tx, 'order', row.id, 'hold', { data: { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', releaseLease: true } });
       return undefined;
     }

@@ -1,4 +1,4 @@
-// Everything before a charge's call (rules 1, 2, 5, 13): the plan checked again under the subscription's lease, then
+// Everything before a charge's call (docs/architecture.md, invariants 1, 2, 5, 13): the plan checked again under the subscription's lease, then
 // the payment and its IN_FLIGHT attempt with a deterministic orderId committed, or a refusal answered and nothing
 // sent. Two renderings: new cycles claimed by the scheduler in one statement per batch (prepareNewCycles), everything
 // else in one short transaction with every rule (prepare).
@@ -23,7 +23,7 @@ export function createChargePrepare(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
   /**
    * The common case of a scheduled charge, for a batch of claimed rows in one statement and no transaction: new cycles
    * of subscriptions with no payment for them yet and no consent that matters. planCharge decides each from the row
-   * the claim read; then one statement renews each lease and writes each payment and its IN_FLIGHT attempt (rule 1),
+   * the claim read; then one statement renews each lease and writes each payment and its IN_FLIGHT attempt (invariant 1),
    * row by row only where the lease is still ours and nothing the plan read has changed since the claim (an
    * operator's pause, cancel or change in between is seen there: the row's version, which every write changes, and the
    * columns that decide what is charged). A row the statement did not write, or that the planner did not send here,

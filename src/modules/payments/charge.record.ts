@@ -1,5 +1,5 @@
 // Everything after a charge's call: the gateway's answer applied to the payment and the subscription, fenced on the
-// lease (rule 5); UNKNOWN raises needsAttention and is never retried (rule 4). The success's values are the ledger's
+// lease (docs/architecture.md, invariant 5); UNKNOWN raises needsAttention and is never retried (invariant 4). The success's values are the ledger's
 // (chargeSuccessWrite, subscriptionAfterSuccess); new cycles' approvals render them in one statement per batch
 // (recordApprovals; recordAtOnce is a batch of one), everything else applies them through Prisma in the transaction
 // recordAnswer opens (record).

@@ -36,7 +36,7 @@ export interface PassReport {
   skipped: number;
 }
 
-/** Deterministic charge orderId (rule 2): subscription, cycle and attempt, at most 50 bytes. */
+/** Deterministic charge orderId (docs/architecture.md, invariant 2): subscription, cycle and attempt, at most 50 bytes. */
 export function chargeOrderId(subscriptionId: string, cycle: number, attempt: number): string {
   const orderId = `S${subscriptionId.replace(/-/g, '')}-${cycle}-${attempt}`;
   if (Buffer.byteLength(orderId, 'utf8') > 50) throw new Error(`orderId for cycle ${cycle} attempt ${attempt} exceeds 50 bytes`);
@@ -59,7 +59,7 @@ export interface Ready {
   /**
    * When the lease taken at preparation (on the subscription and on the attempt) runs out. A charge prepared ahead
    * of its call is sent only while this leaves room for the whole call (charge.service.ts, slot): past it a sweep may
-   * already have made the attempt UNKNOWN, and a call sent then could charge twice (rule 4).
+   * already have made the attempt UNKNOWN, and a call sent then could charge twice (invariant 4).
    */
   leaseExpiresAt: Date;
   /** Prepared by prepareNewCycle: what its success needs, so that it is recorded in one statement (recordAtOnce). */

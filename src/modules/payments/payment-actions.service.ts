@@ -1,5 +1,5 @@
 // Operators' actions on payments (docs/operating.md "Admin routes"): list, read, and resolve an outcome a person established (here),
-// refunds through the gateway's cancellation (refund-payment.ts) and refunds made outside it (record-external-refund.ts). Rule 4: only a person (or a settlement file through
+// refunds through the gateway's cancellation (refund-payment.ts) and refunds made outside it (record-external-refund.ts). Invariant 4 (docs/architecture.md): only a person (or a settlement file through
 // this same code) turns UNKNOWN into an outcome; the subscription then moves exactly as if the gateway had answered
 // so (ledger/charge.outcomes.ts), and a MOBILE success becomes the chain head.
 import type { Db } from '../../db/prisma.ts';

@@ -103,7 +103,7 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
   }
 
   /**
-   * The refund's checks and its CANCEL attempt, committed with the audit event before the call (rule 1). All of it
+   * The refund's checks and its CANCEL attempt, committed with the audit event before the call (docs/architecture.md, invariant 1). All of it
    * under the payment's row lock (lockAttempts): a concurrent refund waits, then finds this one in flight (409).
    */
   function prepareRefund(id: string, input: { amount?: number }, who: Actor, leaseOwner: string, now: Date) {

@@ -8,8 +8,8 @@
 // - a replay of a finished registration answers the same without calling the gateway;
 // - concurrent redirects with one state call the gateway once: only the holder of the registration's lease calls;
 // - write before call: when the registration charges money, its payment and an IN_FLIGHT attempt are committed
-//   before issue-key is called (rule 1), and the outcome is written fenced on that lease (rule 5);
-// - amounts come from our database, never from the redirect (rule 7);
+//   before issue-key is called (docs/architecture.md, invariant 1), and the outcome is written fenced on that lease (invariant 5);
+// - amounts come from our database, never from the redirect (invariant 7);
 // - an UNKNOWN issuance is never turned into a failure: the registration waits in NEEDS_ATTENTION, and a replay
 //   may call issue-key again with the same transactionId (the gateway's window transaction is single use, so
 //   that call cannot charge twice).

@@ -1,6 +1,6 @@
 // POST /api/v1/registrations (docs/api.md "Registrations and orders"): the terms of a new subscription, checked before the window
 // exists, and the registration that carries them. Its single-use `state` (256 random bits) is the only thing that
-// binds a browser redirect to it; its orderId is derived from its id (rule 2).
+// binds a browser redirect to it; its orderId is derived from its id (docs/architecture.md, invariant 2).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { ValidationError } from '../../lib/errors.ts';
@@ -31,7 +31,7 @@ export type CheckedTerms = CreateRegistrationInput & {
 
 type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'config'>;
 
-/** Our registration orderId: derived from the row id, 33 bytes, unique (rule 2). */
+/** Our registration orderId: derived from the row id, 33 bytes, unique (invariant 2). */
 export function registrationOrderId(id: string): string {
   return `R${id.replace(/-/g, '')}`;
 }

@@ -112,7 +112,7 @@ export async function claimPaymentMethod(tx: Tx, row: RegistrationRow, subscript
 
 /**
  * A MOBILE payment-method window charges at once: that charge is the owed cycle's payment (the one payment of the
- * cycle, a FAILED one sent again, or a new one), with an IN_FLIGHT attempt written before the call (rule 1).
+ * cycle, a FAILED one sent again, or a new one), with an IN_FLIGHT attempt written before the call (docs/architecture.md, invariant 1).
  */
 async function prepareOwedCycleAttempt(tx: Tx, row: RegistrationRow, subscriptionId: string, lease: CheckoutLease): Promise<IssuanceClaim> {
   const { now } = lease;

@@ -223,7 +223,7 @@ describe('cancel', () => {
 });
 
 describe('PATCH /admin/subscriptions/:id', () => {
-  it('changes the CARD orderName and a lower amount from the next cycle; a higher amount waits for the customer’s consent (rule 13)', async () => {
+  it('changes the CARD orderName and a lower amount from the next cycle; a higher amount waits for the customer’s consent (docs/architecture.md, invariant 13)', async () => {
     const id = await subscribe(running.app, {});
     const lower = await admin('PATCH', `/admin/subscriptions/${id}`, { reason: 'discount', amount: 8_000, orderName: 'Plan v2' });
     expect(lower.json()).toMatchObject({ amount: 8_000, orderName: 'Plan v2' });

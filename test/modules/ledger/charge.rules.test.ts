@@ -187,7 +187,7 @@ describe('chargeOrderId', () => {
   });
 });
 
-describe('rule 13: consent before more money', () => {
+describe('docs/architecture.md, invariant 13: consent before more money', () => {
   const due = kst('2027-02-28T10:00:00');
   const hoursBefore = (h: number) => new Date(due.getTime() - h * 3600_000);
   const trial = subscription({ status: 'TRIALING', cycle: 0, anchorAt: due, nextChargeAt: due });

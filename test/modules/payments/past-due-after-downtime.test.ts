@@ -1,4 +1,4 @@
-// Rule 10 holds for past-due subscriptions too: after a month of downtime a PAST_DUE subscription is charged once,
+// Invariant 10 (docs/architecture.md) holds for past-due subscriptions too: after a month of downtime a PAST_DUE subscription is charged once,
 // and the next charge is at the boundary after now (not its old retry, then the next period in the following tick).
 // (Regression test for issue #12 defect 4.)
 import { describe, expect, it } from 'vitest';

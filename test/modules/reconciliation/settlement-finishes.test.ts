@@ -1,4 +1,4 @@
-// What a settlement file finishes (rule 14: a late outcome takes the live path): an UNKNOWN charge the gateway's
+// What a settlement file finishes (docs/architecture.md, invariant 14: a late outcome takes the live path): an UNKNOWN charge the gateway's
 // export shows approved with the same amount is resolved SUCCEEDED through the operators' own resolve (events,
 // schedule, audit naming the import); a refund of unknown outcome the export shows cancelled is settled; another
 // amount resolves nothing; a charge we hold as FAILED that the export shows approved is raised for an operator and

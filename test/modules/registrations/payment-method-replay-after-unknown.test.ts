@@ -1,6 +1,6 @@
 // A payment-method window whose key issuance had an unknown outcome: the gateway may have issued the key (and, for
 // MOBILE, charged). A replay of the redirect calls issue-key again, and the gateway refuses the used transaction;
-// that refusal must not be read as "nothing happened" (rule 4): the registration stays for an operator, like a new
+// that refusal must not be read as "nothing happened" (docs/architecture.md, invariant 4): the registration stays for an operator, like a new
 // subscription's registration does, instead of FAILED.
 import { describe, expect, it } from 'vitest';
 import { apiHeaders } from '../../helpers/app.ts';
