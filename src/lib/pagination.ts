@@ -31,9 +31,9 @@ export function createdWithin(filter: { createdFrom?: string; createdTo?: string
 
 /**
  * The Prisma where-clause for "after this key" in (createdAt desc, id desc) order. The bound `createdAt <= key` says
- * nothing the OR does not, but PostgreSQL starts its index scan there: the OR alone is a filter over every newer row
- * (3 to 4 s a page 500,000 payments deep, BENCHMARKS.md "Operator console"). It holds an OR and a createdAt: combine it
- * with a filter that has either under AND, never by spreading (listPayments).
+ * nothing the OR does not, but PostgreSQL starts its index scan there: the OR alone is a filter over every newer row,
+ * slow deep in a long list (docs/benchmarks.md). It holds an OR and a createdAt: combine it with a filter that has
+ * either under AND, never by spreading (listPayments).
  */
 export function afterCursor(key: PageKey | undefined) {
   if (!key) return {};
@@ -50,8 +50,8 @@ export function afterCursorSql(alias: string, key: PageKey, param: (value: unkno
 
 /**
  * A page's row limit as a literal for the statement's text, never a parameter. With `LIMIT $n` PostgreSQL cannot cost a
- * generic plan (it assumes a tenth of the table), so it plans a named statement anew on every execution (0.2 to 0.3 ms
- * of the database's CPU per page, BENCHMARKS.md §3); with the number in the text the plan is made once per connection.
+ * generic plan (it assumes a tenth of the table), so it plans a named statement anew on every execution (database CPU
+ * on every page, docs/benchmarks.md); with the number in the text the plan is made once per connection.
  * The limits are the schema's (1 to 100, plus one), so there are few distinct texts.
  */
 export function limitSql(rows: number): string {

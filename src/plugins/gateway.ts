@@ -33,7 +33,7 @@ async function gatewayPlugin(app: FastifyInstance) {
     baseUrl = config.gateway.baseUrl;
   } else {
     // Imported here, not at the top: a service given PAYMENT_API_BASE_URL (production) never loads the sandbox's
-    // modules (about 2–4 MB of resident memory, BENCHMARKS.md §6 "Memory").
+    // modules (nor holds their resident memory, docs/benchmarks.md).
     const [{ createSandboxState }, { sandboxRoutes }, { createSandboxStore }] = await Promise.all([
       import('../sandbox/sandbox.state.ts'),
       import('../sandbox/sandbox.routes.ts'),

@@ -131,7 +131,7 @@ export function parseSettlement(bytes: Buffer, options: ParseOptions = {}): Pars
     return result([], 0);
   }
   // Each record is read as csv-parse finds it (on_record) and then dropped: the file's records are never all held at
-  // once (a 100,000-line file was over 100 MB of them), and once a problem is found no more lines are kept.
+  // once (the memory they took: docs/benchmarks.md), and once a problem is found no more lines are kept.
   let headers: string[] | undefined;
   let columns = new Map<SettlementField, number[]>();
   let mapped = new Set<number>();

@@ -125,8 +125,8 @@ export async function listItems(db: Db, filter: ItemFilter) {
   const computed = matched
     ? `UNION ALL SELECT ${ITEM_COLUMNS} FROM (${reconciliationItemsSql({ lines: 'l."id" IN (SELECT "id" FROM page WHERE NOT "stored")' })}) c`
     : '';
-  // Each side ordered and limited on its own: over the union, PostgreSQL sorted every line (0.8 s at 600,000 lines)
-  // instead of reading each side's index newest first.
+  // Each side ordered and limited on its own: over the union, PostgreSQL sorted every line instead of reading each
+  // side's index newest first (docs/benchmarks.md).
   const limit = filter.limit ? `LIMIT ${param(filter.limit + 1)}` : '';
   const sql = `WITH page AS MATERIALIZED (
       SELECT k.* FROM (${keys.map((k) => `(${k} ORDER BY "tradedAt" DESC, "id" DESC ${limit})`).join(' UNION ALL ')}) k

@@ -26,10 +26,10 @@ function parse(text: string, granularity: Granularity, zone: string): DateTime {
 type Calendar = ReadonlyArray<{ label: string; start: number; end: number }>;
 
 /**
- * The calendars of the latest ranges asked. Walking 732 Korea days with Luxon (an Intl offset lookup per step) was
- * 15–100 ms of CPU per daily report on the loaded reference machine, most of the report's time once its figures were
- * pre-aggregated (BENCHMARKS.md §9); the same ranges are asked again and again (the console's defaults, a dashboard),
- * and a calendar never changes, so the latest few are kept. Only clamping to now is done per request.
+ * The calendars of the latest ranges asked. Walking a range's Korea days with Luxon (an Intl offset lookup per step)
+ * was most of a daily report's time once its figures were pre-aggregated (docs/benchmarks.md); the same ranges are
+ * asked again and again (the console's defaults, a dashboard), and a calendar never changes, so the latest few are
+ * kept. Only clamping to now is done per request.
  */
 const calendars = new Map<string, Calendar>();
 const CALENDARS_KEPT = 32;

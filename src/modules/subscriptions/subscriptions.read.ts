@@ -61,7 +61,7 @@ export const BILLING_KEY_SUMMARY_JSON = `jsonb_build_object('id', k."id", 'metho
 /**
  * `aggregate` (an ordered aggregate over the consents aliased `c` matching `where`) when there is any such consent, else
  * `empty`. Most subscriptions have none, and an ordered aggregate sets up its sort on every row it runs for, with rows
- * or without: behind the index probe of EXISTS a page of 50 costs the database about 0.1 ms less (BENCHMARKS.md §3).
+ * or without: behind the index probe of EXISTS a page costs the database less (docs/benchmarks.md).
  */
 function whenConsents(where: string, aggregate: string, empty: string): string {
   return `CASE WHEN EXISTS (SELECT 1 FROM "consents" c WHERE ${where}) THEN (SELECT ${aggregate} FROM "consents" c WHERE ${where}) ELSE ${empty} END`;
