@@ -1,6 +1,5 @@
 // What a browser route answers (docs/api.md "Registrations and orders"): a success with ids, or a failure with a
 // stable code. The routes turn it into a 303 redirect or, with Accept: application/json, a JSON answer.
-import type { Db } from '../../db/prisma.ts';
 export type CheckoutFailureCode =
   | 'INVALID_STATE'
   | 'STATE_EXPIRED'
@@ -48,20 +47,6 @@ export function failure(code: CheckoutFailureCode, message: string, extra: Check
   return { status: 'failed', code, message, ...extra };
 }
 
-/**
- * Polls until `done(row)` or the time is up; returns the last row read. Real time on purpose: this bounds how
- * long a browser waits, which a frozen simulated clock must not stretch forever.
- */
-export async function waitForLease<T>(read: () => Promise<T>, done: (row: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let row = await read();
-  while (!done(row) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    row = await read();
-  }
-  return row;
-}
-
 /** The checks every success redirect passes before anything is claimed or sent (docs/api.md "Registrations and orders"). */
 export function precheckRedirect(
   row: { orderId: string; transactionId: string | null },
@@ -76,29 +61,6 @@ export function precheckRedirect(
   }
   return undefined;
 }
-
-/**
- * A window transaction belongs to one checkout. When another registration or order already holds this one, the
- * redirect carries someone else's transaction: sending it again proves nothing (the gateway refuses a used
- * transaction, even when the first use charged the customer), so nothing is sent, and the checkout waits for an
- * operator (issue #12). The unique indexes on both tables' transactionId catch two redirects racing.
- */
-export async function transactionHeldElsewhere(
-  db: Pick<Db, 'registration' | 'order'>,
-  transactionId: string,
-  self: { registrationId?: string; orderId?: string },
-): Promise<boolean> {
-  const [registration, order] = await Promise.all([
-    db.registration.findFirst({ where: { transactionId, id: { not: self.registrationId } }, select: { id: true } }),
-    db.order.findFirst({ where: { transactionId, id: { not: self.orderId } }, select: { id: true } }),
-  ]);
-  return registration !== null || order !== null;
-}
-
-export const TRANSACTION_ELSEWHERE = {
-  code: 'TRANSACTION_ELSEWHERE',
-  message: 'This transaction was already sent for another checkout; an operator will resolve it',
-} as const;
 
 /** A failure message as a registration stores it: at most 500 characters, cut with an ellipsis. */
 export function truncate(text: string, max = 500): string {

@@ -2,7 +2,8 @@
 // plain function that the use cases call in order (registrations/complete-registration.ts, orders/complete-order.ts):
 // load by state, decide (pure: decideSuccess), write the attempt, call the gateway, classify and record
 // (recordOrUnknown, with checkout.outcomes.ts), answer. A checkout that is not theirs to complete answers with
-// holdForOperator (a transaction another checkout holds) or pendingAnswer (another request is completing it).
+// holdForOperator (a transaction another checkout holds: transactionHeldElsewhere) or pendingAnswer (another request is
+// completing it: waitForLease first). The database reads are here; checkout.result.ts is the answers alone.
 import type { Logger } from 'pino';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
@@ -11,7 +12,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { isUniqueViolation } from '../../lib/errors.ts';
 import { recordAnswer } from '../ledger/gateway-call.ts';
 import { moveCheckout, type CheckoutKind, type CheckoutMoveData } from '../ledger/checkout.state.ts';
-import { failure, precheckRedirect, TRANSACTION_ELSEWHERE, type CheckoutIds, type CheckoutResult } from './checkout.result.ts';
+import { failure, precheckRedirect, type CheckoutIds, type CheckoutResult } from './checkout.result.ts';
 
 /** What the gateway's redirect carries (query string or form). */
 export interface RedirectInput {
@@ -88,7 +89,44 @@ export function pendingAnswer(kind: CheckoutKind, row: CheckoutRow, ids: Checkou
   return failure('GATEWAY_UNAVAILABLE', 'The gateway could not be reached; nothing was charged. Try again.', ids);
 }
 
-/** Someone else's transaction reached this checkout: nothing is sent, an operator decides (checkout.result.ts). */
+/**
+ * A window transaction belongs to one checkout. When another registration or order already holds this one, the
+ * redirect carries someone else's transaction: sending it again proves nothing (the gateway refuses a used
+ * transaction, even when the first use charged the customer), so nothing is sent, and the checkout waits for an
+ * operator (issue #12). The unique indexes on both tables' transactionId catch two redirects racing.
+ */
+export async function transactionHeldElsewhere(
+  db: Pick<Db, 'registration' | 'order'>,
+  transactionId: string,
+  self: { registrationId?: string; orderId?: string },
+): Promise<boolean> {
+  const [registration, order] = await Promise.all([
+    db.registration.findFirst({ where: { transactionId, id: { not: self.registrationId } }, select: { id: true } }),
+    db.order.findFirst({ where: { transactionId, id: { not: self.orderId } }, select: { id: true } }),
+  ]);
+  return registration !== null || order !== null;
+}
+
+export const TRANSACTION_ELSEWHERE = {
+  code: 'TRANSACTION_ELSEWHERE',
+  message: 'This transaction was already sent for another checkout; an operator will resolve it',
+} as const;
+
+/**
+ * Polls until `done(row)` or the time is up; returns the last row read. Real time on purpose: this bounds how
+ * long a browser waits, which a frozen simulated clock must not stretch forever.
+ */
+export async function waitForLease<T>(read: () => Promise<T>, done: (row: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let row = await read();
+  while (!done(row) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    row = await read();
+  }
+  return row;
+}
+
+/** Someone else's transaction reached this checkout: nothing is sent, an operator decides (transactionHeldElsewhere). */
 export async function holdForOperator(db: Db, log: Pick<Logger, 'warn'>, kind: CheckoutKind, id: string, ids: CheckoutIds): Promise<CheckoutResult> {
   await moveCheckout(db, kind, id, 'hold', {
     fence: { leaseOwner: null },

@@ -11,12 +11,14 @@ import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import { failure, success, transactionHeldElsewhere, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
 import {
   decideSuccess,
   holdForOperator,
   pendingAnswer,
   recordOrUnknown,
+  transactionHeldElsewhere,
+  waitForLease,
   windowFailedAnswer,
   windowFailure,
   type CheckoutLease,

@@ -18,12 +18,14 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { failure, success, transactionHeldElsewhere, truncate, waitForLease, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { failure, success, truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
 import {
   decideSuccess,
   holdForOperator,
   pendingAnswer,
   recordOrUnknown,
+  transactionHeldElsewhere,
+  waitForLease,
   windowFailedAnswer,
   windowFailure,
   type CheckoutLease,
