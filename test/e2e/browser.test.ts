@@ -5,31 +5,15 @@
 // Without Chromium (a fresh machine) these tests are skipped with a note saying why; .ci/run sets
 // REQUIRE_BROWSER_TESTS=1, which turns a missing Chromium into a failure, so CI always runs them.
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.ts';
-import { apiHeaders, startTestApp } from '../helpers/app.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { SKIPPED, SKIP_NOTE, launchChromium } from '../helpers/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { apiHeaders } from '../helpers/app.ts';
+import { browserTests } from '../helpers/browser.ts';
 
-let database: TestDatabase;
-let app: App;
 let baseUrl: string;
 let browser: Browser;
 
-beforeAll(async () => {
-  if (SKIPPED) {
-    process.stderr.write(`browser tests skipped: ${SKIP_NOTE}\n`);
-    return;
-  }
-  database = await createTestDatabase();
-  ({ app, baseUrl } = await startTestApp(database.url));
-  browser = await launchChromium();
-});
-beforeEach(({ skip }) => skip(SKIPPED, SKIP_NOTE));
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await database?.drop();
+browserTests('browser tests', {}, (run) => {
+  ({ baseUrl, browser } = run);
 });
 
 async function register(body: Record<string, unknown>) {

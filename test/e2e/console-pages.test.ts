@@ -7,20 +7,18 @@
 // Chromium into a failure, so CI always runs them.
 import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { formatKst } from '../../src/modules/console/korea-time.ts';
 import type { MrrMonth } from '../../src/modules/reports/mrr-report.ts';
-import { startTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
+import { TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, runPass, setClock, subscribe } from '../helpers/billing.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { adminGet, sandboxSettlementFile } from '../helpers/settlement.ts';
-import { SKIPPED, SKIP_NOTE, launchChromium, expectAccessible } from '../helpers/browser.ts';
+import { browserTests, expectAccessible } from '../helpers/browser.ts';
 
 const OPERATOR = 'bora';
 const kst = (local: string) => new Date(`${local}+09:00`);
 
-let database: TestDatabase;
 let app: App;
 let baseUrl: string;
 let browser: Browser;
@@ -59,21 +57,9 @@ async function seedHistory() {
   await setClock(app, kst('2026-11-20T09:00:00'));
 }
 
-beforeAll(async () => {
-  if (SKIPPED) {
-    process.stderr.write(`console pages browser tests skipped: ${SKIP_NOTE}\n`);
-    return;
-  }
-  database = await createTestDatabase();
-  ({ app, baseUrl } = await startTestApp(database.url, { env: { CLOCK: 'simulated', ADMIN_TOKENS: `${OPERATOR}:${TEST_ADMIN_TOKEN}` } }));
+browserTests('console pages browser tests', { env: { CLOCK: 'simulated', ADMIN_TOKENS: `${OPERATOR}:${TEST_ADMIN_TOKEN}` } }, async (run) => {
+  ({ app, baseUrl, browser } = run);
   await seedHistory();
-  browser = await launchChromium();
-});
-beforeEach(({ skip }) => skip(SKIPPED, SKIP_NOTE));
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await database?.drop();
 });
 
 async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {

@@ -8,13 +8,13 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { apiHeaders, startTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, getSubscription, paymentsOf, setClock, subscribe } from '../helpers/billing.ts';
 import { sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { SKIPPED, SKIP_NOTE, launchChromium, expectAccessible } from '../helpers/browser.ts';
+import type { TestDatabase } from '../helpers/database.ts';
+import { browserTests, expectAccessible, SKIPPED } from '../helpers/browser.ts';
 
 const OPERATOR = 'alice';
 const kst = (local: string) => new Date(`${local}+09:00`);
@@ -32,23 +32,13 @@ let browser: Browser;
 const requested: string[] = [];
 const serviceOrigins = new Set<string>();
 
-beforeAll(async () => {
-  if (SKIPPED) {
-    process.stderr.write(`console browser tests skipped: ${SKIP_NOTE}\n`);
-    return;
-  }
-  database = await createTestDatabase();
-  ({ app, baseUrl } = await startTestApp(database.url, { env: { CLOCK: 'simulated', ADMIN_TOKENS: `${OPERATOR}:${TEST_ADMIN_TOKEN}` } }));
+browserTests('console browser tests', { env: { CLOCK: 'simulated', ADMIN_TOKENS: `${OPERATOR}:${TEST_ADMIN_TOKEN}` } }, async (run) => {
+  ({ database, app, baseUrl, browser } = run);
   serviceOrigins.add(baseUrl);
   screenshots = SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'console-screenshots-'));
   await setClock(app, kst('2027-03-10T09:00:00'));
-  browser = await launchChromium();
 });
-beforeEach(({ skip }) => skip(SKIPPED, SKIP_NOTE));
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await database?.drop();
+afterAll(() => {
   if (!SCREENSHOT_DIR && screenshots) rmSync(screenshots, { recursive: true, force: true });
 });
 

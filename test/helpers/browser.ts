@@ -4,8 +4,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import type { App } from '../../src/app.ts';
 import { WAIT_SAFETY_NET_MS } from '../setup/safety-nets.ts';
+import { startTestApp } from './app.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
@@ -39,6 +42,41 @@ export async function launchChromium(): Promise<Browser> {
     return context;
   };
   return browser;
+}
+
+/** What a browser test file runs against: its own database, the service listening on it, and Chromium. */
+export interface BrowserRun {
+  database: TestDatabase;
+  app: App;
+  baseUrl: string;
+  browser: Browser;
+}
+
+/**
+ * A browser test file's setup and teardown, called once at its top. Unless Chromium is missing (then every test of the
+ * file is skipped with SKIP_NOTE, said once on stderr as `name` skipped): a fresh database, the service listening on it
+ * over HTTP (startTestApp with `options`), headless Chromium (launchChromium), then `ready` with all three for what the
+ * file sets up itself. After the file the browser, the service and the database are closed, in that order.
+ */
+export function browserTests(name: string, options: Parameters<typeof startTestApp>[1], ready: (run: BrowserRun) => Promise<void> | void): void {
+  let run: Partial<BrowserRun> = {};
+  beforeAll(async () => {
+    if (SKIPPED) {
+      process.stderr.write(`${name} skipped: ${SKIP_NOTE}\n`);
+      return;
+    }
+    const database = await createTestDatabase();
+    run = { database };
+    Object.assign(run, await startTestApp(database.url, options));
+    run.browser = await launchChromium();
+    await ready(run as BrowserRun);
+  });
+  beforeEach(({ skip }) => skip(SKIPPED, SKIP_NOTE));
+  afterAll(async () => {
+    await run.browser?.close();
+    await run.app?.close();
+    await run.database?.drop();
+  });
 }
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
