@@ -7,6 +7,7 @@ import fastifyEnv from '@fastify/env';
 import { Type, type Static } from 'typebox';
 import { parseDuration, parseDurationList } from './lib/duration.ts';
 import type { EncryptionKey } from './lib/crypto.ts';
+import { KOREA_ZONE } from './lib/calendar.ts';
 
 const PositiveInt = Type.Integer({ minimum: 1 });
 const Text = Type.String({ minLength: 1 });
@@ -37,7 +38,7 @@ export const EnvSchema = Type.Object({
   SCHEDULER_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10000, default: 100 }),
   SCHEDULER_LEASE_MS: Type.Optional(PositiveInt),
   RETRY_DELAYS: Type.String({ default: '1d,3d,5d' }),
-  BILLING_TIMEZONE: Type.String({ minLength: 1, default: 'Asia/Seoul' }),
+  BILLING_TIMEZONE: Type.String({ minLength: 1, default: KOREA_ZONE }),
   CLOCK: Type.Union([Type.Literal('system'), Type.Literal('simulated')], { default: 'system' }),
   REGISTRATION_TTL: Type.String({ default: '30m' }),
   AMOUNT_MAX_CARD: Type.Optional(PositiveInt),

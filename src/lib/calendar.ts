@@ -3,8 +3,12 @@
 // (Jan 31 + 1 month = Feb 28/29) and is always computed from the anchor, so there is no drift.
 import { DateTime, FixedOffsetZone, IANAZone, type Zone } from 'luxon';
 
-/** The gateway's own zone: transactionDateTime is yyyyMMddHHmmss in Korea Standard Time. */
-export const GATEWAY_ZONE = 'Asia/Seoul';
+/**
+ * Korea Standard Time, the one spelling of the zone in TypeScript: the gateway's own (transactionDateTime is
+ * yyyyMMddHHmmss in it), its settlement files' dates, the reports' days and months (the roll-up tables' zone), the
+ * console's times, and BILLING_TIMEZONE's default.
+ */
+export const KOREA_ZONE = 'Asia/Seoul' as const;
 const GATEWAY_FORMAT = 'yyyyMMddHHmmss';
 
 export type IntervalUnit = 'day' | 'week' | 'month' | 'year';
@@ -46,14 +50,14 @@ function inZone(instant: Date, name: string): DateTime {
 }
 
 export function formatGatewayDateTime(instant: Date): string {
-  return inZone(instant, GATEWAY_ZONE).toFormat(GATEWAY_FORMAT);
+  return inZone(instant, KOREA_ZONE).toFormat(GATEWAY_FORMAT);
 }
 
 /** Parses yyyyMMddHHmmss in Korea time; undefined when it is not a real date-time. */
 export function parseGatewayDateTime(text: unknown): Date | undefined {
   if (typeof text !== 'string' || !/^\d{14}$/.test(text)) return undefined;
-  let parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: fixedOffsetOf(GATEWAY_ZONE) ?? GATEWAY_ZONE });
-  if (parsed.isValid && zoneAt(parsed.toJSDate(), GATEWAY_ZONE) === GATEWAY_ZONE) parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: GATEWAY_ZONE });
+  let parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: fixedOffsetOf(KOREA_ZONE) ?? KOREA_ZONE });
+  if (parsed.isValid && zoneAt(parsed.toJSDate(), KOREA_ZONE) === KOREA_ZONE) parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: KOREA_ZONE });
   return parsed.isValid ? parsed.toJSDate() : undefined;
 }
 
@@ -131,7 +135,7 @@ export function sameCalendarMonth(a: Date, b: Date, zone: string): boolean {
  * The MOBILE window (docs/architecture.md "Recurring charging"): calendar days in Korea time, inclusive,
  * |date(now) − date(last success + 1 month)| ≤ 5. Returns the signed distance in days.
  */
-export function mobileWindowOffsetDays(lastSuccessAt: Date, now: Date, zone: string = GATEWAY_ZONE): number {
+export function mobileWindowOffsetDays(lastSuccessAt: Date, now: Date, zone: string = KOREA_ZONE): number {
   return calendarDaysBetween(addInterval(lastSuccessAt, 'month', 1, zone), now, zone);
 }
 

@@ -17,7 +17,7 @@ import {
 } from '../gateway/fields.ts';
 import type { GatewayOperationName } from '../gateway/types.ts';
 import type { Clock } from '../lib/clock.ts';
-import { formatGatewayDateTime, GATEWAY_ZONE, MOBILE_WINDOW_DAYS, mobileWindowOffsetDays, sameCalendarMonth } from '../lib/calendar.ts';
+import { formatGatewayDateTime, KOREA_ZONE, MOBILE_WINDOW_DAYS, mobileWindowOffsetDays, sameCalendarMonth } from '../lib/calendar.ts';
 
 export class SandboxError extends Error {
   readonly statusCode: number;
@@ -414,7 +414,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
           reject(400, 'MOBILE_LAST_TRANSACTION_MISMATCH', 'lastTransactionId is not the previous transaction of this billing key');
         }
         if (amount !== head.amount) reject(400, 'MOBILE_AMOUNT_MISMATCH', 'amount must equal the previous month’s amount');
-        const offset = mobileWindowOffsetDays(head.at, at, GATEWAY_ZONE);
+        const offset = mobileWindowOffsetDays(head.at, at, KOREA_ZONE);
         if (Math.abs(offset) > MOBILE_WINDOW_DAYS) {
           reject(400, 'MOBILE_DATE_OUT_OF_RANGE', `request date is ${offset} days from one month after the previous transaction`);
         }
@@ -455,7 +455,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
         if (body.cancelType !== 'C' || amount !== original.amount) {
           reject(400, 'MOBILE_PARTIAL_CANCEL_NOT_ALLOWED', 'phone payments can only be cancelled in full');
         }
-        if (!sameCalendarMonth(original.at, at, GATEWAY_ZONE)) {
+        if (!sameCalendarMonth(original.at, at, KOREA_ZONE)) {
           reject(400, 'MOBILE_CANCEL_PERIOD_EXPIRED', 'phone payments can only be cancelled within the month of payment');
         }
       }

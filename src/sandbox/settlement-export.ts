@@ -5,7 +5,7 @@
 // cancelled at once) is left out, as the gateway nets it out of its statement.
 import iconv from 'iconv-lite';
 import { DateTime } from 'luxon';
-import { GATEWAY_ZONE } from '../lib/calendar.ts';
+import { KOREA_ZONE } from '../lib/calendar.ts';
 import type { LedgerEntry } from './sandbox.state.ts';
 
 const HEADERS = ['거래일시', '거래구분', '결제수단', '거래번호', '취소번호', '주문번호', '거래금액', '가맹점ID'];
@@ -22,7 +22,7 @@ export function settlementExport(entries: LedgerEntry[], options: { encoding: 'u
       const type = entry.type === 'CHARGE' ? '승인' : original && entry.amount < original.amount ? '부분취소' : '취소';
       const amount = (entry.type === 'CANCEL' ? -entry.amount : entry.amount).toLocaleString('en-US');
       return [
-        DateTime.fromISO(entry.at, { zone: GATEWAY_ZONE }).toFormat('yyyy-MM-dd HH:mm:ss'),
+        DateTime.fromISO(entry.at, { zone: KOREA_ZONE }).toFormat('yyyy-MM-dd HH:mm:ss'),
         type,
         METHODS[entry.method],
         entry.originalTransactionId ?? entry.transactionId,

@@ -1,9 +1,9 @@
 // Times on the console's pages are Korea time (docs/operating.md "Operator console": the zone is named once, in the layout, as KST);
 // exports stay in UTC. Formatting only: no rule reads these strings.
-const KOREA = 'Asia/Seoul';
+import { KOREA_ZONE } from '../../lib/calendar.ts';
 
 const dateTime = new Intl.DateTimeFormat('sv-SE', {
-  timeZone: KOREA,
+  timeZone: KOREA_ZONE,
   year: 'numeric',
   month: '2-digit',
   day: '2-digit',
@@ -12,7 +12,7 @@ const dateTime = new Intl.DateTimeFormat('sv-SE', {
   second: '2-digit',
   hourCycle: 'h23',
 });
-const dateOnly = new Intl.DateTimeFormat('sv-SE', { timeZone: KOREA, year: 'numeric', month: '2-digit', day: '2-digit' });
+const dateOnly = new Intl.DateTimeFormat('sv-SE', { timeZone: KOREA_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' });
 
 /** "2026-11-24 19:05:07" in Korea time; "" for no date. The page names the zone (KST) once, in its layout. */
 export function formatKst(value: Date | string | null | undefined): string {

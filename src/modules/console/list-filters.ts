@@ -4,7 +4,7 @@
 // admin filter's createdFrom (inclusive) and createdTo (exclusive). Blank form fields mean "any" (dropBlankFields).
 import { DateTime } from 'luxon';
 import { type Static, type TObject, type TSchema, Type } from 'typebox';
-import { GATEWAY_ZONE } from '../../lib/calendar.ts';
+import { KOREA_ZONE } from '../../lib/calendar.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { AdminPaymentsQuery } from '../payments/payments.schemas.ts';
 import { KoreaDate } from '../reconciliation/reconciliation.schemas.ts';
@@ -45,7 +45,7 @@ export function toAdminFilter<Q extends { from?: string; to?: string; [key: stri
 ): Omit<Q, 'from' | 'to'> & { createdFrom?: string; createdTo?: string } {
   const { from, to, ...filter } = query;
   if (from && to && from > to) throw new ValidationError(`to (${to}) is before from (${from})`);
-  const startOf = (date: string) => DateTime.fromISO(date, { zone: GATEWAY_ZONE }).startOf('day');
+  const startOf = (date: string) => DateTime.fromISO(date, { zone: KOREA_ZONE }).startOf('day');
   return {
     ...filter,
     ...(from ? { createdFrom: startOf(from).toUTC().toISO() as string } : {}),

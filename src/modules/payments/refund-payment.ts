@@ -7,7 +7,7 @@ import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { utf8Bytes } from '../../gateway/fields.ts';
 import { REFUND_REASON_BYTES } from '../shared/schemas.ts';
-import { sameCalendarMonth, GATEWAY_ZONE } from '../../lib/calendar.ts';
+import { sameCalendarMonth, KOREA_ZONE } from '../../lib/calendar.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
@@ -119,7 +119,7 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
       if (payment.method === 'MOBILE') {
         if (amount !== payment.amount || payment.canceledAmount > 0)
           throw new RefundRefusedError.MOBILE_PARTIAL_CANCEL('A MOBILE payment can only be refunded in full');
-        if (!sameCalendarMonth(payment.approvedAt ?? payment.createdAt, now, GATEWAY_ZONE)) {
+        if (!sameCalendarMonth(payment.approvedAt ?? payment.createdAt, now, KOREA_ZONE)) {
           throw new RefundRefusedError.MOBILE_CANCEL_MONTH_CLOSED('A MOBILE payment can only be refunded within its calendar month (Korea time)');
         }
       }

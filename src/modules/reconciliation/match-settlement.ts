@@ -12,9 +12,10 @@
 // sent) whose Korea date lies inside an import's coverage and that no line matches; a refund made outside the gateway
 // (external_refunds) is no attempt, so no line is expected for it and it is never MISSING. Korea dates are
 // 'YYYY-MM-DD' text.
+import { KOREA_ZONE } from '../../lib/calendar.ts';
 
 /** The Korea calendar date of a timestamptz expression, as SQL. */
-export const koreaDateSql = (instant: string) => `to_char(${instant} AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD')`;
+export const koreaDateSql = (instant: string) => `to_char(${instant} AT TIME ZONE '${KOREA_ZONE}', 'YYYY-MM-DD')`;
 
 /** A Korea date (text expression) inside the coverage of any import. */
 export const coveredSql = (d: string) => `EXISTS (SELECT 1 FROM "settlement_imports" i WHERE ${d} BETWEEN i."coverageFrom" AND i."coverageTo")`;

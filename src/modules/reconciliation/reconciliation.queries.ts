@@ -4,7 +4,7 @@ import { DateTime } from 'luxon';
 import { sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import { toCsv } from '../../lib/csv.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { GATEWAY_ZONE } from '../../lib/calendar.ts';
+import { KOREA_ZONE } from '../../lib/calendar.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, encodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { settlementActor } from './finish-settlement.ts';
@@ -16,8 +16,8 @@ type ImportRow = Prisma.SettlementImportGetPayload<object>;
 type Summary = { matched: number; mismatched: number; unmatched: number; missing: number };
 
 /** 00:00 Korea time of a Korea date, and of the day after it (the end of a period that includes the date). */
-export const instantOf = (date: string) => DateTime.fromISO(date, { zone: GATEWAY_ZONE }).toJSDate();
-export const dayAfter = (date: string) => DateTime.fromISO(date, { zone: GATEWAY_ZONE }).plus({ days: 1 }).toJSDate();
+export const instantOf = (date: string) => DateTime.fromISO(date, { zone: KOREA_ZONE }).toJSDate();
+export const dayAfter = (date: string) => DateTime.fromISO(date, { zone: KOREA_ZONE }).plus({ days: 1 }).toJSDate();
 
 /** Payments and refunds each import resolved, from the audit trail (their actor names the import). */
 async function resolvedBy(db: Db, ids: string[]) {
@@ -186,7 +186,7 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
   return {
     from: period.from,
     to: period.to,
-    timezone: 'Asia/Seoul' as const,
+    timezone: KOREA_ZONE,
     statement: {
       approvals: pair(items, 'approvals', 'approvalAmount'),
       cancels: pair(items, 'cancels', 'cancelAmount'),

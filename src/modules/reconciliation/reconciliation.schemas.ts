@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { Cursor, Limit, Uuid } from '../shared/schemas.ts';
 import { DAY_PATTERN } from '../../lib/input.ts';
+import { KOREA_ZONE } from '../../lib/calendar.ts';
 
 /** A Korea calendar date. */
 /** A calendar day (format 'date' refuses 2026-02-30, which the pattern alone let through to the database: a 500). */
@@ -69,7 +70,7 @@ const Total = Type.Object({ count: Type.Integer(), amount: Type.Integer() });
 export const SummaryResponse = Type.Object({
   from: KoreaDate,
   to: KoreaDate,
-  timezone: Type.Literal('Asia/Seoul'),
+  timezone: Type.Literal(KOREA_ZONE),
   statement: Type.Object({ approvals: Total, cancels: Total, net: Type.Integer() }),
   /**
    * Our side, as the gateway can see it: `refunds` (and so `net`) are refunds through the gateway only, comparable with

@@ -2,7 +2,7 @@
 // gateway"): the alias table (matched ignoring case and spaces), and one reader per field that answers the
 // parsed value or throws a FieldError naming what is wrong. Pure: no I/O, no clock.
 import { DateTime } from 'luxon';
-import { calendarDate, GATEWAY_ZONE, instantOfWallClock } from '../../lib/calendar.ts';
+import { calendarDate, KOREA_ZONE, instantOfWallClock } from '../../lib/calendar.ts';
 
 export const SETTLEMENT_FIELDS = ['transactionId', 'orderId', 'type', 'amount', 'tradedAt', 'method', 'fee', 'settlementDate'] as const;
 export type SettlementField = (typeof SETTLEMENT_FIELDS)[number];
@@ -80,11 +80,11 @@ export function readTradedAt(value: string): Date {
     const match = format.exec(text);
     if (!match) continue;
     const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [number, number, number, number, number, number];
-    const instant = instantOfWallClock({ year, month, day, hour, minute, second }, GATEWAY_ZONE);
+    const instant = instantOfWallClock({ year, month, day, hour, minute, second }, KOREA_ZONE);
     if (instant) return instant;
   }
   if (/^\d{4}-\d{2}-\d{2}T/.test(text)) {
-    const parsed = DateTime.fromISO(text, { zone: GATEWAY_ZONE });
+    const parsed = DateTime.fromISO(text, { zone: KOREA_ZONE });
     if (parsed.isValid) return parsed.toJSDate();
   }
   throw new FieldError(`"${value}" is not a date and time (yyyyMMddHHmmss, yyyy-MM-dd HH:mm:ss or ISO-8601)`);
@@ -93,12 +93,12 @@ export function readTradedAt(value: string): Date {
 /** yyyyMMdd or yyyy-MM-dd, answered as yyyy-MM-dd. */
 export function readDate(value: string): string {
   const text = value.trim();
-  const parsed = DateTime.fromFormat(text, text.includes('-') ? 'yyyy-MM-dd' : 'yyyyMMdd', { zone: GATEWAY_ZONE });
+  const parsed = DateTime.fromFormat(text, text.includes('-') ? 'yyyy-MM-dd' : 'yyyyMMdd', { zone: KOREA_ZONE });
   if (!parsed.isValid || !/^\d{4}-?\d{2}-?\d{2}$/.test(text)) throw new FieldError(`"${value}" is not a date (yyyyMMdd or yyyy-MM-dd)`);
   return parsed.toFormat('yyyy-MM-dd');
 }
 
 /** The Korea calendar date of an instant, yyyy-MM-dd. */
 export function koreaDate(instant: Date): string {
-  return calendarDate(instant, GATEWAY_ZONE);
+  return calendarDate(instant, KOREA_ZONE);
 }

@@ -7,7 +7,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
-import { calendarDaysBetween, GATEWAY_ZONE, MOBILE_WINDOW_DAYS } from '../../lib/calendar.ts';
+import { calendarDaysBetween, KOREA_ZONE, MOBILE_WINDOW_DAYS } from '../../lib/calendar.ts';
 import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
@@ -63,7 +63,7 @@ export async function createPaymentMethodRegistration(deps: Pick<ServiceDeps, 'd
       throw new ValidationError('MOBILE subscriptions are billed monthly: this subscription’s interval cannot move to MOBILE');
     const now = clock.now();
     const owed =
-      sub.status === 'PAST_DUE' || (sub.nextChargeAt !== null && Math.abs(calendarDaysBetween(now, sub.nextChargeAt, GATEWAY_ZONE)) <= MOBILE_WINDOW_DAYS);
+      sub.status === 'PAST_DUE' || (sub.nextChargeAt !== null && Math.abs(calendarDaysBetween(now, sub.nextChargeAt, KOREA_ZONE)) <= MOBILE_WINDOW_DAYS);
     if (!owed)
       throw new RULE_ERRORS.NOT_DUE('A MOBILE window charges at once: it is taken only while a cycle is owed (PAST_DUE, or the next charge within ±5 days)');
     // The owed cycle's charge may have gone through (its outcome unknown, or a settlement file shows the gateway

@@ -5,8 +5,9 @@
 // new + expansion + reactivation − contraction − churn holds to the won by construction.
 import type { Db } from '../../db/prisma.ts';
 import { sqlQuery } from '../../db/prisma.ts';
+import { KOREA_ZONE } from '../../lib/calendar.ts';
 import { type Period, rate } from './periods.ts';
-import { ROLLUP_ZONE, splitRange } from './rollups.ts';
+import { splitRange } from './rollups.ts';
 
 export interface MrrMonth {
   month: string;
@@ -82,7 +83,7 @@ const mrrDelta = (row: Row) => Number(row.new) + Number(row.expansion) + Number(
 
 /** What counted before `instant`: the sum of every movement dated before it. */
 export async function readMrrBefore(db: Db, instant: Date): Promise<{ mrr: number; subscriptions: number }> {
-  const rows = await readMovements(db, null, instant, ROLLUP_ZONE);
+  const rows = await readMovements(db, null, instant, KOREA_ZONE);
   return { mrr: rows.reduce((sum, row) => sum + mrrDelta(row), 0), subscriptions: rows.reduce((sum, row) => sum + countDelta(row), 0) };
 }
 

@@ -2,9 +2,7 @@
 // pre-aggregated tables the database keeps with every change, and the unit that holds now (cut at now: the periods'
 // last end, periods.ts) from the raw rows through their indexes, so a report is as exact as reading every row.
 import { DateTime } from 'luxon';
-
-/** The zone of the tables' days and months (report_day and report_month in the migration). */
-export const ROLLUP_ZONE = 'Asia/Seoul';
+import { KOREA_ZONE } from '../../lib/calendar.ts';
 
 export type Unit = 'day' | 'month';
 
@@ -18,7 +16,7 @@ export interface Split {
 /** Before anything the service records (0001-01-01 UTC; PostgreSQL's timestamptz starts in 4713 BC). */
 const BEGINNING = new Date('0001-01-01T00:00:00Z');
 
-const isoDate = (instant: Date) => DateTime.fromJSDate(instant, { zone: ROLLUP_ZONE }).toISODate()!;
+const isoDate = (instant: Date) => DateTime.fromJSDate(instant, { zone: KOREA_ZONE }).toISODate()!;
 
 /**
  * Splits [start, end) at the start of the unit that holds `end` (end itself when it is a unit's start). `start` is a
@@ -26,8 +24,8 @@ const isoDate = (instant: Date) => DateTime.fromJSDate(instant, { zone: ROLLUP_Z
  * other than the tables', everything is live.
  */
 export function splitRange(start: Date | null, end: Date, unit: Unit, zone: string): Split {
-  if (zone !== ROLLUP_ZONE) return { whole: null, live: start === null || start < end ? { start: start ?? BEGINNING, end } : null };
-  const cut = DateTime.fromJSDate(end, { zone: ROLLUP_ZONE }).startOf(unit).toJSDate();
+  if (zone !== KOREA_ZONE) return { whole: null, live: start === null || start < end ? { start: start ?? BEGINNING, end } : null };
+  const cut = DateTime.fromJSDate(end, { zone: KOREA_ZONE }).startOf(unit).toJSDate();
   const wholeFrom = start === null ? '-infinity' : isoDate(start);
   const whole = start === null || start < cut ? { from: wholeFrom, to: isoDate(cut) } : null;
   const liveStart = start !== null && start > cut ? start : cut;
