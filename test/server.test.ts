@@ -19,6 +19,8 @@ const KEYS = {
   API_KEYS: 'server_test_api_key_0123456789',
   ADMIN_TOKENS: 'server_test_admin_token_0123456789',
   BILLING_KEY_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 3).toString('base64')}`,
+  // With every secret given, a process started in the checkout generates nothing into its .data/.
+  CONSOLE_SESSION_KEYS: Buffer.alloc(32, 6).toString('base64'),
 };
 
 function postmasterPid(dataDir: string): number | undefined {
@@ -54,7 +56,6 @@ describe('server process', () => {
     cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
     const env = {
       ...KEYS,
-      CONSOLE_SESSION_KEYS: Buffer.alloc(32, 6).toString('base64'),
       DATABASE_URL: database.url,
       PORT: String(port),
       HOST: '127.0.0.1',
