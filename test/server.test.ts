@@ -260,10 +260,17 @@ describe('server process', () => {
     );
     const endpoints = createEndpointsService({ db, keyring: createKeyring([k0]), config: { webhooks: { allowHttp: true } } as never });
     const endpoint = await endpoints.create({ url: 'https://merchant.example/hooks' });
-    const rotate = run('src/cli/rotate-keys.ts', {
-      DATABASE_URL: database.url,
-      BILLING_KEY_ENCRYPTION_KEYS: `k1:${k1.key.toString('base64')},k0:${k0.key.toString('base64')}`,
-    });
+    // In a directory of its own: the development defaults it fills in are written to its .data/, not the checkout's.
+    const workDir = mkdtempSync(path.join(tmpdir(), 'billing-rotate-'));
+    cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
+    const rotate = run(
+      'src/cli/rotate-keys.ts',
+      {
+        DATABASE_URL: database.url,
+        BILLING_KEY_ENCRYPTION_KEYS: `k1:${k1.key.toString('base64')},k0:${k0.key.toString('base64')}`,
+      },
+      workDir,
+    );
     expect(await rotate.exit).toBe(0);
     expect(rotate.output()).toContain('"rotated":1');
     const row = await db.billingKey.findFirstOrThrow();
