@@ -32,7 +32,7 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Runs node directly (not npm) so SIGTERM reaches the service and shutdown is graceful. Migrations are applied
 # at start under an advisory lock, so several replicas can start at once. Young-generation semi-spaces of 8 MB
-# (V8 grows them to 32 MB while the service starts, and keeps them): about 20 MB less resident memory at no measured
-# cost; 4 MB saved 7 MB more but cost list pages a quarter of their throughput (BENCHMARKS.md). npm start and the
-# benchmarks run the service with the same flags.
+# (V8 grows them to 32 MB while the service starts, and keeps them): less resident memory at no measured cost
+# (docs/benchmarks.md "Measurements behind choices in the code"). npm start and the benchmarks run the service with
+# the same flags.
 CMD ["node", "--max-semi-space-size=8", "src/server.ts"]

@@ -1,5 +1,7 @@
-// The process: configuration, logger, database, migrations, listen, graceful shutdown (docs/architecture.md "House style").
+// The process: configuration, logger, database, migrations, listen, the start-up banner, graceful shutdown
+// (docs/architecture.md "Layout").
 import { buildApp } from './app.ts';
+import { bannerText, startupBanner } from './banner.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrate } from './db/migrator.ts';
@@ -59,6 +61,10 @@ async function main(): Promise<void> {
     await migrate({ connectionString: database.url, log: logger });
     app = await buildApp({ ...config, databaseUrl: database.url }, { logger, redactor });
     await app.listen({ host: config.host, port: config.port });
+    // One line for the log (JSON, like every other); a terminal gets it in words too.
+    const banner = startupBanner(config);
+    logger.info(banner, 'service ready');
+    if (process.stdout.isTTY) process.stdout.write(bannerText(banner));
   } catch (error) {
     // An unsupported server's refusal is its own one line (docs/operating.md "Commands"), not a logged stack.
     if (error instanceof UnsupportedServerError) process.stderr.write(`${error.message}\n`);

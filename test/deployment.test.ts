@@ -1,6 +1,7 @@
-// The deployment files and the README name every variable the service reads (src/config.ts's EnvSchema), so an
-// operator who follows any of them can set everything, and nothing is silently dropped by docker compose.
-import { readFileSync } from 'node:fs';
+// The deployment files and docs/operating.md "Environment variables" name every variable the service reads
+// (src/config.ts's EnvSchema), so an operator who follows any of them can set everything, and nothing is silently
+// dropped by docker compose.
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EnvSchema } from '../src/config.ts';
@@ -34,8 +35,11 @@ describe('how the service is run', () => {
 });
 
 describe('every variable of the service', () => {
-  it.each(VARIABLES)('%s is in the README, .env.example and docker-compose.yml', (name) => {
-    expect(read('README.md')).toMatch(new RegExp(`\\|[^|\\n]*\`${name}\``));
+  it.each(VARIABLES)('%s is in docs/operating.md, .env.example and docker-compose.yml', (name) => {
+    const table = read('docs/operating.md')
+      .split(/^## /m)
+      .find((section) => section.startsWith('Environment variables\n'));
+    expect(table).toMatch(new RegExp(`\\|[^|\\n]*\`${name}\``));
     expect(read('.env.example')).toMatch(new RegExp(`^${name}=`, 'm'));
     expect(composeAppEnvironment().has(name), 'docker-compose.yml').toBe(true);
   });
@@ -49,7 +53,11 @@ describe('every variable of the service', () => {
     expect(Number(grace?.[1])).toBeGreaterThanOrEqual(45);
   });
 
-  it('the README links nothing outside the repository', () => {
+  it('the README and docs/ link nothing outside the repository', () => {
     expect(read('README.md')).not.toMatch(/\.\.\/shared|\]\(\.\.\//);
+    // docs/ may link one level up, into the repository (../bench/results/history.md), never two.
+    for (const file of readdirSync(path.join(ROOT, 'docs')).filter((name) => name.endsWith('.md'))) {
+      expect(read(`docs/${file}`), file).not.toMatch(/\.\.\/shared|\]\(\.\.\/\.\.\//);
+    }
   });
 });

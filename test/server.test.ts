@@ -13,11 +13,14 @@ import { createEndpointsService } from '../src/modules/webhooks/endpoints.servic
 import { createKeyring } from '../src/lib/crypto.ts';
 import { readBillingKey, storeBillingKey } from '../src/modules/billing-keys/billing-keys.service.ts';
 import { isProcessRunning } from '../src/db/embedded-postgres.ts';
+import { bannerText, startupBanner, type StartupBanner } from '../src/banner.ts';
 
 const KEYS = {
   API_KEYS: 'server_test_api_key_0123456789',
   ADMIN_TOKENS: 'server_test_admin_token_0123456789',
   BILLING_KEY_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 3).toString('base64')}`,
+  // With every secret given, a process started in the checkout generates nothing into its .data/.
+  CONSOLE_SESSION_KEYS: Buffer.alloc(32, 6).toString('base64'),
 };
 
 function postmasterPid(dataDir: string): number | undefined {
@@ -41,6 +44,81 @@ describe('server process', () => {
     server.child.kill('SIGTERM');
     expect(await server.exit).toBe(0);
     expect(server.output()).toContain('"msg":"stopped"');
+  });
+
+  it('prints one start-up line naming the console, the API document, the sandbox window and the clock; its log stays JSON lines', async () => {
+    const database = await createTestDatabase();
+    cleanup.push(() => database.drop());
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    // Every secret given, in a directory of its own: nothing is generated, nothing printed but the log.
+    const workDir = mkdtempSync(path.join(tmpdir(), 'billing-banner-'));
+    cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
+    const env = {
+      ...KEYS,
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_BASE_URL: base,
+      CLOCK: 'simulated',
+      SCHEDULER_ENABLED: 'false',
+    };
+    const server = run('src/server.ts', env, workDir);
+    cleanup.push(() => void server.child.kill('SIGKILL'));
+    await waitUntilReady(port, server);
+    await waitFor('the start-up line', async () => server.output().includes('"msg":"service ready"'));
+
+    // Not a terminal here: nothing but JSON lines, and the banner is one of them.
+    const lines = server.output().trim().split('\n');
+    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const banners = records.filter((record) => record.msg === 'service ready');
+    expect(banners).toHaveLength(1);
+    expect(banners[0]).toMatchObject({
+      level: 30,
+      console: `${base}/console`,
+      docs: `${base}/docs`,
+      sandboxWindow: `${base}/sandbox/window`,
+      clock: 'simulated',
+    });
+    const banner = banners[0] as unknown as StartupBanner;
+
+    // Each address is what it says: the console's sign-in, the API document, the window a registration opens.
+    const consolePage = await fetch(banner.console);
+    expect(consolePage.status).toBe(200);
+    expect(consolePage.url).toBe(`${base}/console/login?next=%2Fconsole`);
+    const docs = await fetch(banner.docs);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain('swagger');
+    const registration = await fetch(`${base}/api/v1/registrations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.API_KEYS}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: 'banner', method: 'CARD', amount: 1000, orderName: 'Banner check' }),
+    });
+    expect(registration.status).toBe(201);
+    const { window } = (await registration.json()) as { window: { url: string } };
+    expect(window.url.startsWith(`${banner.sandboxWindow}?`)).toBe(true);
+    expect((await fetch(window.url)).status).toBe(200);
+
+    server.child.kill('SIGTERM');
+    expect(await server.exit).toBe(0);
+  });
+
+  it('the start-up banner names no sandbox with a real gateway, and reads in words at a terminal', () => {
+    const real = startupBanner({ publicBaseUrl: 'https://billing.example', clock: 'system', gateway: { baseUrl: 'https://gateway.example' } } as never);
+    expect(real).toEqual({ console: 'https://billing.example/console', docs: 'https://billing.example/docs', clock: 'system' });
+    expect(bannerText(real)).not.toContain('Sandbox');
+    expect(bannerText(real)).toContain('Clock              real time');
+    const sandbox = startupBanner({ publicBaseUrl: 'http://localhost:3000', clock: 'simulated', gateway: { baseUrl: undefined } } as never);
+    expect(bannerText(sandbox).split('\n')).toEqual([
+      '',
+      'Merchant billing service is ready.',
+      '  Operator console   http://localhost:3000/console',
+      '  API document       http://localhost:3000/docs',
+      "  Sandbox window     http://localhost:3000/sandbox/window (where a registration's window.url sends the customer)",
+      '  Clock              simulated: PUT /admin/clock sets it',
+      '',
+      '',
+    ]);
   });
 
   it('with no variables runs the embedded database under .data/, keeps its data across restarts and stops it on SIGTERM', async () => {
@@ -182,10 +260,17 @@ describe('server process', () => {
     );
     const endpoints = createEndpointsService({ db, keyring: createKeyring([k0]), config: { webhooks: { allowHttp: true } } as never });
     const endpoint = await endpoints.create({ url: 'https://merchant.example/hooks' });
-    const rotate = run('src/cli/rotate-keys.ts', {
-      DATABASE_URL: database.url,
-      BILLING_KEY_ENCRYPTION_KEYS: `k1:${k1.key.toString('base64')},k0:${k0.key.toString('base64')}`,
-    });
+    // In a directory of its own: the development defaults it fills in are written to its .data/, not the checkout's.
+    const workDir = mkdtempSync(path.join(tmpdir(), 'billing-rotate-'));
+    cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
+    const rotate = run(
+      'src/cli/rotate-keys.ts',
+      {
+        DATABASE_URL: database.url,
+        BILLING_KEY_ENCRYPTION_KEYS: `k1:${k1.key.toString('base64')},k0:${k0.key.toString('base64')}`,
+      },
+      workDir,
+    );
     expect(await rotate.exit).toBe(0);
     expect(rotate.output()).toContain('"rotated":1');
     const row = await db.billingKey.findFirstOrThrow();
