@@ -1,8 +1,8 @@
 // npm run bench (part 1): the charging engine against a real PostgreSQL (embedded, in a temporary directory) and the
 // sandbox gateway in another process with a settable latency per call. Each run seeds N due CARD subscriptions and
 // times one charging pass in a service process of its own (bench/charge-worker.ts), which reports charges, CPU,
-// peak RSS and SQL statements. The plain-SQL floor (../shared/bench/plain-protocol.mjs, the same protocol without the
-// service) runs against the same cluster, alternately with the service's L = 0 drain. Prints each figure with its
+// peak RSS and SQL statements. The plain-SQL floor (a script outside this repository that runs the same protocol
+// without the service, given by BENCH_FLOOR) runs against the same cluster, alternately with the service's L = 0 drain. Prints each figure with its
 // target (issue #25) and writes bench/results/<date>-charging.json with the machine, Node, PostgreSQL and the commit.
 //
 //   npm run bench                        quick sizes, one round
@@ -11,7 +11,7 @@
 //                                        this one, on the same database and sandbox: each figure side by side
 //   BENCH_ONLY=L50,L0,...                only these runs (L50, L200, L0, floor, replicas, events, large, service,
 //                                        service-large)
-//   BENCH_FLOOR=<path>                   the plain-SQL floor's script (default ../shared/bench/plain-protocol.mjs)
+//   BENCH_FLOOR=<path>                   the plain-SQL floor's script (none by default: the floor is then not run)
 //   BENCH_LARGE=1 npm run bench          adds the 100,000-subscription drains (memory targets)
 //   BENCH_LIVE_HEAP=<seconds>            each worker collects garbage that often during its pass and prints the heap
 //                                        still alive (what the pass keeps, apart from garbage not yet collected)
@@ -44,7 +44,7 @@ const C = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
-const FLOOR = process.env.BENCH_FLOOR ?? path.join(fileURLToPath(new URL('..', import.meta.url)), '../shared/bench/plain-protocol.mjs');
+const FLOOR = process.env.BENCH_FLOOR ?? '';
 const SECRET = 'bench_gateway_secret_key';
 const MERCHANT = 'BENCH';
 const ENCRYPTION_KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
@@ -367,8 +367,8 @@ async function main() {
         if (wanted('service')) await runService('service L=0', tree, N);
         if (wanted('service-large') && round === 0) await runService('service 100k L=0', tree, 100_000);
       }
-      if (wanted('floor') && !existsSync(FLOOR)) {
-        if (round === 0) console.error(`  the plain-SQL floor is not at ${FLOOR}: not run (set BENCH_FLOOR)`);
+      if (wanted('floor') && (!FLOOR || !existsSync(FLOOR))) {
+        if (round === 0) console.error(`  the plain-SQL floor's script ${FLOOR ? `is not at ${FLOOR}` : 'is not given'}: not run (set BENCH_FLOOR)`);
       } else if (wanted('floor')) {
         const floor = runFloor(embedded.adminConnectionString, 0, N);
         floors.push(floor);
