@@ -4,39 +4,10 @@
 // nested ones dotted, UTC ISO-8601 times); the columns are fixed, so items that leave an optional field out line up.
 import { Readable } from 'node:stream';
 import { csvHead, csvRows } from '../../lib/csv.ts';
+import { PUBLIC_FIELD_PATHS } from '../subscriptions/subscriptions.shape.ts';
 
 /** The public subscription shape's fields (subscriptions.shape.ts), consents left out (a list of their own). */
-export const SUBSCRIPTION_COLUMNS = [
-  'id',
-  'userId',
-  'method',
-  'status',
-  'amount',
-  'orderName',
-  'interval.unit',
-  'interval.count',
-  'itemCode',
-  'currentPeriodStart',
-  'currentPeriodEnd',
-  'nextChargeAt',
-  'cancelAtPeriodEnd',
-  'canceledAt',
-  'cancelReason',
-  'trialEnd',
-  'pendingAmount',
-  'pendingAmountReason',
-  'needsAttention',
-  'attentionReason',
-  'billingKey.id',
-  'billingKey.method',
-  'billingKey.status',
-  'billingKey.cardName',
-  'billingKey.cardNumber',
-  'billingKey.carrier',
-  'billingKey.phoneNumber',
-  'createdAt',
-  'updatedAt',
-] as const;
+export const SUBSCRIPTION_COLUMNS = PUBLIC_FIELD_PATHS;
 
 /** The public payment shape's fields (payments.service.ts serializePayment), attempts left out. */
 export const PAYMENT_COLUMNS = [

@@ -19,13 +19,19 @@ export interface BillingKeySummary {
   phoneNumber: string | null;
 }
 
+/** BillingKeySummary's fields, in the public shape's order: the columns BILLING_KEY_SUMMARY_JSON reads. */
+export const BILLING_KEY_SUMMARY_FIELDS = ['id', 'method', 'status', 'cardName', 'cardNumber', 'carrier', 'phoneNumber'] as const satisfies ReadonlyArray<
+  keyof BillingKeySummary
+>;
+
 export type ConsentRow = Prisma.ConsentGetPayload<object>;
 
 /**
  * The subscription columns the public shape shows, and so the only ones these reads fetch (fewer columns to format
  * and parse: list pages are bound by that). serializeSubscription takes a SubscriptionView, so it cannot read another.
+ * In the public shape's order: the console's CSV export derives its columns from this list (PUBLIC_FIELD_PATHS).
  */
-const PUBLIC_COLUMNS = [
+export const PUBLIC_COLUMNS = [
   'id',
   'userId',
   'method',
@@ -55,8 +61,7 @@ export type SubscriptionView = Pick<Prisma.SubscriptionGetPayload<object>, (type
 };
 
 /** The jsonb object of a billing key's summary, for the key aliased `k`; also used by the event feed. */
-export const BILLING_KEY_SUMMARY_JSON = `jsonb_build_object('id', k."id", 'method', k."method", 'status', k."status", 'cardName', k."cardName",
-  'cardNumber', k."cardNumber", 'carrier', k."carrier", 'phoneNumber', k."phoneNumber")`;
+export const BILLING_KEY_SUMMARY_JSON = `jsonb_build_object(${BILLING_KEY_SUMMARY_FIELDS.map((field) => `'${field}', k."${field}"`).join(', ')})`;
 
 /**
  * `aggregate` (an ordered aggregate over the consents aliased `c` matching `where`) when there is any such consent, else

@@ -3,7 +3,7 @@
 // trail all show this one shape.
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { maskPhoneNumber } from '../../lib/redact.ts';
-import type { SubscriptionView } from './subscriptions.read.ts';
+import { BILLING_KEY_SUMMARY_FIELDS, PUBLIC_COLUMNS, type SubscriptionView } from './subscriptions.read.ts';
 
 /** What the public shape needs beside the row: the billing key's description and the consents, oldest first. */
 export const WITH_KEY = { billingKey: true, consents: { orderBy: [{ obtainedAt: 'asc' }, { id: 'asc' }] } } satisfies Prisma.SubscriptionInclude;
@@ -47,6 +47,23 @@ export function serializeSubscription(row: SubscriptionView) {
     updatedAt: row.updatedAt.toISOString(),
   };
 }
+
+/** The public columns serializeSubscription shows under another name, or with a field it derives from them. */
+const SHOWN_AS: Partial<Record<(typeof PUBLIC_COLUMNS)[number], readonly string[]>> = {
+  intervalUnit: ['interval.unit'],
+  intervalCount: ['interval.count'],
+  pendingAmount: ['pendingAmount', 'pendingAmountReason'],
+};
+
+/**
+ * The public shape's fields in its order, as paths (nested ones dotted), consents left out (a list of their own):
+ * each public column (PUBLIC_COLUMNS) as serializeSubscription names it, and the billing key's summary before the
+ * times. The console's CSV export of subscriptions has these as its columns.
+ */
+export const PUBLIC_FIELD_PATHS: readonly string[] = PUBLIC_COLUMNS.flatMap((column) => [
+  ...(column === 'createdAt' ? BILLING_KEY_SUMMARY_FIELDS.map((field) => `billingKey.${field}`) : []),
+  ...(SHOWN_AS[column] ?? [column]),
+]);
 
 export function serializeConsent(row: {
   id: string;

@@ -1,8 +1,10 @@
 // The console lists' filters (src/modules/console/list-filters.ts) and their streamed CSV (list-export.ts).
 import { Compile } from 'typebox/compile';
 import { describe, expect, it } from 'vitest';
-import { csvPages } from '../../../src/modules/console/list-export.ts';
+import { csvPages, SUBSCRIPTION_COLUMNS } from '../../../src/modules/console/list-export.ts';
 import { ConsolePaymentsQuery, dropBlankFields, listHref, toAdminFilter } from '../../../src/modules/console/list-filters.ts';
+import type { SubscriptionView } from '../../../src/modules/subscriptions/subscriptions.read.ts';
+import { serializeSubscription } from '../../../src/modules/subscriptions/subscriptions.shape.ts';
 
 describe('console list filters', () => {
   it('are the admin filters with Korea dates for the creation window', () => {
@@ -57,5 +59,44 @@ describe('csvPages', () => {
       ['p2', 2],
     ]);
     expect(chunks.join('')).toBe('\uFEFFid,amount\r\na,1\r\nb,\r\nc,3\r\n');
+  });
+});
+
+describe('the subscriptions export', () => {
+  it('has a column for every field of the public shape, in its order, consents left out (a list of their own)', () => {
+    const at = new Date(Date.UTC(2026, 10, 1));
+    // Every optional field present, so that every field the shape can show is shown.
+    const row: SubscriptionView = {
+      id: 'sub',
+      userId: 'user',
+      method: 'CARD',
+      status: 'ACTIVE',
+      amount: 9900,
+      orderName: 'Plan',
+      intervalUnit: 'month',
+      intervalCount: 1,
+      itemCode: 'ITEM01',
+      currentPeriodStart: at,
+      currentPeriodEnd: at,
+      nextChargeAt: at,
+      cancelAtPeriodEnd: true,
+      canceledAt: at,
+      cancelReason: 'asked',
+      trialEnd: at,
+      pendingAmount: 12900,
+      needsAttention: true,
+      attentionReason: 'PAYMENT_OUTCOME_UNKNOWN',
+      createdAt: at,
+      updatedAt: at,
+      billingKey: { id: 'key', method: 'CARD', status: 'ACTIVE', cardName: 'Card', cardNumber: '1234', carrier: 'SKT', phoneNumber: '010-1234-5678' },
+      consents: [],
+    };
+    const paths = (value: object, prefix = ''): string[] =>
+      Object.entries(value).flatMap(([key, field]) =>
+        field !== null && typeof field === 'object' && !Array.isArray(field) ? paths(field, `${prefix}${key}.`) : [`${prefix}${key}`],
+      );
+    const shown = paths(serializeSubscription(row)).filter((path) => path !== 'consents');
+    expect(shown).toHaveLength(29);
+    expect(SUBSCRIPTION_COLUMNS).toEqual(shown);
   });
 });
