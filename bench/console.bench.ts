@@ -186,7 +186,7 @@ async function main() {
         const body = await warm.text();
         if (warm.status !== 200 || !body.includes('<h1>')) throw new Error(`${name} (${url}) answered ${warm.status}: ${body.slice(0, 300)}`);
       }
-      // One request at a time first: what a page costs when nothing queues (the machine is shared; see BENCHMARKS.md).
+      // One request at a time first: what a page costs when nothing queues (the machine is shared; see docs/benchmarks.md).
       for (const [name, url] of pages) {
         const times: number[] = [];
         for (let i = 0; i < 20; i += 1) {

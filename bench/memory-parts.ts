@@ -1,4 +1,4 @@
-// Where the service's resident memory goes (issue 25, target 5; BENCHMARKS.md §6 "Memory (issue 25, target 5)").
+// Where the service's resident memory goes (issue 25, target 5; docs/benchmarks.md "Memory").
 // Every figure is taken in a fresh node process started with the flags and the compile cache of `npm start`, after a
 // full garbage collection (--expose-gc), from process.memoryUsage() and /proc/self/smaps.
 //

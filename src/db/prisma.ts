@@ -28,7 +28,7 @@ export function createPrismaClient(connectionString: string, options: { poolSize
 }
 
 // Named statements: PostgreSQL parses and plans a named statement once per connection and reuses the plan, where an
-// unnamed one is planned on every call; planning was most of the database's time on the API's reads (BENCHMARKS.md §4). Names come from the text, so one text always has one name. The map is
+// unnamed one is planned on every call; planning was most of the database's time on the API's reads (docs/benchmarks.md "Measurements behind choices in the code"). Names come from the text, so one text always has one name. The map is
 // capped (the texts are the code's, but Prisma's IN lists of every length are distinct texts, and each named text is
 // kept by every pooled connection, in node-postgres and in its PostgreSQL backend); past the cap a text goes unnamed,
 // as before. The hot statements are a few dozen texts. Statements that read `*` would fail after a migration adds a

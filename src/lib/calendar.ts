@@ -14,7 +14,7 @@ const GATEWAY_FORMAT = 'yyyyMMddHHmmss';
 export type IntervalUnit = 'day' | 'week' | 'month' | 'year';
 
 // A named zone costs an Intl.DateTimeFormat#formatToParts call for every DateTime made in it, a large share of the
-// charging engine's CPU (BENCHMARKS.md §4). A zone whose UTC offset has not changed over the years we deal in (Asia/Seoul since 1988,
+// charging engine's CPU (docs/benchmarks.md "Measurements behind choices in the code"). A zone whose UTC offset has not changed over the years we deal in (Asia/Seoul since 1988,
 // UTC) is the same calendar as a fixed offset, which Luxon computes without Intl; so within those years such a zone
 // is replaced by its fixed offset. Zones with daylight saving time (or any change in those years) keep their name.
 // The offset is sampled every 7 days: every offset change tzdata knows lasted months.

@@ -1,5 +1,5 @@
 // The read of a registration or an order by its single-use `state`: the first read of every browser redirect, which
-// browsers replay (through Prisma it was most of a replay's cost, BENCHMARKS.md §4), so it is one named statement.
+// browsers replay (through Prisma it was most of a replay's cost, docs/benchmarks.md "Measurements behind choices in the code"), so it is one named statement.
 import { columnsOf, sqlQuery, type Db } from '../../db/prisma.ts';
 
 /**

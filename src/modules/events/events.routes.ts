@@ -19,7 +19,7 @@ export function eventsRoutes(service: EventsService, idempotency: Idempotency) {
         },
         // The schema's serializer walks each event's object as free-form properties, key by key in JavaScript; every
         // field of a page is already in its public shape (renderEvent), so JSON.stringify writes the same JSON in less
-        // CPU (BENCHMARKS.md §3). The schema still documents the route.
+        // CPU (docs/benchmarks.md "Measurements behind choices in the code"). The schema still documents the route.
         serializerCompiler: () => (data) => JSON.stringify(data),
       },
       async (request) => service.list(request.query),

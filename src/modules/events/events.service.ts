@@ -17,7 +17,7 @@ export async function assignEventSequences(db: Db, batch = 1000): Promise<number
   return row?.n ?? 0;
 }
 
-/** Events read through the pg pool as named statements (BENCHMARKS.md §4); `where` and `tail` use $1… for `values`. */
+/** Events read through the pg pool as named statements (docs/benchmarks.md "Measurements behind choices in the code"); `where` and `tail` use $1… for `values`. */
 export async function loadEvents(db: Db, where: string, values: unknown[], tail = ''): Promise<EventRow[]> {
   return sqlQuery<EventRow>(db, `SELECT ${EVENT_COLUMNS_SQL} FROM "events" e WHERE ${where} ${tail}`, values);
 }

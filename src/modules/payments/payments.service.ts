@@ -131,7 +131,7 @@ const ATTEMPT_INSTANTS = ['approvedAt', 'sentAt', 'completedAt', 'createdAt'] as
 
 /**
  * A payment with its attempts (in order) in one statement, straight from the pg pool (NotFoundError when there is
- * none): through Prisma it was two statements and most of the route's CPU (BENCHMARKS.md §4). The public shape stays in
+ * none): through Prisma it was two statements and most of the route's CPU (docs/benchmarks.md "Measurements behind choices in the code"). The public shape stays in
  * serializePayment.
  */
 export async function readPayment(db: Db, id: string): Promise<PaymentRow & { attempts: AttemptView[]; externalRefunds: ExternalRefundView[] }> {

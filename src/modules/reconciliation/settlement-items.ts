@@ -77,7 +77,7 @@ const REACH_SQL = `
  * Rewrites the items of a scope (in the caller's transaction): every item in reach is matched again; those storedSql
  * names are stored, and the other stored items in reach are deleted. Only those are stored (about 1 % of the lines of a
  * real file): storing every line's item made an import of 100,000 lines write 100,000 more rows, about twice its time
- * (BENCHMARKS.md §8); the reads compute a MATCHED line's item (its payment, our amount and status) for the few they show.
+ * (docs/benchmarks.md "Settlement import"); the reads compute a MATCHED line's item (its payment, our amount and status) for the few they show.
  */
 export async function refreshItems(tx: Tx, scope: RefreshScope): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('settlement_items'))`;

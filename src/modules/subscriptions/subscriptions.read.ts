@@ -1,6 +1,6 @@
 // The public reads of subscriptions (merchant and admin GET and lists), one statement each: the row, its billing
 // key's public columns and its consents come back together, straight from the pg pool: through Prisma a page was three
-// statements and most of the route's CPU (BENCHMARKS.md §4).
+// statements and most of the route's CPU (docs/benchmarks.md "Measurements behind choices in the code").
 // The public shape itself stays in serializeSubscription.
 import { columnsOf, sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
@@ -153,7 +153,7 @@ const maskedPhoneSql = (column: string) => `CASE WHEN nullif(${column}, '') IS N
 /**
  * serializeSubscription (subscriptions.shape.ts) in SQL, for the subscription aliased `s` and its key `k`: the public
  * shape as JSON text, its fields in the same order. Written by PostgreSQL, a list page costs the service no row
- * parsing, Date objects or serializer (BENCHMARKS.md §3). The twin test in
+ * parsing, Date objects or serializer (docs/benchmarks.md "Measurements behind choices in the code"). The twin test in
  * test/modules/subscriptions/subscriptions.routes.test.ts holds it equal to serializeSubscription, field by field.
  *
  * A field the serializer leaves undefined is absent: json_strip_nulls drops every null field at every depth (the
