@@ -109,7 +109,7 @@ describe('migrate', () => {
       '20200101000000_good': 'CREATE TABLE good (id INTEGER);',
       '20200102000000_bad': 'CREATE TABLE half_done (id INTEGER);\nSELECT no_such_function();',
     });
-    await expect(migrate({ connectionString: db.url, log: quiet, dir })).rejects.toThrow(/20200102000000_bad failed/);
+    await expect(migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null })).rejects.toThrow(/20200102000000_bad failed/);
     const rows = await query<{ migration_name: string }>(db.url, 'SELECT migration_name FROM _prisma_migrations');
     expect(rows.map((r) => r.migration_name)).toEqual(['20200101000000_good']);
     const tables = await query<{ t: string | null }>(db.url, "SELECT to_regclass('half_done')::text AS t");
@@ -119,18 +119,18 @@ describe('migrate', () => {
   it('refuses to go on past a migration Prisma recorded as failed', async () => {
     const db = await emptyDatabase();
     const dir = migrationsDir({ '20200101000000_one': 'SELECT 1;' });
-    await migrate({ connectionString: db.url, log: quiet, dir });
+    await migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null });
     await query(db.url, `INSERT INTO _prisma_migrations (id, checksum, migration_name) VALUES ('x', 'y', '20200102000000_failed')`);
-    await expect(migrate({ connectionString: db.url, log: quiet, dir })).rejects.toThrow(/20200102000000_failed failed earlier/);
+    await expect(migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null })).rejects.toThrow(/20200102000000_failed failed earlier/);
   });
 
   it('warns when an applied migration was edited afterwards, and does not run it again', async () => {
     const db = await emptyDatabase();
     const dir = migrationsDir({ '20200101000000_one': 'CREATE TABLE once (id INTEGER);' });
-    await migrate({ connectionString: db.url, log: quiet, dir });
+    await migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null });
     writeFileSync(path.join(dir, '20200101000000_one', 'migration.sql'), 'CREATE TABLE once (id INTEGER, extra TEXT);');
     const warnings: string[] = [];
-    const result = await migrate({ connectionString: db.url, log: { info: () => {}, warn: (_o, msg) => warnings.push(msg) }, dir });
+    const result = await migrate({ connectionString: db.url, log: { info: () => {}, warn: (_o, msg) => warnings.push(msg) }, dir, functionsDir: null });
     expect(result.applied).toEqual([]);
     expect(warnings).toEqual(['migration was modified after it was applied']);
   });
