@@ -34,7 +34,9 @@ $$;
 
 -- The event of one row change. Arguments: the object type, the columns whose change a merchant sees (the public
 -- shape), the columns never copied into an event (secrets, personal data the public shape does not show).
--- Several changes of one row in one transaction become one event: the latest snapshot, the oldest values.
+-- Several changes of one row in one transaction become one event: the latest snapshot, the oldest values. Each type it
+-- writes is spelled out whole, so the list can be read off this text (test/db/function-files.test.ts holds it equal
+-- to EVENT_TYPES).
 --
 -- This transaction's event of a row is found by the row and the writing transaction (events_objectId_pos_idx; an
 -- object has a few events), not remembered in a transaction-local setting: PostgreSQL keeps every custom setting's
@@ -88,10 +90,13 @@ BEGIN
         WHEN 'UNKNOWN' THEN 'payment.unknown' WHEN 'CANCELED' THEN 'payment.canceled' END
       WHEN changed ? 'canceledAmount' AND (new_row ->> 'canceledAmount')::int > (changed ->> 'canceledAmount')::int
         THEN 'payment.canceled' END;
-  ELSE -- registration, order
+  ELSIF object_type = 'registration' THEN
     event_type := CASE WHEN TG_OP = 'INSERT' OR changed ? 'status' THEN CASE new_row ->> 'status'
-        WHEN 'COMPLETED' THEN object_type || '.completed' WHEN 'FAILED' THEN object_type || '.failed'
-        WHEN 'EXPIRED' THEN CASE WHEN object_type = 'registration' THEN 'registration.expired' END END END;
+        WHEN 'COMPLETED' THEN 'registration.completed' WHEN 'FAILED' THEN 'registration.failed'
+        WHEN 'EXPIRED' THEN 'registration.expired' END END;
+  ELSE -- order
+    event_type := CASE WHEN TG_OP = 'INSERT' OR changed ? 'status' THEN CASE new_row ->> 'status'
+        WHEN 'COMPLETED' THEN 'order.completed' WHEN 'FAILED' THEN 'order.failed' END END;
   END IF;
 
   new_row := new_row - hidden;

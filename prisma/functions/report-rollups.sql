@@ -17,8 +17,8 @@
 -- The tables and the composite types revenue_line and recovery_line are the versioned migrations' (first
 -- 20261124210000_report_rollups).
 --
--- Calendar: Korea days and months (Asia/Seoul has no daylight saving time). A report in another BILLING_TIMEZONE
--- reads the raw rows (src/modules/reports/rollups.ts).
+-- Calendar: Korea days and months (common.sql korea_zone). A report in another BILLING_TIMEZONE reads the raw rows
+-- (src/modules/reports/rollups.ts).
 --
 -- Serves the TypeScript writers of payments (the charge record, payments/charge.record.ts; the state moves,
 -- ledger/payment.state.ts; payment-actions.service resolve; reconciliation/finish-settlement.ts), of payment attempts
@@ -28,11 +28,12 @@
 --
 -- Applied by the migrator after the versioned migrations whenever this file changes (src/db/apply-functions.ts).
 
+-- The Korea day and month of an instant (the zone: common.sql korea_zone).
 CREATE OR REPLACE FUNCTION "report_day"(at timestamptz) RETURNS date LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT (at AT TIME ZONE 'Asia/Seoul')::date
+  SELECT (at AT TIME ZONE "korea_zone"())::date
 $$;
 CREATE OR REPLACE FUNCTION "report_month"(at timestamptz) RETURNS date LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT date_trunc('month', at AT TIME ZONE 'Asia/Seoul')::date
+  SELECT date_trunc('month', at AT TIME ZONE "korea_zone"())::date
 $$;
 -- The shard a transaction adds to: its backend's, so that concurrent transactions rarely share a row.
 CREATE OR REPLACE FUNCTION "report_shard"() RETURNS smallint LANGUAGE sql STABLE PARALLEL SAFE AS $$
@@ -40,10 +41,10 @@ CREATE OR REPLACE FUNCTION "report_shard"() RETURNS smallint LANGUAGE sql STABLE
 $$;
 
 -- ── The rules, once ────────────────────────────────────────────────────────────────────────────────────────────────
--- A payment counts as paid (revenue, on the day of its approval; recovery, as its cycle's recovery) while SUCCEEDED,
--- or CANCELED after an approval (refunded later: it still counts; the refund counts on its own day).
+-- A payment counts (revenue, on the day of its approval; recovery, as its cycle's recovery) when it counts as paid
+-- (common.sql counts_as_paid) and has its approval time.
 CREATE OR REPLACE FUNCTION "payment_counts"(status "PaymentStatus", approved_at timestamptz) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT status IN ('SUCCEEDED', 'CANCELED') AND approved_at IS NOT NULL
+  SELECT "counts_as_paid"(status) AND approved_at IS NOT NULL
 $$;
 -- A gateway refund counts once its CANCEL attempt SUCCEEDED, dated when it was sent (else completed, else created).
 CREATE OR REPLACE FUNCTION "refund_counts"(operation "GatewayOperation", status "AttemptStatus") RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$

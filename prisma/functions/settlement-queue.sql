@@ -21,10 +21,11 @@
 --
 -- Applied by the migrator after the versioned migrations whenever this file changes (src/db/apply-functions.ts).
 
--- A Korea date inside the coverage of any import (match-settlement.ts coveredSql, for one instant).
+-- A Korea date (common.sql korea_zone) inside the coverage of any import (match-settlement.ts coveredSql, for one
+-- instant).
 CREATE OR REPLACE FUNCTION "settlement_covers"(instant TIMESTAMPTZ) RETURNS BOOLEAN LANGUAGE sql STABLE AS $$
   SELECT instant IS NOT NULL AND EXISTS (SELECT 1 FROM "settlement_imports" i
-    WHERE to_char(instant AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD') BETWEEN i."coverageFrom" AND i."coverageTo")
+    WHERE to_char(instant AT TIME ZONE "korea_zone"(), 'YYYY-MM-DD') BETWEEN i."coverageFrom" AND i."coverageTo")
 $$;
 
 -- A payment whose change may move an item: a line names it (its transactionId or orderId: every line that matches it

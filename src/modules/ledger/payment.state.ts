@@ -18,6 +18,13 @@ export const SETTLEMENT_MISMATCH = 'SETTLEMENT_MISMATCH';
 
 export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN' | 'CANCELED';
 
+/**
+ * The statuses of a payment that counts as paid: SUCCEEDED, or CANCELED after its approval (refunded later, it still
+ * was paid). The SQL twin is counts_as_paid (prisma/functions/common.sql), which the reports and the reconciliation use;
+ * test/db/function-files.test.ts holds the two equal.
+ */
+export const PAID_STATUSES: readonly PaymentStatus[] = ['SUCCEEDED', 'CANCELED'];
+
 export const PAYMENT_TRANSITIONS = {
   /** A call is about to go out: a new cycle's payment, a retry of a FAILED one, or a NOT_SENT one sent again. */
   send: { from: ['PENDING', 'FAILED'], to: 'PENDING' },

@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 import { lockAttempts } from '../ledger/attempts.ts';
 import { RefundRefusedError } from '../ledger/payment.errors.ts';
+import { PAID_STATUSES } from '../ledger/payment.state.ts';
 import { applyRefundSuccess } from '../ledger/refund.outcomes.ts';
 import { PAYMENT_DETAIL, readPayment, serializePayment } from './payments.service.ts';
 import { refuseBeyondRemaining, refusePendingRefund } from './refund-payment.ts';
@@ -32,7 +33,7 @@ export function createExternalRefunds(deps: { db: Db; clock: Clock }) {
     await db.$transaction(async (tx) => {
       await lockAttempts(tx, id);
       const before = await tx.payment.findUniqueOrThrow({ where: { id }, include: PAYMENT_DETAIL });
-      if (before.status !== 'SUCCEEDED' && before.status !== 'CANCELED') {
+      if (!PAID_STATUSES.includes(before.status)) {
         throw new RefundRefusedError.PAYMENT_NOT_REFUNDABLE(`Only a SUCCEEDED payment can be refunded; this one is ${before.status}`);
       }
       refusePendingRefund(before);
