@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readFunctionFiles } from '../../src/db/apply-functions.ts';
 import { MIGRATIONS_DIR, migrate, readMigrations } from '../../src/db/migrator.ts';
 import { createEmptyDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -49,6 +50,10 @@ describe('migrate', () => {
     const result = await migrate({ connectionString: db.url, log: quiet });
     const names = readMigrations().map((m) => m.name);
     expect(result.applied).toEqual(names);
+    // Then the function files, recorded apart (apply-functions.ts; test/db/apply-functions.test.ts).
+    const files = readFunctionFiles();
+    expect(result.functionFiles).toEqual(files.map((f) => f.name));
+    expect(await query(db.url, 'SELECT name, checksum FROM _function_files ORDER BY name')).toEqual(files.map((f) => ({ name: f.name, checksum: f.checksum })));
 
     const rows = await query<Record<string, unknown>>(db.url, 'SELECT * FROM _prisma_migrations ORDER BY migration_name');
     expect(rows).toHaveLength(names.length);
@@ -90,6 +95,7 @@ describe('migrate', () => {
     const before = await query(db.url, 'SELECT * FROM _prisma_migrations ORDER BY id');
     const again = await migrate({ connectionString: db.url, log: quiet });
     expect(again.applied).toEqual([]);
+    expect(again.functionFiles).toEqual([]);
     expect(again.alreadyApplied).toBe(before.length);
     expect(await query(db.url, 'SELECT * FROM _prisma_migrations ORDER BY id')).toEqual(before);
   });
@@ -99,6 +105,7 @@ describe('migrate', () => {
     const results = await Promise.all([1, 2, 3].map(() => migrate({ connectionString: db.url, log: quiet })));
     const appliedCounts = results.map((r) => r.applied.length).sort();
     expect(appliedCounts).toEqual([0, 0, readMigrations().length]);
+    expect(results.map((r) => r.functionFiles.length).sort()).toEqual([0, 0, readFunctionFiles().length]);
     const rows = await query(db.url, 'SELECT migration_name FROM _prisma_migrations');
     expect(rows).toHaveLength(readMigrations().length);
   });
