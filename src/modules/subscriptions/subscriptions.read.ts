@@ -25,7 +25,7 @@ export type ConsentRow = Prisma.ConsentGetPayload<object>;
  * The subscription columns the public shape shows, and so the only ones these reads fetch (fewer columns to format
  * and parse: list pages are bound by that). serializeSubscription takes a SubscriptionView, so it cannot read another.
  */
-const PUBLIC_COLUMNS = [
+export const PUBLIC_COLUMNS = [
   'id',
   'userId',
   'method',
