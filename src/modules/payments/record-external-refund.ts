@@ -3,6 +3,7 @@
 // an operator records it here. No gateway call is made: the refund is SUCCEEDED when recorded, and counts on the
 // payment through the same write as a gateway refund's success (ledger/refund.outcomes.ts: canceledAmount, CANCELED
 // when nothing remains, and so the payment.canceled event). Reconciliation expects no gateway line for it.
+// The database adds (prisma/functions/): the refund in the payment event (events.sql), its roll-up (report-rollups.sql), the no-edit guard (guards.sql).
 import type { Db } from '../../db/prisma.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
