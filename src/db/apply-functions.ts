@@ -10,7 +10,7 @@
 // - records live in _function_files, never in _prisma_migrations, so `prisma migrate` sees only its own migrations.
 // A function or trigger that leaves a file is dropped by a versioned migration (CREATE OR REPLACE cannot remove).
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
@@ -37,9 +37,11 @@ export function checksumOf(sql: string): string {
   return createHash('sha256').update(sql, 'utf8').digest('hex');
 }
 
-/** The .sql files of `dir` in name order, the order they are applied in (none when the folder is absent). */
+/**
+ * The .sql files of `dir` in name order, the order they are applied in. A missing folder throws (ENOENT): an image
+ * built without prisma/functions must not start with the database's rules silently left as they were.
+ */
 export function readFunctionFiles(dir: string = FUNCTIONS_DIR): FunctionFile[] {
-  if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((name) => name.endsWith('.sql'))
     .sort()
