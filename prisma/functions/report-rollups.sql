@@ -168,7 +168,7 @@ END $$;
 -- Attempts: a CANCEL attempt's success adds a refund (its method is its payment's); a decline makes (or moves
 -- earlier) its cycle's first decline, with what its payment has paid. Row by row, and only for the rows whose WHEN
 -- (below) says a refund or a decline is involved: most attempt writes are charges and leases, which cost nothing
--- here (a statement-level trigger cost each of them a call; docs/benchmarks.md has the figure); refunds and declines are
+-- here (a statement-level trigger cost every one of them a call); refunds and declines are
 -- written one payment at a time. Attempts are never rewritten once final (rule 15), so a decline that stops being
 -- one is not expected; it is handled anyway, by reading that payment's declines again.
 CREATE OR REPLACE FUNCTION "report_rollups_attempt"() RETURNS trigger LANGUAGE plpgsql AS $$
