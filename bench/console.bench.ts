@@ -124,7 +124,7 @@ async function importLastWeek(databaseUrl: string, base: string): Promise<Record
     const { rows } = await client.query<{ line: string }>(
       `SELECT concat_ws(',', p."transactionId", p."orderId", 'APPROVAL', p."amount", to_char(p."approvedAt" AT TIME ZONE 'Asia/Seoul', 'YYYYMMDDHH24MISS')) AS "line"
          FROM "payments" p
-        WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= now() - interval '7 days' AND p."transactionId" IS NOT NULL
+        WHERE "counts_as_paid"(p."status") AND p."approvedAt" >= now() - interval '7 days' AND p."transactionId" IS NOT NULL
         ORDER BY p."approvedAt", p."id"`,
     );
     const kept = rows.filter((_, i) => i % 50 !== 0).map((r) => r.line);

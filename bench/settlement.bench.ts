@@ -54,7 +54,7 @@ export async function gatewayLedger(client: pg.Client, run: number): Promise<Led
   const { rows } = await client.query<Booked>(
     `WITH approvals AS (
        SELECT p."id", p."transactionId", p."orderId", p."amount", p."method", p."approvedAt" AS "at"
-         FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" IS NOT NULL
+         FROM "payments" p WHERE "counts_as_paid"(p."status") AND p."approvedAt" IS NOT NULL
         ORDER BY p."approvedAt" DESC OFFSET $1 LIMIT $2),
      bounds AS (SELECT min("at") AS "from", max("at") AS "to" FROM approvals)
      SELECT a."id" AS "paymentId", a."transactionId", a."orderId", a."amount", a."method", a."at", 'APPROVAL' AS "kind" FROM approvals a

@@ -1,4 +1,5 @@
-// npm run db:migrate: applies pending migrations to DATABASE_URL (or the embedded development database) and exits.
+// npm run db:migrate: applies pending migrations, then changed function files (prisma/functions), to DATABASE_URL (or the
+// embedded development database) and exits.
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate } from '../db/migrator.ts';
@@ -13,8 +14,8 @@ try {
   try {
     const result = await migrate({ connectionString: database.url, log: logger });
     logger.info(
-      { applied: result.applied, alreadyApplied: result.alreadyApplied },
-      result.applied.length ? 'migrations applied' : 'database already up to date',
+      { applied: result.applied, alreadyApplied: result.alreadyApplied, functionFiles: result.functionFiles },
+      result.applied.length || result.functionFiles.length ? 'migrations applied' : 'database already up to date',
     );
   } finally {
     await database.stop();

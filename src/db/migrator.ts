@@ -1,13 +1,16 @@
 // Applies prisma/migrations exactly as `prisma migrate deploy` records them (Prisma's schema engine cannot be
-// downloaded here, docs/architecture.md "Development notes"): same _prisma_migrations table, same SHA-256 checksum of migration.sql, same
-// advisory lock key, so either tool sees the other's work as applied and two starting processes never both
-// migrate.
-import { createHash, randomUUID } from 'node:crypto';
+// downloaded here, docs/architecture.md "Development notes"): same _prisma_migrations table, same SHA-256 checksum of
+// migration.sql, same advisory lock key, so either tool sees the other's work as applied and two starting processes
+// never both migrate. Then, under the same lock, the function files of prisma/functions (apply-functions.ts).
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { applyFunctionFiles, checksumOf, FUNCTIONS_DIR, pendingFunctionFiles, type FunctionFile, type RawQuery, readFunctionFiles } from './apply-functions.ts';
 import { assertSupportedServer } from './server-version.ts';
+
+export { checksumOf, type RawQuery };
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
 
@@ -39,9 +42,16 @@ export interface MigrationLog {
   warn(obj: object, msg: string): void;
 }
 
-export function checksumOf(sql: string): string {
-  return createHash('sha256').update(sql, 'utf8').digest('hex');
-}
+/**
+ * Migrations rewritten after they shipped, and the checksum each had when it shipped. Their functions and triggers
+ * moved to prisma/functions/ (versioned migrations hold tables, indexes and back-fills), leaving only comments; a
+ * database that applied the shipped text records that checksum and gets the same functions from the function files,
+ * so it is accepted without the 'modified after it was applied' warning. Only these, only that checksum.
+ */
+export const SHIPPED_CHECKSUMS: Readonly<Record<string, string>> = {
+  '20261128120000_payment_event_refunds': '296556befefda9110ae897284659eb69e6e6b5221d7f288a5ae3198413e3ddf8',
+  '20261128130000_times_from_service_clock': '4de198858c0d2c1019dc7d8419aaf844f6ad495807a2cf035b3b90dfc5fbdabd',
+};
 
 export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   return readdirSync(dir, { withFileTypes: true })
@@ -69,10 +79,63 @@ async function readApplied(client: pg.ClientBase): Promise<AppliedRow[]> {
 export interface MigrateResult {
   applied: string[];
   alreadyApplied: number;
+  /** The function files applied by this run (apply-functions.ts). */
+  functionFiles: string[];
 }
 
-export async function migrate(options: { connectionString: string; log: MigrationLog; dir?: string }): Promise<MigrateResult> {
+export interface MigrateOptions {
+  connectionString: string;
+  log: MigrationLog;
+  /** The versioned migrations (default prisma/migrations). */
+  dir?: string;
+  /** The function files (default prisma/functions); null: versioned migrations only (tests of a partial schema). */
+  functionsDir?: string | null;
+}
+
+/** The versioned migrations not applied yet, each in its own transaction with its record (the lock is held). */
+async function applyMigrations(client: pg.ClientBase, migrations: Migration[], log: MigrationLog): Promise<MigrateResult> {
+  await client.query(CREATE_MIGRATIONS_TABLE);
+  const rows = await readApplied(client);
+  const failed = rows.find((row) => row.finished_at === null && row.rolled_back_at === null);
+  if (failed) {
+    const fix = 'fix it and mark it with `prisma migrate resolve` before migrating again';
+    throw new Error(`migration ${failed.migration_name} failed earlier and was not resolved; ${fix}`);
+  }
+  const done = new Map(rows.filter((row) => row.finished_at && !row.rolled_back_at).map((row) => [row.migration_name, row]));
+  const applied: string[] = [];
+  for (const migration of migrations) {
+    const previous = done.get(migration.name);
+    if (previous) {
+      if (previous.checksum !== migration.checksum && SHIPPED_CHECKSUMS[migration.name] !== previous.checksum) {
+        log.warn({ migration: migration.name }, 'migration was modified after it was applied');
+      }
+      continue;
+    }
+    // One transaction per migration: a failure leaves neither the schema change nor its record.
+    await client.query('BEGIN');
+    try {
+      const id = randomUUID();
+      await client.query('INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)', [
+        id,
+        migration.checksum,
+        migration.name,
+      ]);
+      await client.query(migration.sql);
+      await client.query('UPDATE _prisma_migrations SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw new Error(`migration ${migration.name} failed: ${(error as Error).message}`);
+    }
+    applied.push(migration.name);
+    log.info({ migration: migration.name }, 'migration applied');
+  }
+  return { applied, alreadyApplied: done.size, functionFiles: [] };
+}
+
+export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
   const migrations = readMigrations(options.dir);
+  const functionFiles = options.functionsDir === null ? [] : readFunctionFiles(options.functionsDir ?? FUNCTIONS_DIR);
   const client = new pg.Client({ connectionString: options.connectionString });
   await client.connect();
   try {
@@ -81,45 +144,10 @@ export async function migrate(options: { connectionString: string; log: Migratio
     // Session-level lock: a second process waits here until the first has finished, then finds nothing to do.
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK_KEY]);
     try {
-      await client.query(CREATE_MIGRATIONS_TABLE);
-      const rows = await readApplied(client);
-      const failed = rows.find((row) => row.finished_at === null && row.rolled_back_at === null);
-      if (failed) {
-        throw new Error(
-          `migration ${failed.migration_name} failed earlier and was not resolved; ` +
-            'fix it and mark it with `prisma migrate resolve` before migrating again',
-        );
-      }
-      const done = new Map(rows.filter((row) => row.finished_at && !row.rolled_back_at).map((row) => [row.migration_name, row]));
-      const applied: string[] = [];
-      for (const migration of migrations) {
-        const previous = done.get(migration.name);
-        if (previous) {
-          if (previous.checksum !== migration.checksum) {
-            options.log.warn({ migration: migration.name }, 'migration was modified after it was applied');
-          }
-          continue;
-        }
-        // One transaction per migration: a failure leaves neither the schema change nor its record.
-        await client.query('BEGIN');
-        try {
-          const id = randomUUID();
-          await client.query('INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)', [
-            id,
-            migration.checksum,
-            migration.name,
-          ]);
-          await client.query(migration.sql);
-          await client.query('UPDATE _prisma_migrations SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK');
-          throw new Error(`migration ${migration.name} failed: ${(error as Error).message}`);
-        }
-        applied.push(migration.name);
-        options.log.info({ migration: migration.name }, 'migration applied');
-      }
-      return { applied, alreadyApplied: done.size };
+      const result = await applyMigrations(client, migrations, options.log);
+      // Every file again after a new migration: it may have dropped what a file's triggers hang on.
+      result.functionFiles = await applyFunctionFiles(client, functionFiles, { all: result.applied.length > 0, log: options.log });
+      return result;
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [PRISMA_ADVISORY_LOCK_KEY]);
     }
@@ -128,15 +156,17 @@ export async function migrate(options: { connectionString: string; log: Migratio
   }
 }
 
-export type RawQuery = <T>(sql: string) => Promise<T[]>;
-
-/** Names of migrations in prisma/migrations that the database has not applied (for GET /ready). */
-export async function pendingMigrations(query: RawQuery, migrations: Migration[]): Promise<string[]> {
+/**
+ * Names of migrations in prisma/migrations that the database has not applied, then of the function files it has not
+ * applied as they are now (for GET /ready).
+ */
+export async function pendingMigrations(query: RawQuery, migrations: Migration[], functionFiles: FunctionFile[]): Promise<string[]> {
   const [table] = await query<{ present: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present");
-  if (!table?.present) return migrations.map((migration) => migration.name);
+  const functions = await pendingFunctionFiles(query, functionFiles);
+  if (!table?.present) return [...migrations.map((migration) => migration.name), ...functions];
   const rows = await query<{ migration_name: string }>(
     'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
   );
   const applied = new Set(rows.map((row) => row.migration_name));
-  return migrations.filter((migration) => !applied.has(migration.name)).map((migration) => migration.name);
+  return [...migrations.filter((migration) => !applied.has(migration.name)).map((migration) => migration.name), ...functions];
 }

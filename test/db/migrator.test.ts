@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readFunctionFiles } from '../../src/db/apply-functions.ts';
 import { MIGRATIONS_DIR, migrate, readMigrations } from '../../src/db/migrator.ts';
 import { createEmptyDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -49,6 +50,10 @@ describe('migrate', () => {
     const result = await migrate({ connectionString: db.url, log: quiet });
     const names = readMigrations().map((m) => m.name);
     expect(result.applied).toEqual(names);
+    // Then the function files, recorded apart (apply-functions.ts; test/db/apply-functions.test.ts).
+    const files = readFunctionFiles();
+    expect(result.functionFiles).toEqual(files.map((f) => f.name));
+    expect(await query(db.url, 'SELECT name, checksum FROM _function_files ORDER BY name')).toEqual(files.map((f) => ({ name: f.name, checksum: f.checksum })));
 
     const rows = await query<Record<string, unknown>>(db.url, 'SELECT * FROM _prisma_migrations ORDER BY migration_name');
     expect(rows).toHaveLength(names.length);
@@ -90,6 +95,7 @@ describe('migrate', () => {
     const before = await query(db.url, 'SELECT * FROM _prisma_migrations ORDER BY id');
     const again = await migrate({ connectionString: db.url, log: quiet });
     expect(again.applied).toEqual([]);
+    expect(again.functionFiles).toEqual([]);
     expect(again.alreadyApplied).toBe(before.length);
     expect(await query(db.url, 'SELECT * FROM _prisma_migrations ORDER BY id')).toEqual(before);
   });
@@ -99,6 +105,7 @@ describe('migrate', () => {
     const results = await Promise.all([1, 2, 3].map(() => migrate({ connectionString: db.url, log: quiet })));
     const appliedCounts = results.map((r) => r.applied.length).sort();
     expect(appliedCounts).toEqual([0, 0, readMigrations().length]);
+    expect(results.map((r) => r.functionFiles.length).sort()).toEqual([0, 0, readFunctionFiles().length]);
     const rows = await query(db.url, 'SELECT migration_name FROM _prisma_migrations');
     expect(rows).toHaveLength(readMigrations().length);
   });
@@ -109,7 +116,7 @@ describe('migrate', () => {
       '20200101000000_good': 'CREATE TABLE good (id INTEGER);',
       '20200102000000_bad': 'CREATE TABLE half_done (id INTEGER);\nSELECT no_such_function();',
     });
-    await expect(migrate({ connectionString: db.url, log: quiet, dir })).rejects.toThrow(/20200102000000_bad failed/);
+    await expect(migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null })).rejects.toThrow(/20200102000000_bad failed/);
     const rows = await query<{ migration_name: string }>(db.url, 'SELECT migration_name FROM _prisma_migrations');
     expect(rows.map((r) => r.migration_name)).toEqual(['20200101000000_good']);
     const tables = await query<{ t: string | null }>(db.url, "SELECT to_regclass('half_done')::text AS t");
@@ -119,18 +126,18 @@ describe('migrate', () => {
   it('refuses to go on past a migration Prisma recorded as failed', async () => {
     const db = await emptyDatabase();
     const dir = migrationsDir({ '20200101000000_one': 'SELECT 1;' });
-    await migrate({ connectionString: db.url, log: quiet, dir });
+    await migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null });
     await query(db.url, `INSERT INTO _prisma_migrations (id, checksum, migration_name) VALUES ('x', 'y', '20200102000000_failed')`);
-    await expect(migrate({ connectionString: db.url, log: quiet, dir })).rejects.toThrow(/20200102000000_failed failed earlier/);
+    await expect(migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null })).rejects.toThrow(/20200102000000_failed failed earlier/);
   });
 
   it('warns when an applied migration was edited afterwards, and does not run it again', async () => {
     const db = await emptyDatabase();
     const dir = migrationsDir({ '20200101000000_one': 'CREATE TABLE once (id INTEGER);' });
-    await migrate({ connectionString: db.url, log: quiet, dir });
+    await migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null });
     writeFileSync(path.join(dir, '20200101000000_one', 'migration.sql'), 'CREATE TABLE once (id INTEGER, extra TEXT);');
     const warnings: string[] = [];
-    const result = await migrate({ connectionString: db.url, log: { info: () => {}, warn: (_o, msg) => warnings.push(msg) }, dir });
+    const result = await migrate({ connectionString: db.url, log: { info: () => {}, warn: (_o, msg) => warnings.push(msg) }, dir, functionsDir: null });
     expect(result.applied).toEqual([]);
     expect(warnings).toEqual(['migration was modified after it was applied']);
   });

@@ -1,7 +1,8 @@
 // Proves that prisma/schema.prisma and the hand-written migrations agree (docs/architecture.md "Development notes"): the schema is read by
 // Prisma's own parser (@prisma/prisma-schema-wasm, the DMMF), the database by pg_catalog after migrating.
 // Every model, field, type, nullability, default, primary key, unique, index, foreign key and enum must match,
-// and the only extra objects allowed in the database are the SQL-only constraints listed below.
+// and the only extra objects allowed in the database are the SQL-only constraints listed below (and the migrator's
+// bookkeeping tables, _prisma_migrations and _function_files).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import pg from 'pg';
@@ -184,7 +185,7 @@ describe('schema.prisma and the migrated database', () => {
   it('have the same tables', async () => {
     const actual = await rows<{ table_name: string }>(`
       SELECT table_name FROM information_schema.tables
-      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> '_prisma_migrations'`);
+      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name NOT IN ('_prisma_migrations', '_function_files')`);
     expect(actual.map((r) => r.table_name).sort()).toEqual(models.map((m) => m.dbName ?? m.name).sort());
   });
 
@@ -200,7 +201,7 @@ describe('schema.prisma and the migrated database', () => {
       character_maximum_length: number | null;
     }>(`
       SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default, datetime_precision, character_maximum_length
-      FROM information_schema.columns WHERE table_schema = current_schema() AND table_name <> '_prisma_migrations'`);
+      FROM information_schema.columns WHERE table_schema = current_schema() AND table_name NOT IN ('_prisma_migrations', '_function_files')`);
     const describe = (r: (typeof actual)[number]) => {
       let type = r.data_type;
       if (type === 'USER-DEFINED') type = `enum:${r.udt_name}`;
@@ -231,7 +232,7 @@ describe('schema.prisma and the migrated database', () => {
                    JOIN pg_attribute a ON a.attrelid = ix.indrelid AND a.attnum = k.attnum ORDER BY k.ord) AS columns
       FROM pg_index ix JOIN pg_class i ON i.oid = ix.indexrelid JOIN pg_class c ON c.oid = ix.indrelid
       JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = current_schema() AND c.relname <> '_prisma_migrations'`);
+      WHERE n.nspname = current_schema() AND c.relname NOT IN ('_prisma_migrations', '_function_files')`);
 
     const full = actual.filter((r) => r.predicate === null);
     const partial = actual.filter((r) => r.predicate !== null);

@@ -33,7 +33,7 @@ export const deliveryMayMove = (transition: DeliveryTransition, column: P.Sql) =
 /**
  * An endpoint subscribes to an event type: "*" or the type itself is among its `eventTypes` (both arguments are SQL:
  * the endpoint's types column or a text[] parameter, the event's type column or a parameter). The database's own
- * fan-out of new events (assign_event_sequences, prisma/migrations/20261123200000_event_sequences_fast_path) spells
+ * fan-out of new events (assign_event_sequences, prisma/functions/events.sql) spells
  * the same condition; test/modules/events/endpoint-subscribes.test.ts checks that the two agree.
  */
 export const endpointSubscribes = (eventTypes: P.Sql, type: P.Sql) => P.sql`('*' = ANY (${eventTypes}) OR ${type} = ANY (${eventTypes}))`;

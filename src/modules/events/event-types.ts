@@ -1,5 +1,5 @@
 // The merchant event types (docs/api.md "Events and webhooks"): a stable list. The database trigger
-// record_merchant_event (migration 20261123180000_merchant_events) decides which change is which type.
+// record_merchant_event (prisma/functions/events.sql) decides which change is which type.
 export const EVENT_TYPES = [
   'registration.completed',
   'registration.failed',

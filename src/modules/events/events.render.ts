@@ -119,9 +119,9 @@ function objectOf(event: EventRow, raw: Record<string, unknown>, config: Config)
 }
 
 /**
- * A payment snapshot's refunds as the trigger took them in the transaction of the change (migration
- * 20261128120000_payment_event_refunds): its CANCEL attempts and external refunds, instants as strings. An event
- * written before that migration has neither, and shows no `refunds`.
+ * A payment snapshot's refunds as the trigger took them in the transaction of the change (payment_refunds_snapshot,
+ * prisma/functions/events.sql): its CANCEL attempts and external refunds, instants as strings. An event written
+ * before the trigger took them (migration 20261128120000_payment_event_refunds) has neither, and shows no `refunds`.
  */
 function reviveRefunds(row: Record<string, unknown>): Record<string, unknown> {
   const attempts = row.refundAttempts as Array<Record<string, unknown>> | undefined;

@@ -1,5 +1,5 @@
 // The event feed and one event with its deliveries (docs/api.md "Events and webhooks"). Only numbered events are shown: a committed
-// event gets its sequence once no older transaction is in flight (assign_event_sequences, in the migration), so a
+// event gets its sequence once no older transaction is in flight (assign_event_sequences, prisma/functions/events.sql), so a
 // reader that continues from the last sequence it saw never misses one. Reads number what is ready first.
 import { Prisma as P } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';

@@ -1,7 +1,9 @@
-// GET /health: the process is up. GET /ready: the database answers and every migration in prisma/migrations
-// is applied; otherwise 503 with the reason, so an orchestrator holds traffic back.
+// GET /health: the process is up. GET /ready: the database answers, every migration in prisma/migrations is applied
+// and every function file of prisma/functions as it is now; otherwise 503 with the reason, so an orchestrator holds
+// traffic back.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { readFunctionFiles } from '../../db/apply-functions.ts';
 import { pendingMigrations, readMigrations } from '../../db/migrator.ts';
 
 const HealthResponse = Type.Object({ status: Type.Literal('ok') });
@@ -12,6 +14,7 @@ const ReadyResponse = Type.Object({
 
 export async function healthRoutes(app: FastifyInstance) {
   const migrations = readMigrations();
+  const functionFiles = readFunctionFiles();
 
   app.get('/health', { schema: { operationId: 'getHealth', summary: 'The process is up', tags: ['health'], response: { 200: HealthResponse } } }, async () => ({
     status: 'ok' as const,
@@ -29,7 +32,7 @@ export async function healthRoutes(app: FastifyInstance) {
     },
     async (request, reply) => {
       try {
-        const pending = await pendingMigrations(<T>(sql: string) => app.db.$queryRawUnsafe<T[]>(sql), migrations);
+        const pending = await pendingMigrations(<T>(sql: string) => app.db.$queryRawUnsafe<T[]>(sql), migrations, functionFiles);
         if (pending.length > 0) {
           return reply.status(503).send({ status: 'not_ready', reason: `migrations not applied: ${pending.join(', ')}` });
         }

@@ -3,6 +3,7 @@
 // `answer` in SQL, payments/charge.record.ts). An attempt is created IN_FLIGHT (write before you call, docs/architecture.md, invariant 1); its
 // one answer is recorded fenced on it still being IN_FLIGHT under the caller's lease (invariant 5); only an operator turns
 // an UNKNOWN one into an outcome (invariant 4); a NOT_SENT one is sent again as itself, with its orderId.
+// The database adds (prisma/functions/): event refunds (events.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 
 type Tx = Prisma.TransactionClient;

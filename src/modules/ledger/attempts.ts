@@ -1,6 +1,7 @@
 // Write before you call, record after (docs/architecture.md, invariants 1, 3, 4): an attempt row is committed IN_FLIGHT with
 // its orderId and a lease before the gateway is called, and its outcome is written afterwards, fenced on the
 // row still being IN_FLIGHT under the same lease so a stale writer changes nothing.
+// The database adds (prisma/functions/): event refunds (events.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import type { Logger } from 'pino';
 import type { Db } from '../../db/prisma.ts';
 import type { PaymentAttempt, Prisma } from '../../generated/prisma/client.ts';

@@ -1,6 +1,7 @@
 // What a charge's final outcome does to its payment and subscription. Shared by the charging engine (the
 // gateway's answer) and by an operator resolving an UNKNOWN payment, so both move a subscription the same way.
 // Callers run these inside the transaction that fences the write (lease, or the payment still being UNKNOWN).
+// The database adds (prisma/functions/): events (events.sql), MRR movements (mrr.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../../db/prisma.ts';
 import { isLive, periodAfterSuccess, planAfterDecline, type ChargeableSubscription, type DeclinePlan } from './schedule.rules.ts';

@@ -2,8 +2,8 @@
 // them (docs/architecture.md "Domain model"), as data. This is the only code that writes registrations.status and orders.status
 // (test/architecture.test.ts checks it). A move is a conditional update: `fence` adds what else must still hold (the
 // request's lease, no transaction attached yet); the answer says whether it moved, and the caller decides what a
-// stale state means. The merchant events of a move are written by the database's triggers
-// (prisma/migrations/20261123180000_merchant_events), in the transaction of the update itself, whoever writes it.
+// stale state means. The database adds to a move, in its transaction, whoever writes it, the registration's or order's
+// merchant event (prisma/functions/events.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { leaseFreeWhere } from './lease.queries.ts';
 

@@ -2,8 +2,8 @@
 // payments.status through Prisma (test/architecture.test.ts checks it; the one-statement charge record,
 // payments/charge.record.ts, renders `succeed` in SQL): a move is a conditional update that fails with
 // STATE_CONFLICT on a stale state, so two writers can never both apply one.
-// The merchant events of a move are written by the database's triggers (prisma/migrations/20261123180000_merchant_events),
-// in the transaction of the update itself, whoever writes it.
+// The database adds to a move, in its transaction, whoever writes it (prisma/functions/): the merchant event (events.sql),
+// the revenue and recovery roll-ups (report-rollups.sql), a settlement queue row (settlement-queue.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { applyMove } from './state-moves.ts';
 
@@ -17,6 +17,13 @@ export const REFUND_OUTCOME_UNKNOWN = 'REFUND_OUTCOME_UNKNOWN';
 export const SETTLEMENT_MISMATCH = 'SETTLEMENT_MISMATCH';
 
 export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN' | 'CANCELED';
+
+/**
+ * The statuses of a payment that counts as paid: SUCCEEDED, or CANCELED after its approval (refunded later, it still
+ * was paid). The SQL twin is counts_as_paid (prisma/functions/common.sql), which the reports and the reconciliation use;
+ * test/db/function-files.test.ts holds the two equal.
+ */
+export const PAID_STATUSES: readonly PaymentStatus[] = ['SUCCEEDED', 'CANCELED'];
 
 export const PAYMENT_TRANSITIONS = {
   /** A call is about to go out: a new cycle's payment, a retry of a FAILED one, or a NOT_SENT one sent again. */

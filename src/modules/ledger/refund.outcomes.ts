@@ -1,6 +1,7 @@
 // What a refund's success writes on its payment, once for every way it is learned (docs/architecture.md, invariant 14): the gateway's live answer
 // (payments/refund-payment.ts refund), an operator's cancel/resolve, and a settlement file's cancel line (which calls
 // that resolve). The one writer of canceledAmount.
+// The database adds (prisma/functions/): the payment.canceled event (events.sql), a settlement queue row when its status moves (settlement-queue.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { transitionPayment } from './payment.state.ts';
 

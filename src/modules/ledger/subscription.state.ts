@@ -1,8 +1,8 @@
 // Subscription states and the moves between them (docs/architecture.md "Domain model"), as data. This is the only code that writes
 // subscriptions.status through Prisma (test/architecture.test.ts checks it; the one-statement charge record,
 // payments/charge.record.ts, renders `recover` in SQL); a move fails with STATE_CONFLICT on a stale state
-// (state-moves.ts). The merchant events of a move are written by the database's triggers
-// (prisma/migrations/20261123180000_merchant_events), in the transaction of the update itself, whoever writes it.
+// (state-moves.ts). The database adds to a move, in its transaction, whoever writes it (prisma/functions/): the merchant
+// event (events.sql), an MRR movement (mrr.sql), its declined cycles' `lost` in the roll-ups (report-rollups.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { applyMove } from './state-moves.ts';
 
@@ -22,7 +22,7 @@ export type SubscriptionTransition = keyof typeof SUBSCRIPTION_TRANSITIONS;
 
 /**
  * The service's clock at a write of status or terms: the time of the MRR movement the database records for it
- * (prisma/migrations/20261124170000_mrr_movements). Every move and creation carries it; so does every other write
+ * (record_mrr_movement, prisma/functions/mrr.sql). Every move and creation carries it; so does every other write
  * of amount or interval.
  */
 export interface ChangedAt {

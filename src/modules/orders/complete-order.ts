@@ -7,6 +7,7 @@
 // payment and its IN_FLIGHT attempt are committed before the call (invariant 1) under the order's lease, and the outcome
 // is written fenced on it (invariant 5); an UNKNOWN confirmation leaves the order NEEDS_ATTENTION and it is never
 // confirmed again automatically (invariant 4).
+// The database adds (prisma/functions/): events (events.sql), revenue roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';

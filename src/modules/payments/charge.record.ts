@@ -3,6 +3,7 @@
 // (chargeSuccessWrite, subscriptionAfterSuccess); new cycles' approvals render them in one statement per batch
 // (recordApprovals; recordAtOnce is a batch of one), everything else applies them through Prisma in the transaction
 // recordAnswer opens (record).
+// The database adds (prisma/functions/): events (events.sql), MRR movements (mrr.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import { sqlQuery } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';

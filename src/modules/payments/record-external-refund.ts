@@ -3,11 +3,13 @@
 // an operator records it here. No gateway call is made: the refund is SUCCEEDED when recorded, and counts on the
 // payment through the same write as a gateway refund's success (ledger/refund.outcomes.ts: canceledAmount, CANCELED
 // when nothing remains, and so the payment.canceled event). Reconciliation expects no gateway line for it.
+// The database adds (prisma/functions/): the refund in the payment event (events.sql), its roll-up (report-rollups.sql), the no-edit guard (guards.sql).
 import type { Db } from '../../db/prisma.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 import { lockAttempts } from '../ledger/attempts.ts';
 import { RefundRefusedError } from '../ledger/payment.errors.ts';
+import { PAID_STATUSES } from '../ledger/payment.state.ts';
 import { applyRefundSuccess } from '../ledger/refund.outcomes.ts';
 import { PAYMENT_DETAIL, readPayment, serializePayment } from './payments.service.ts';
 import { refuseBeyondRemaining, refusePendingRefund } from './refund-payment.ts';
@@ -32,7 +34,7 @@ export function createExternalRefunds(deps: { db: Db; clock: Clock }) {
     await db.$transaction(async (tx) => {
       await lockAttempts(tx, id);
       const before = await tx.payment.findUniqueOrThrow({ where: { id }, include: PAYMENT_DETAIL });
-      if (before.status !== 'SUCCEEDED' && before.status !== 'CANCELED') {
+      if (!PAID_STATUSES.includes(before.status)) {
         throw new RefundRefusedError.PAYMENT_NOT_REFUNDABLE(`Only a SUCCEEDED payment can be refunded; this one is ${before.status}`);
       }
       refusePendingRefund(before);

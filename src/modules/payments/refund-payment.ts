@@ -2,6 +2,7 @@
 // cancellation, written before the call (a CANCEL attempt numbered under the payment's lock, ledger/attempts.ts),
 // recorded fenced; an unknown outcome raises the payment (REFUND_OUTCOME_UNKNOWN) and no other refund of it is sent
 // until an operator settles it.
+// The database adds (prisma/functions/): event refunds (events.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';

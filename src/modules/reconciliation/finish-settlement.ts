@@ -5,6 +5,7 @@
 // transitions, ledger rows, events and audit entry), the actor naming the import. A FAILED payment that an APPROVAL
 // line shows approved (STATUS) is put under attention (SETTLEMENT_MISMATCH), which blocks its subscription's charges
 // until an operator resolves it. Absence from a file resolves nothing. Safe to run again: what is settled stays so.
+// The database adds (prisma/functions/): through resolve, events (events.sql), MRR movements (mrr.sql), roll-ups (report-rollups.sql), settlement queue rows.
 import { sqlQuery, type Db } from '../../db/prisma.ts';
 import { StateConflictError } from '../../lib/errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';

@@ -4,6 +4,7 @@
 // another file is counted as a duplicate), and the import with its summary as it stands, in one transaction, one import
 // at a time (a concurrent upload of the same bytes then loses on the unique sha256 and answers the winner's import);
 // then what the file proves is finished through the operators' own resolve (finish-settlement.ts).
+// The database adds (prisma/functions/): the guard that refuses any edit or delete of an import or its lines (guards.sql).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';

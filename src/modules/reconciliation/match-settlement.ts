@@ -101,7 +101,7 @@ export function reconciliationItemsSql(filter: ItemsFilter): string {
   SELECT p."id", 'LEDGER', 'MISSING', ARRAY[]::text[], 'APPROVAL', p."transactionId", p."orderId", p."amount", p."approvedAt", ${payDate}, p."id",
          p."amount", p."status"::text, NULL::uuid, NULL
     FROM "payments" p
-   WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" IS NOT NULL AND ${filter.missing(payDate, 'p."approvedAt"')}
+   WHERE "counts_as_paid"(p."status") AND p."approvedAt" IS NOT NULL AND ${filter.missing(payDate, 'p."approvedAt"')}
      AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND l."transactionId" = p."transactionId")
      AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND l."orderId" = p."orderId")
   UNION ALL

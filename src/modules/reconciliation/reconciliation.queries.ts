@@ -173,8 +173,8 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
   const end = dayAfter(period.to);
   const [ledger] = await sqlQuery<Record<string, string>>(
     db,
-    `SELECT (SELECT count(*) FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvals",
-            (SELECT coalesce(sum(p."amount"), 0) FROM "payments" p WHERE p."status" IN ('SUCCEEDED', 'CANCELED') AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvalAmount",
+    `SELECT (SELECT count(*) FROM "payments" p WHERE "counts_as_paid"(p."status") AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvals",
+            (SELECT coalesce(sum(p."amount"), 0) FROM "payments" p WHERE "counts_as_paid"(p."status") AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvalAmount",
             (SELECT count(*) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refunds",
             (SELECT coalesce(sum(r."amount"), 0) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refundAmount",
             (SELECT count(*) FROM "external_refunds" e WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2) AS "externalRefunds",

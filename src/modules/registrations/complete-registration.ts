@@ -13,6 +13,7 @@
 // - an UNKNOWN issuance is never turned into a failure: the registration waits in NEEDS_ATTENTION, and a replay
 //   may call issue-key again with the same transactionId (the gateway's window transaction is single use, so
 //   that call cannot charge twice).
+// The database adds (prisma/functions/): events (events.sql), a NEW movement (mrr.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';

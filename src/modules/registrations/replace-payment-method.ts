@@ -3,6 +3,7 @@
 // new one; its success redirect (/billing/success, complete-registration.ts) claims and swaps the billing key here.
 // CARD only verifies the card. MOBILE charges at once, so it is taken only while a cycle is owed (PAST_DUE, or the
 // next charge within the ±5-day window): that payment pays the owed cycle and starts the new chain.
+// The database adds (prisma/functions/): events (events.sql), its charge's roll-ups (report-rollups.sql) and settlement queue rows (settlement-queue.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';

@@ -1,7 +1,7 @@
 // A subscription's MRR (docs/operating.md "Revenue reports"): its amount per month — `month` amount / count, `year` amount /
 // (12 × count), `week` amount × 52 / (12 × count), `day` amount × 365 / (12 × count) — rounded half up to a whole won
 // per subscription, counted only while ACTIVE or PAST_DUE. The database's twin is subscription_mrr() in
-// prisma/migrations/20261124170000_mrr_movements, which dates every movement; test/modules/reports/mrr.test.ts
+// prisma/functions/mrr.sql, whose trigger dates every movement; test/modules/reports/mrr.test.ts
 // compares the two on the migrated database.
 import type { Db } from '../../db/prisma.ts';
 import { sqlQuery } from '../../db/prisma.ts';

@@ -39,8 +39,8 @@ const LIVE = `SELECT to_char(date_trunc('month', c."firstDeclineAt" AT TIME ZONE
                GROUP BY date_trunc('month', c."firstDeclineAt" AT TIME ZONE $3)`;
 
 /**
- * Reads what the database keeps with every attempt, payment and subscription change (migration
- * 20261124210000_report_rollups): one row per declined recurring cycle (recovery_cycles: its first decline, what was
+ * Reads what the database keeps with every attempt, payment and subscription change (prisma/functions/
+ * report-rollups.sql): one row per declined recurring cycle (recovery_cycles: its first decline, what was
  * paid for it, whether it is lost by its subscription now) and their sums by Korea month (recovery_months). Whole
  * months come from the sums, the month that holds now (cut at now) from the cycles' rows (rollups.ts).
  */

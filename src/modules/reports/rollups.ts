@@ -1,4 +1,4 @@
-// Where a report's figures come from (migration 20261124210000_report_rollups): whole Korea days and months from the
+// Where a report's figures come from (prisma/functions/report-rollups.sql): whole Korea days and months from the
 // pre-aggregated tables the database keeps with every change, and the unit that holds now (cut at now: the periods'
 // last end, periods.ts) from the raw rows through their indexes, so a report is as exact as reading every row.
 import { DateTime } from 'luxon';

@@ -1,5 +1,6 @@
 // Cancelling a subscription, by the merchant (POST /api/v1/subscriptions/:id/cancel) or by an operator (POST
 // /admin/subscriptions/:id/cancel): now, or at the end of the current period.
+// The database adds (prisma/functions/): the subscription's event (events.sql), a CHURN movement (mrr.sql), declined cycles' `lost` (report-rollups.sql).
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../../lib/clock.ts';

@@ -1,6 +1,7 @@
 // Changing a subscription's terms: the merchant's price change (POST /api/v1/subscriptions/:id/price-change) and an
 // operator's PATCH /admin/subscriptions/:id (amount, orderName). Both follow the one price-change rule below; the
 // planner (ledger/charge.rules.ts) checks the consent rule again at every charge, whatever path set the amount.
+// The database adds (prisma/functions/): subscription.updated (events.sql), an EXPANSION or CONTRACTION movement when the amount moves (mrr.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { StateConflictError } from '../../lib/errors.ts';
 import { RULE_ERRORS } from '../ledger/payment.errors.ts';

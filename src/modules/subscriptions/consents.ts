@@ -1,5 +1,6 @@
 // A customer's consent, recorded by the merchant (POST /api/v1/subscriptions/:id/consents, docs/architecture.md, invariant 13): a
 // trial's conversion or a price increase is charged only with a consent obtained within the 30 days before the charge.
+// The database adds (prisma/functions/): the guard that refuses any edit or delete of a consent (guards.sql).
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { writeAudit } from '../audit/audit.ts';

@@ -1,5 +1,6 @@
 // A subscription is created by a completed registration (registrations/complete-registration.ts): ACTIVE with its
 // anchor at the approval, or TRIALING until its trial's end (docs/api.md "Subscription lifecycle").
+// The database adds (prisma/functions/): subscription.created (events.sql), a NEW movement when it starts ACTIVE (mrr.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { addInterval, type IntervalUnit } from '../../lib/calendar.ts';
 import { createSubscription } from '../ledger/subscription.state.ts';

@@ -1,5 +1,6 @@
 // Pausing and resuming a subscription (POST /admin/subscriptions/:id/pause|resume): nothing is charged while it is
 // paused, and a resume starts the schedule again where the scheduling rules say, never back-charging the pause.
+// The database adds (prisma/functions/): subscription.updated (events.sql), a CHURN or REACTIVATION movement (mrr.sql).
 import type { Db } from '../../db/prisma.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { scheduleAfterResume } from '../ledger/schedule.rules.ts';

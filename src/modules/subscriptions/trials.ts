@@ -1,5 +1,6 @@
 // A trial's end, noticed in time (docs/architecture.md, invariant 13): the merchant is told a trial ends within 30 days while no
 // consent to convert it is recorded, so that it can ask the customer before the first paid charge.
+// The database adds (prisma/functions/): the subscription.trial_will_end event when trialWillEndAt is set (events.sql).
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../../db/prisma.ts';
 

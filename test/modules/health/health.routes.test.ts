@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { freePort } from '../../setup/global-setup.ts';
@@ -41,6 +42,26 @@ describe('GET /ready', () => {
     const response = await (await appFor(empty.url)).inject({ method: 'GET', url: '/ready' });
     expect(response.statusCode).toBe(503);
     expect(response.json()).toEqual({ status: 'not_ready', reason: expect.stringMatching(/^migrations not applied: \d+_init/) });
+  });
+
+  it('is not ready when a function file is not applied as it is now', async () => {
+    const changed = await createTestDatabase();
+    try {
+      const client = new pg.Client({ connectionString: changed.url });
+      await client.connect();
+      await client.query(`UPDATE _function_files SET checksum = 'an older text' WHERE name = 'events.sql'`);
+      await client.end();
+      const app = await buildTestApp(changed.url);
+      try {
+        const response = await app.inject({ method: 'GET', url: '/ready' });
+        expect(response.statusCode).toBe(503);
+        expect(response.json()).toEqual({ status: 'not_ready', reason: 'migrations not applied: prisma/functions/events.sql' });
+      } finally {
+        await app.close();
+      }
+    } finally {
+      await changed.drop();
+    }
   });
 
   it('is not ready when the database cannot be reached, and does not leak why', async () => {
