@@ -8,11 +8,15 @@
 -- (revenue_lines, the day that holds now) all go through them.
 --
 -- Hot rows: every charge's success adds to the same (Korea day, method). Two replicas, or two batches of one, would
--- queue on that row until commit; so each figure is spread over shards (the backend's pid modulo 8: one connection's
--- transactions are serial anyway) and the reports sum them. The payments' triggers are statement-level with
--- transition tables: a batch of approvals in one statement (charge.record.ts) writes one row per key, in key order
--- (two batches that share a shard lock their rows in the same order: no deadlock). The attempts' are row-level, each
--- behind a WHEN that lets only refunds and declines in (a refund or a decline is one payment's).
+-- queue on that row until commit; so each figure is spread over 8 shards and the reports sum them. A transaction takes
+-- a shard of its own for its whole length (report_shard: a free one, starting from its backend's pid modulo 8), so
+-- two transactions share a shard's rows only when more than 8 write roll-ups at once, and then the second waits for
+-- the first at its first roll-up row instead of interleaving. Within one statement rows are written in key order, but
+-- a transaction of several statements would reach them in crossing orders: two such transactions on one shard
+-- deadlocked (test/modules/reports/rollups.test.ts, "crossing orders"). The payments' triggers are statement-level
+-- with transition tables: a batch of approvals in one statement (charge.record.ts) writes one row per key. The
+-- attempts' are row-level, each behind a WHEN that lets only refunds and declines in (a refund or a decline is one
+-- payment's).
 --
 -- The tables and the composite types revenue_line and recovery_line are the versioned migrations' (first
 -- 20261124210000_report_rollups).
@@ -35,10 +39,31 @@ $$;
 CREATE OR REPLACE FUNCTION "report_month"(at timestamptz) RETURNS date LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT date_trunc('month', at AT TIME ZONE "korea_zone"())::date
 $$;
--- The shard a transaction adds to: its backend's, so that concurrent transactions rarely share a row.
-CREATE OR REPLACE FUNCTION "report_shard"() RETURNS smallint LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT (pg_backend_pid() % 8)::smallint
-$$;
+-- The shard a transaction adds to, the same for all its statements: the first of the 8 (from its backend's pid modulo 8
+-- on) whose transaction-level advisory lock is free; when all are taken, it waits for its home shard's. The lock is
+-- held to the end of the transaction, so no other transaction writes that shard's rows meanwhile; the choice is kept
+-- in a transaction-local setting (a rolled-back savepoint forgets it, and the next call takes one again: adding to two
+-- shards is only a split of the same sums).
+CREATE OR REPLACE FUNCTION "report_shard"() RETURNS smallint LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  held text := current_setting('billing.report_shard', true);
+  home smallint := (pg_backend_pid() % 8)::smallint;
+  candidate smallint;
+BEGIN
+  IF held <> '' THEN
+    RETURN held::smallint;
+  END IF;
+  FOR i IN 0..7 LOOP
+    candidate := ((home + i) % 8)::smallint;
+    IF pg_try_advisory_xact_lock(7210031, candidate) THEN
+      PERFORM set_config('billing.report_shard', candidate::text, true);
+      RETURN candidate;
+    END IF;
+  END LOOP;
+  PERFORM pg_advisory_xact_lock(7210031, home);
+  PERFORM set_config('billing.report_shard', home::text, true);
+  RETURN home;
+END $$;
 
 -- ── The rules, once ────────────────────────────────────────────────────────────────────────────────────────────────
 -- A payment counts (revenue, on the day of its approval; recovery, as its cycle's recovery) when it counts as paid

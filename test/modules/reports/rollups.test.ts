@@ -14,6 +14,7 @@ import { monthsBetweenDays, type Period, periodsBetween, rate } from '../../../s
 import { adminHeaders, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { sandboxFault } from '../../helpers/checkout.ts';
 import { useRunningApp } from '../../helpers/database.ts';
+import { waitFor } from '../../helpers/service.ts';
 
 const running = useRunningApp({ CLOCK: 'simulated' });
 const ZONE = 'Asia/Seoul';
@@ -337,7 +338,7 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
     await setClock(running.app, now);
     await seedHistory(running.databaseUrl, { subscriptions: 300, payments: 2500, months: 6, now, declineRate: 0.6 });
     const failed = await sqlQuery<{ id: string }>(running.app.db, `SELECT "id" FROM "payments" WHERE "status" = 'FAILED' ORDER BY "id"`, []);
-    const clients = 9; // more than the 8 shards: two of them add to the same rows
+    const clients = 9; // more than the 8 shards: one of them waits for another to commit and adds to its rows
     expect(failed.length).toBeGreaterThanOrEqual(clients * 4);
     const groups = Array.from({ length: clients }, (_, i) => failed.filter((_, j) => j % clients === i).map((p) => p.id));
     const day = kst('2030-06-14T23:00:00');
@@ -370,5 +371,77 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
       [],
     );
     expect(shards!.n).toBeGreaterThan(1);
+  });
+
+  it('two transactions on one shard that reach its roll-up rows in crossing orders, statement by statement, do not deadlock', async () => {
+    // The case above made certain: two connections whose backends share a shard (found among nine: 8 shards), each
+    // approving one payment per statement, A first on day 1 then day 2, B first on day 2 then day 1. Per statement the
+    // rows are locked in key order, but across statements the orders cross; the shard is taken for the whole
+    // transaction before its first row, so B waits for A instead of holding day 2 while A waits for it.
+    const now = kst('2030-09-15T12:00:00');
+    await setClock(running.app, now);
+    await seedHistory(running.databaseUrl, { subscriptions: 40, payments: 200, months: 2, now, declineRate: 0.6 });
+    const failed = await sqlQuery<{ id: string }>(
+      running.app.db,
+      `SELECT "id" FROM "payments" WHERE "status" = 'FAILED' AND "method" = 'CARD' ORDER BY "id" LIMIT 4`,
+      [],
+    );
+    expect(failed).toHaveLength(4);
+    const clients = Array.from({ length: 9 }, () => new pg.Client({ connectionString: running.databaseUrl }));
+    await Promise.all(clients.map((c) => c.connect()));
+    const watcher = new pg.Client({ connectionString: running.databaseUrl });
+    await watcher.connect();
+    try {
+      const pids = await Promise.all(clients.map(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid));
+      const first = pids.findIndex((pid, i) => pids.some((other, j) => j > i && other % 8 === pid % 8));
+      const second = pids.findIndex((pid, j) => j > first && pid % 8 === pids[first]! % 8);
+      const [a, b] = [clients[first]!, clients[second]!];
+      const approve = (client: pg.Client, id: string, at: string) =>
+        client.query(
+          `UPDATE "payments" SET "status" = 'SUCCEEDED', "failureCode" = NULL, "failureMessage" = NULL, "nextRetryAt" = NULL,
+                  "transactionId" = 'x-' || "id", "approvedAt" = $2::timestamptz WHERE "id" = $1::uuid`,
+          [id, at],
+        );
+      const day1 = '2030-09-14T10:00:00+09:00';
+      const day2 = '2030-09-15T10:00:00+09:00';
+      // Settled: done, failed, or blocked on a lock.
+      const settled = (pid: number, step: Promise<unknown>) => {
+        let done = false;
+        step.then(
+          () => {
+            done = true;
+          },
+          () => {
+            done = true;
+          },
+        );
+        return waitFor(`backend ${pid} finished or waiting on a lock`, async () => {
+          if (done) return true;
+          const { rows } = await watcher.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [
+            pid,
+          ]);
+          return rows[0]!.n > 0;
+        });
+      };
+      await a.query('BEGIN');
+      await b.query('BEGIN');
+      await approve(a, failed[0]!.id, day1);
+      const b1 = approve(b, failed[1]!.id, day2);
+      await settled(pids[second]!, b1);
+      const a2 = approve(a, failed[2]!.id, day2);
+      await settled(pids[first]!, a2);
+      const b2 = b1.then(() => approve(b, failed[3]!.id, day1));
+      const outcomes = await Promise.allSettled([a2.then(() => a.query('COMMIT')), b2.then(() => b.query('COMMIT'))]);
+      expect(outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'committed'))).toEqual(['committed', 'committed']);
+    } finally {
+      await Promise.all([...clients, watcher].map((c) => c.end()));
+    }
+    const [approved] = await sqlQuery<{ n: number }>(
+      running.app.db,
+      `SELECT count(*)::int AS n FROM "payments" WHERE "id" = ANY ($1::uuid[]) AND "status" = 'SUCCEEDED'`,
+      [failed.map((p) => p.id)],
+    );
+    expect(approved!.n).toBe(4);
+    await expectReportsEqualRaw('2030-09-01', '2030-09-15');
   });
 });
