@@ -82,10 +82,11 @@ function withUtf8Limits(source: Record<string, unknown>): Record<string, unknown
   const { maxLength: _characters, ...rest } = source;
   return {
     ...rest,
+    // Each branch says `type` too, so that a client generator reads the union as a string (not as unknown).
     anyOf: [
-      { maxLength: maxBytes, pattern: '^[\\u0000-\\u007F]*$' },
-      { maxLength: Math.floor(maxBytes / 3), pattern: '^[\\u0000-\\uD7FF\\uE000-\\uFFFF]*$' },
-      { maxLength: Math.floor(maxBytes / 4) },
+      { type: 'string', maxLength: maxBytes, pattern: '^[\\u0000-\\u007F]*$' },
+      { type: 'string', maxLength: Math.floor(maxBytes / 3), pattern: '^[\\u0000-\\uD7FF\\uE000-\\uFFFF]*$' },
+      { type: 'string', maxLength: Math.floor(maxBytes / 4) },
     ],
   };
 }

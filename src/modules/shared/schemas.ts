@@ -100,7 +100,10 @@ export const RedirectFields = Type.Object(
     method: Type.Optional(Type.String({ maxLength: 20 })),
     amount: Type.Optional(Type.String({ maxLength: 20 })),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    examples: [{ state: 'b3JkZXItc3RhdGUtZXhhbXBsZS10b2tlbi0wMDAwMDAwMQ', transactionId: 'T2026112800001234', orderId: 'R1b2c3d4e5f604718829a3b4c5d6e7f80' }],
+  },
 );
 
 export const ErrorResponse = Type.Object({
@@ -135,7 +138,7 @@ export const CheckoutRedirect = Type.Null({
 /** Every admin action says why; the reason goes to the audit trail (and to the gateway for a refund). */
 export const Reason = Type.String({ minLength: 1, maxLength: 500 });
 
-export const ReasonBody = Type.Object({ reason: Reason }, { additionalProperties: false });
+export const ReasonBody = Type.Object({ reason: Reason }, { additionalProperties: false, examples: [{ reason: '고객 요청 (상담 #4821)' }] });
 
 /** A refund's reason goes to the gateway as its cancelReason (src/gateway/fields.ts): bytes of UTF-8. */
 export const REFUND_REASON_BYTES = CANCEL_REQUEST.cancelReason!.maxBytes!;
