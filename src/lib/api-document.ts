@@ -78,3 +78,24 @@ export const TAGS = {
 } as const;
 
 export type TagName = (typeof TAGS)[keyof typeof TAGS]['name'];
+
+/** The groups of groups (Redocly's x-tagGroups): who calls them, with which token. */
+export const TAG_GROUPS: ReadonlyArray<{ name: string; tags: readonly TagName[] }> = [
+  {
+    name: 'Merchant API (API key)',
+    tags: [TAGS.registrations.name, TAGS.subscriptions.name, TAGS.orders.name, TAGS.payments.name, TAGS.events.name, TAGS.webhookEndpoints.name],
+  },
+  {
+    name: 'Operators (admin token)',
+    tags: [
+      TAGS.adminSubscriptions.name,
+      TAGS.adminPayments.name,
+      TAGS.adminCharging.name,
+      TAGS.adminReconciliation.name,
+      TAGS.adminReports.name,
+      TAGS.adminAudit.name,
+    ],
+  },
+  { name: 'The customer’s browser (no token)', tags: [TAGS.browser.name] },
+  { name: 'Operations', tags: [TAGS.operations.name] },
+];

@@ -25,7 +25,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { IsOptional, type TSchema } from 'typebox';
 import { MAX_UTF8_BYTES } from '../lib/input.ts';
-import { nameOf, TAGS } from '../lib/api-document.ts';
+import { nameOf, TAG_GROUPS, TAGS } from '../lib/api-document.ts';
 import { IDEMPOTENCY_KEY_HEADER } from '../lib/errors.ts';
 import { SANDBOX_PREFIX } from './gateway.ts';
 import { ErrorBodySchema } from './error-handler.ts';
@@ -371,6 +371,8 @@ async function docsPlugin(app: FastifyInstance, options: DocsOptions) {
         }
       }
       openapiObject.paths = pathsInTagOrder(paths) as typeof openapiObject.paths;
+      // Redocly's groups of groups (Swagger UI shows the groups alone).
+      (openapiObject as Record<string, unknown>)['x-tagGroups'] = TAG_GROUPS;
       if (options.webhooks?.length) (openapiObject as Record<string, unknown>).webhooks = webhooksOf(options.webhooks, components);
       const openapiComponents = openapiObject.components as Record<string, Record<string, unknown>>;
       openapiComponents.schemas = { ...openapiComponents.schemas, ...Object.fromEntries([...components.schemas].sort(([a], [b]) => a.localeCompare(b))) };
