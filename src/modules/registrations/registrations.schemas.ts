@@ -24,7 +24,7 @@ export const CreateRegistrationBody = Type.Object(
     issueKeyOnly: Type.Optional(
       Type.Boolean({
         description:
-          'CARD only: the window issues the billing key and charges nothing; the first charge is at the first renewal (default false, true with trialDays)',
+          'CARD only: the window only issues the billing key and charges nothing; the subscription is due at once and the next charging pass charges it (default false; with trialDays, true and due when the trial ends)',
       }),
     ),
     trialDays: Type.Optional(

@@ -123,7 +123,11 @@ export const PriceChangeBody = Type.Object(
 );
 
 export const CancelSubscriptionBody = Type.Object(
-  { atPeriodEnd: Type.Optional(Type.Boolean({ description: 'true: it stays ACTIVE until currentPeriodEnd, then ends; false (default): now' })) },
+  {
+    atPeriodEnd: Type.Optional(
+      Type.Boolean({ description: 'true: it runs until currentPeriodEnd (nothing more is charged), then ends; false (default): it ends now' }),
+    ),
+  },
   { additionalProperties: false, examples: [{ atPeriodEnd: true }] },
 );
 
