@@ -43,6 +43,7 @@ import webhooksPlugin from './plugins/webhooks.ts';
 import { createDispatcher } from './modules/webhooks/dispatcher.ts';
 import { createEventsService } from './modules/events/events.service.ts';
 import { eventsRoutes } from './modules/events/events.routes.ts';
+import { EVENT_WEBHOOKS } from './modules/events/event-webhooks.ts';
 import { createEndpointsService } from './modules/webhooks/endpoints.service.ts';
 import { endpointsRoutes } from './modules/webhooks/endpoints.routes.ts';
 import docsPlugin from './plugins/docs.ts';
@@ -137,7 +138,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   await app.register(errorHandler);
   await app.register(authPlugin);
-  await app.register(docsPlugin);
+  await app.register(docsPlugin, { webhooks: EVENT_WEBHOOKS });
   // Sized from the concurrency: every charge in flight may hold a connection at once, plus the API, the webhook
   // dispatcher and the scheduler's own claims.
   await app.register(dbPlugin, {

@@ -7,6 +7,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GatewayClient, GatewayResult } from '../gateway/types.ts';
+import { TAGS } from '../lib/api-document.ts';
 
 /** How a webhook delivery attempt ended, as the dispatcher reports it. */
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'gone';
@@ -227,7 +228,7 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
       schema: {
         operationId: 'getMetrics',
         summary: 'Prometheus metrics',
-        tags: ['operations'],
+        tags: [TAGS.operations.name],
         description: 'Prometheus text format. In production it takes a bearer token: one of METRICS_TOKENS or ADMIN_TOKENS.',
         produces: ['text/plain'],
         response: { 200: { type: 'string', description: 'Prometheus exposition format' } },

@@ -1,6 +1,7 @@
 // The API document (/docs/json) as the tests that hold it to the code read it: its schemas' keywords, and an app of
 // the file's own that serves it (test/plugins/document-limits.test.ts probes its limits at their edges,
-// test/plugins/document-fuzz.test.ts fuzzes every operation from it).
+// test/plugins/document-fuzz.test.ts fuzzes every operation from it). Those read it with each `$ref` to a named
+// schema (components.schemas) replaced by the schema, as a fuzzer or a client generator resolves it.
 import { afterAll, beforeAll } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { buildTestApp } from './app.ts';
@@ -38,6 +39,25 @@ export interface Operation {
 }
 export interface OpenApiDocument {
   paths: Record<string, Record<string, Operation>>;
+  components?: { schemas?: Record<string, Schema> };
+}
+
+/** The document with every `$ref` to components.schemas replaced by the schema it names (the service's have no cycle). */
+export function dereferenced<T extends OpenApiDocument>(doc: T): T {
+  const schemas = doc.components?.schemas ?? {};
+  const resolve = (value: unknown, depth: number): unknown => {
+    if (depth > 50) throw new Error('a $ref cycle in the document');
+    if (Array.isArray(value)) return value.map((item) => resolve(item, depth + 1));
+    if (typeof value !== 'object' || value === null) return value;
+    const ref = (value as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+      const target = schemas[ref.slice('#/components/schemas/'.length)];
+      if (!target) throw new Error(`${ref} names no schema`);
+      return resolve(target, depth + 1);
+    }
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolve(item, depth + 1)]));
+  };
+  return { ...doc, paths: resolve(doc.paths, 0) as T['paths'] };
 }
 
 /** The literal values of an enum, or of a union of constants (TypeBox's Union of Literals). */
@@ -55,7 +75,7 @@ export function useDocumentedApp(): { readonly app: App; readonly doc: OpenApiDo
   beforeAll(async () => {
     database = await createTestDatabase();
     app = await buildTestApp(database.url);
-    doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
+    doc = dereferenced((await app.inject({ method: 'GET', url: '/docs/json' })).json());
   });
   afterAll(async () => {
     await app.close();

@@ -75,6 +75,184 @@ function operations(doc: Document): Array<[string, Operation]> {
 
 const codesOf = (op: Operation, status: string) => op.responses[status]?.content?.['application/json']?.schema.allOf?.[1]?.properties?.code?.enum ?? [];
 
+/** Every schema object of a document, with where it is. */
+function* schemasIn(value: unknown, where = '#'): Generator<[string, Record<string, unknown>]> {
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) yield* schemasIn(item, `${where}/${i}`);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  yield [where, value as Record<string, unknown>];
+  for (const [key, item] of Object.entries(value)) yield* schemasIn(item, `${where}/${key}`);
+}
+
+type Full = Document & {
+  openapi: string;
+  tags: Array<{ name: string; description?: string }>;
+  components: { schemas: Record<string, unknown>; headers: Record<string, unknown> };
+  webhooks: Record<string, { post: { requestBody: { content: { 'application/json': { schema: { properties: { type: { const: string } } } } } } } }>;
+};
+
+describe('GET /docs/json, as a merchant integrates from it', () => {
+  const fullDocument = async () => (await documentJson()).doc as Full;
+
+  it('is OpenAPI 3.1, its groups declared with descriptions, the merchant API first and the paths in the groups’ order', async () => {
+    const doc = await fullDocument();
+    expect(doc.openapi).toBe('3.1.0');
+    const order = doc.tags.map((tag) => tag.name);
+    for (const tag of doc.tags) expect(tag.description, tag.name).toBeTruthy();
+    expect(order.slice(0, 6)).toEqual(['Registrations', 'Subscriptions', 'Orders', 'Payments', 'Events', 'Webhook endpoints']);
+    const positions = Object.values(doc.paths).map((ops) =>
+      Math.min(
+        ...Object.values(ops)
+          .flatMap((op) => op.tags ?? [])
+          .map((t) => order.indexOf(t)),
+      ),
+    );
+    expect(positions.every((position) => position >= 0)).toBe(true);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(Object.keys(doc.paths)[0]).toBe('/api/v1/registrations');
+    // Redocly's groups of groups hold every group once, in the same order.
+    const grouped = (doc as unknown as { 'x-tagGroups': Array<{ tags: string[] }> })['x-tagGroups'].flatMap((group) => group.tags);
+    expect(grouped).toEqual(order);
+  });
+
+  it('names the resources in components.schemas, refers to them by $ref, and writes enumerations as enum', async () => {
+    const doc = await fullDocument();
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['Error', 'Registration', 'Subscription', 'Order', 'Payment', 'Refund', 'Attempt', 'Event', 'WebhookEndpoint', 'Method']),
+    );
+    const get = (path: string) => doc.paths[path]!.get!.responses['200']!.content!['application/json']!.schema as unknown as { $ref?: string };
+    expect(get('/api/v1/subscriptions/{id}').$ref).toBe('#/components/schemas/Subscription');
+    expect(get('/api/v1/payments/{id}').$ref).toBe('#/components/schemas/Payment');
+    const unions = [...schemasIn(doc)].filter(
+      ([, schema]) =>
+        Array.isArray(schema.anyOf) &&
+        (schema.anyOf as Array<Record<string, unknown>>).every((branch) => 'const' in branch || (Array.isArray(branch.enum) && branch.enum.length === 1)),
+    );
+    expect(unions.map(([where]) => where)).toEqual([]);
+    const refs = [...schemasIn(doc)].map(([, schema]) => schema.$ref).filter((ref): ref is string => typeof ref === 'string');
+    for (const ref of refs)
+      expect(
+        ref.startsWith('#/components/') &&
+          ref
+            .split('/')
+            .slice(1)
+            .reduce<unknown>((at, key) => (at as Record<string, unknown>)?.[key], doc),
+        ref,
+      ).toBeTruthy();
+  });
+
+  it('describes every answer, and gives every JSON request body an example', async () => {
+    const doc = await fullDocument();
+    for (const [name, op] of operations(doc)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        const description = (response as { description?: string }).description;
+        expect(description && description !== 'Default Response', `${name} ${status}`).toBeTruthy();
+      }
+      const json = op.requestBody?.content['application/json'] as { example?: unknown; examples?: unknown } | undefined;
+      if (json) expect(json.example ?? json.examples, `${name}: an example body`).toBeDefined();
+    }
+  });
+
+  it('each request body’s example is taken by its route (not refused VALIDATION_ERROR)', async () => {
+    const doc = await fullDocument();
+    const { TEST_API_KEY } = await import('../helpers/app.ts');
+    let sent = 0;
+    for (const [name, op] of operations(doc)) {
+      const example = (op.requestBody?.content['application/json'] as { example?: unknown } | undefined)?.example;
+      if (example === undefined) continue;
+      const [method, path] = name.split(' ') as [string, string];
+      const token = path.startsWith('/admin/') ? TEST_ADMIN_TOKEN : TEST_API_KEY;
+      const answer = await app.inject({
+        method: method as 'POST',
+        url: path.replace('{id}', '00000000-0000-4000-8000-000000000000'),
+        headers: { authorization: `Bearer ${token}`, 'idempotency-key': `example-${sent}`, accept: 'application/json' },
+        payload: example as object,
+      });
+      sent++;
+      expect(answer.headers['content-type'], name).toMatch(/json/);
+      expect(answer.json().code, `${name}: ${answer.body.slice(0, 200)}`).not.toBe('VALIDATION_ERROR');
+    }
+    expect(sent).toBeGreaterThan(20);
+  });
+
+  it('states byte limits in bytes with the Hangul count, and the rules between a registration’s fields', async () => {
+    const doc = await fullDocument();
+    const registration = doc.paths['/api/v1/registrations']!.post!.requestBody!.content['application/json'] as {
+      schema: { description: string; properties: Record<string, { description?: string; 'x-max-utf8-bytes'?: number }> };
+    };
+    for (const [field, property] of Object.entries(registration.schema.properties)) {
+      const bytes = property['x-max-utf8-bytes'];
+      if (bytes === undefined) continue;
+      expect(property.description, field).toContain(`${bytes} bytes of UTF-8`);
+      expect(property.description, field).toContain(`${Math.floor(bytes / 3)} Hangul syllables`);
+    }
+    expect(registration.schema.description).toMatch(/MOBILE needs itemCode/);
+    expect(registration.schema.description).toMatch(/trialDays implies issueKeyOnly/);
+  });
+
+  it('documents the rate-limit and idempotency headers as the service sends them, and the CSV answers', async () => {
+    const doc = await fullDocument();
+    type Headers = Record<string, unknown> | undefined;
+    const headersOf = (path: string, method: string, status: string) => (doc.paths[path]![method]!.responses[status] as { headers?: Headers }).headers ?? {};
+    expect(Object.keys(headersOf('/api/v1/registrations', 'post', '201'))).toEqual(
+      expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Idempotent-Replayed']),
+    );
+    expect(Object.keys(headersOf('/api/v1/registrations', 'post', '429'))).toContain('Retry-After');
+    expect(Object.keys(headersOf('/health', 'get', '200'))).toEqual([]);
+    // The service sends what the document names (header names are case-insensitive).
+    const { TEST_API_KEY } = await import('../helpers/app.ts');
+    const request = {
+      method: 'POST' as const,
+      url: '/api/v1/registrations',
+      headers: { authorization: `Bearer ${TEST_API_KEY}`, 'idempotency-key': 'docs-replay-check' },
+      payload: { userId: 'u1', method: 'CARD', amount: 9900, orderName: '프리미엄 월간 구독' },
+    };
+    const first = await app.inject(request);
+    const again = await app.inject(request);
+    expect(first.statusCode).toBe(201);
+    for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) expect(first.headers[name.toLowerCase()], name).toBeDefined();
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    for (const [path, status] of [
+      ['/admin/reconciliation', '200'],
+      ['/admin/reports/mrr', '200'],
+    ] as const) {
+      expect(Object.keys(doc.paths[path]!.get!.responses[status]!.content!), path).toEqual(['application/json', 'text/csv']);
+    }
+  });
+
+  it('links a registration to its subscription and a payment to its refunds, and names only operations it has', async () => {
+    const doc = await fullDocument();
+    const ids = new Set(operations(doc).map(([, op]) => op.operationId));
+    const linksOf = (path: string, method: string, status: string) =>
+      (doc.paths[path]![method]!.responses[status] as { links?: Record<string, { operationId: string }> }).links ?? {};
+    expect(linksOf('/api/v1/registrations/{id}', 'get', '200').getSubscription?.operationId).toBe('getSubscription');
+    expect(linksOf('/api/v1/payments/{id}', 'get', '200').refundPayment?.operationId).toBe('refundPayment');
+    let links = 0;
+    for (const [, op] of operations(doc)) {
+      for (const response of Object.values(op.responses)) {
+        for (const link of Object.values((response as { links?: Record<string, { operationId: string }> }).links ?? {})) {
+          links++;
+          expect(ids.has(link.operationId), link.operationId).toBe(true);
+        }
+      }
+    }
+    expect(links).toBeGreaterThan(10);
+  });
+
+  it('describes every event type a merchant receives as a webhook, with its payload', async () => {
+    const doc = await fullDocument();
+    const { EVENT_TYPES } = await import('../../src/modules/events/event-types.ts');
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+    for (const [type, webhook] of Object.entries(doc.webhooks)) {
+      expect(webhook.post.requestBody.content['application/json'].schema.properties.type.const, type).toBe(type);
+    }
+  });
+});
+
 describe('GET /docs/json', () => {
   it('is a valid OpenAPI 3 document', async () => {
     const response = await app.inject({ method: 'GET', url: '/docs/json' });

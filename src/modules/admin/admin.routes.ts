@@ -11,6 +11,7 @@ import type { Idempotency } from '../idempotency/idempotency.ts';
 import { writeAudit, type AuditInput } from '../audit/audit.ts';
 import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
 import { Type } from 'typebox';
+import { TAGS } from '../../lib/api-document.ts';
 
 export const ClockNotSimulatedError = defineError('CLOCK_NOT_SIMULATED', 'The clock can be set only with CLOCK=simulated', 409);
 
@@ -24,7 +25,7 @@ export function adminRoutes(deps: AdminDeps) {
   return async (app: App) => {
     const { clock } = app;
     const audit = (input: AuditInput) => app.db.$transaction((tx) => writeAudit(tx, input));
-    const tags = ['admin'];
+    const tags = [TAGS.adminCharging.name];
 
     // Works with SCHEDULER_ENABLED=false too: operators and tests drive passes by hand.
     app.post(
@@ -37,6 +38,7 @@ export function adminRoutes(deps: AdminDeps) {
           headers: IdempotencyHeader,
           body: Type.Optional(RunPassBody),
           response: { 200: PassReport },
+          responseDescriptions: { 200: 'The pass ran: what it claimed and how each charge came out' },
           errors: codesByStatus(...IDEMPOTENT),
         },
       },
@@ -55,8 +57,18 @@ export function adminRoutes(deps: AdminDeps) {
     );
 
     const clockState = () => ({ now: clock.now().toISOString(), kind: clock.kind, frozen: isSimulated(clock) ? clock.frozen : false });
-    app.get('/clock', { schema: { operationId: 'getClock', summary: 'Read the service clock', tags, response: { 200: ClockResponse } } }, async () =>
-      clockState(),
+    app.get(
+      '/clock',
+      {
+        schema: {
+          operationId: 'getClock',
+          summary: 'Read the service clock',
+          tags,
+          response: { 200: ClockResponse },
+          responseDescriptions: { 200: 'The clock as every rule reads it now' },
+        },
+      },
+      async () => clockState(),
     );
     app.put(
       '/clock',
@@ -67,6 +79,7 @@ export function adminRoutes(deps: AdminDeps) {
           tags,
           body: SetClockBody,
           response: { 200: ClockResponse },
+          responseDescriptions: { 200: 'The clock, set and frozen there' },
           errors: codesByStatus(ClockNotSimulatedError),
         },
       },

@@ -4,13 +4,14 @@ import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import type { Db } from '../../db/prisma.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
-import { Cursor, Limit } from '../shared/schemas.ts';
+import { named, TAGS } from '../../lib/api-document.ts';
+import { Cursor, Limit, StringEnum } from '../shared/schemas.ts';
 
 const ENTITY_TYPES = ['payment', 'subscription', 'registration', 'order', 'webhook_endpoint', 'settlement_import', 'scheduler', 'clock'];
 
 const AuditQuery = Type.Object(
   {
-    entityType: Type.Optional(Type.Union(ENTITY_TYPES.map((t) => Type.Literal(t)))),
+    entityType: Type.Optional(StringEnum(ENTITY_TYPES)),
     entityId: Type.Optional(Type.String({ maxLength: 200 })),
     actor: Type.Optional(Type.String({ maxLength: 200 })),
     limit: Limit,
@@ -19,17 +20,33 @@ const AuditQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const AuditEntry = Type.Object({
-  id: Type.String(),
-  at: Type.String({ format: 'date-time' }),
-  actor: Type.String(),
-  action: Type.String(),
-  entityType: Type.String(),
-  entityId: Type.String(),
-  reason: Type.Optional(Type.String()),
-  before: Type.Optional(Type.Unknown()),
-  after: Type.Optional(Type.Unknown()),
-});
+const AuditEntry = named(
+  'AuditEntry',
+  Type.Object(
+    {
+      id: Type.String(),
+      at: Type.String({ format: 'date-time' }),
+      actor: Type.String(),
+      action: Type.String(),
+      entityType: Type.String(),
+      entityId: Type.String(),
+      reason: Type.Optional(Type.String()),
+      before: Type.Optional(Type.Unknown()),
+      after: Type.Optional(Type.Unknown()),
+    },
+    { description: 'Who did what to which entity, when and why, with the entity before and after' },
+  ),
+);
+const AuditPage = named(
+  'AuditPage',
+  Type.Object(
+    {
+      items: Type.Array(AuditEntry),
+      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the next page; null on the last' }),
+    },
+    { description: 'A page of the audit trail, newest first' },
+  ),
+);
 
 export function auditRoutes(deps: { db: Db }) {
   const { db } = deps;
@@ -40,9 +57,9 @@ export function auditRoutes(deps: { db: Db }) {
         schema: {
           operationId: 'listAudit',
           summary: 'The audit trail, newest first (filters: entityType, entityId, actor)',
-          tags: ['admin'],
+          tags: [TAGS.adminAudit.name],
           querystring: AuditQuery,
-          response: { 200: Type.Object({ items: Type.Array(AuditEntry), nextCursor: Type.Union([Type.String(), Type.Null()]) }) },
+          response: { 200: AuditPage },
         },
       },
       async (request) => {

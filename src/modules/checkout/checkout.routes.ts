@@ -10,6 +10,7 @@ import { errorBody } from '../../plugins/error-handler.ts';
 import { FAILURE_STATUS, type CheckoutFailureCode, type CheckoutResult } from './checkout.result.ts';
 import { CheckoutRedirect, CheckoutSuccess, RedirectFields } from '../shared/schemas.ts';
 import { renderResultPage } from './result.page.ts';
+import { TAGS } from '../../lib/api-document.ts';
 
 export type RedirectHandler = (fields: Record<string, string | undefined>) => Promise<CheckoutResult>;
 
@@ -65,10 +66,11 @@ export function redirectRoutes(routes: RedirectRoute[]) {
       // INVALID_STATE, as a redirect with status=failed or, in JSON mode, 400; the schema leaves it optional so
       // that this stays the handler's answer.
       const schema = {
-        tags: ['browser'],
+        tags: [TAGS.browser.name],
         querystring: RedirectFields,
         requiredQuery: ['state'],
         response: { 200: CheckoutSuccess, 303: CheckoutRedirect },
+        responseDescriptions: { 200: 'With Accept: application/json (and not text/html): it went through, and these are the ids' },
         errors: FAILURES,
       };
       app.get(path, { schema: { ...schema, operationId: `${operationId}Get`, summary: `${summary} (query string)` } }, handler);
@@ -98,7 +100,7 @@ export async function resultPageRoutes(app: App) {
       schema: {
         operationId: 'getResultPage',
         summary: 'The built-in result page (when no returnUrl or RETURN_URL is set)',
-        tags: ['browser'],
+        tags: [TAGS.browser.name],
         produces: ['text/html'],
         response: { 200: ResultPage },
       },

@@ -1,5 +1,6 @@
 // Merchant API: the event feed, one event with its deliveries, and resend (docs/api.md "Events and webhooks").
 import type { App } from '../../app-types.ts';
+import { TAGS } from '../../lib/api-document.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { EventList, EventWithDeliveries, ListEventsQuery, Queued, ResendBody } from './events.schemas.ts';
@@ -13,7 +14,10 @@ export function eventsRoutes(service: EventsService, idempotency: Idempotency) {
         schema: {
           operationId: 'listEvents',
           summary: 'Events in ascending sequence, after the last one seen',
-          tags: ['events'],
+          description:
+            'Sequences are given only to committed events older than every transaction still in flight: a reader that always continues ' +
+            'from the last sequence it saw never misses one. Process events idempotently, by id.',
+          tags: [TAGS.events.name],
           querystring: ListEventsQuery,
           response: { 200: EventList },
         },
@@ -31,9 +35,13 @@ export function eventsRoutes(service: EventsService, idempotency: Idempotency) {
         schema: {
           operationId: 'getEvent',
           summary: 'Get an event with its deliveries',
-          tags: ['events'],
+          tags: [TAGS.events.name],
           params: IdParams,
           response: { 200: EventWithDeliveries },
+          responseDescriptions: { 200: 'The event with its delivery to each endpoint' },
+        },
+        links: {
+          200: { resendEvent: { operationId: 'resendEvent', parameters: { id: '$response.body#/id' }, description: 'Send it again' } },
         },
       },
       async (request) => service.get(request.params.id),
@@ -45,11 +53,12 @@ export function eventsRoutes(service: EventsService, idempotency: Idempotency) {
         schema: {
           operationId: 'resendEvent',
           summary: 'Send an event again, to one endpoint or to every endpoint that subscribes to it',
-          tags: ['events'],
+          tags: [TAGS.events.name],
           params: IdParams,
           headers: idempotencyHeaders(false),
           body: ResendBody,
           response: { 202: Queued },
+          responseDescriptions: { 202: 'Queued: the deliveries go out with the next dispatch' },
           errors: IDEMPOTENT_ERRORS,
         },
       },

@@ -5,10 +5,12 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { readFunctionFiles } from '../../db/apply-functions.ts';
 import { pendingMigrations, readMigrations } from '../../db/migrator.ts';
+import { TAGS } from '../../lib/api-document.ts';
+import { StringEnum } from '../shared/schemas.ts';
 
 const HealthResponse = Type.Object({ status: Type.Literal('ok') });
 const ReadyResponse = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
+  status: StringEnum(['ready', 'not_ready']),
   reason: Type.Optional(Type.String()),
 });
 
@@ -16,9 +18,21 @@ export async function healthRoutes(app: FastifyInstance) {
   const migrations = readMigrations();
   const functionFiles = readFunctionFiles();
 
-  app.get('/health', { schema: { operationId: 'getHealth', summary: 'The process is up', tags: ['health'], response: { 200: HealthResponse } } }, async () => ({
-    status: 'ok' as const,
-  }));
+  app.get(
+    '/health',
+    {
+      schema: {
+        operationId: 'getHealth',
+        summary: 'The process is up',
+        tags: [TAGS.operations.name],
+        response: { 200: HealthResponse },
+        responseDescriptions: { 200: 'The process is up (it says nothing of the database)' },
+      },
+    },
+    async () => ({
+      status: 'ok' as const,
+    }),
+  );
 
   app.get(
     '/ready',
@@ -26,8 +40,12 @@ export async function healthRoutes(app: FastifyInstance) {
       schema: {
         operationId: 'getReadiness',
         summary: 'The database answers and every migration is applied',
-        tags: ['health'],
+        tags: [TAGS.operations.name],
         response: { 200: ReadyResponse, 503: ReadyResponse },
+        responseDescriptions: {
+          200: 'Ready: send traffic',
+          503: 'Not ready: the database does not answer or a migration is not applied (the reason says which)',
+        },
       },
     },
     async (request, reply) => {

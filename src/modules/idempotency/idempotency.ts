@@ -20,7 +20,14 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** What a route taking an Idempotency-Key can answer besides its own errors (for its documented `errors`). */
 export const IDEMPOTENT_ERRORS = codesByStatus(IdempotencyKeyReusedError, IdempotencyInProgressError);
 
-const IdempotencyKey = Type.String({ minLength: 1, maxLength: 200, description: 'replays of the same key answer the first result (kept 24 h)' });
+const IdempotencyKey = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description:
+    'Your key for this action (e.g. a UUID), kept 24 h: the same key with the same request answers the first answer again ' +
+    '(header Idempotent-Replayed: true) without acting twice; with another request, 409 IDEMPOTENCY_KEY_REUSED; while the first runs, ' +
+    '409 IDEMPOTENCY_IN_PROGRESS. Retry with the same key after a timeout or a network error.',
+});
 
 /**
  * The Idempotency-Key header of a route. Required on the routes that can move money (their dry runs included):

@@ -7,6 +7,7 @@ import type { Idempotency } from '../idempotency/idempotency.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { ACTION_ERRORS, adminActions, IDEMPOTENT, RequiredIdempotencyHeader, who } from '../shared/admin-actions.ts';
 import { IdParams, ReasonBody } from '../shared/schemas.ts';
+import { TAGS } from '../../lib/api-document.ts';
 import type { ChargeNow } from './charge-now.ts';
 import type { PaymentActions } from './payment-actions.service.ts';
 import {
@@ -35,7 +36,7 @@ const REFUND_ERRORS = codesByStatus(IdempotencyKeyRequiredError, StateConflictEr
 export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: PaymentActions; idempotency: Idempotency }) {
   const { chargeNow, payments, idempotency } = deps;
   return async (app: App) => {
-    const tags = ['admin'];
+    const tags = [TAGS.adminPayments.name];
     const action = adminActions(app, idempotency, tags);
 
     app.post(
@@ -50,8 +51,10 @@ export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: Paym
           headers: RequiredIdempotencyHeader,
           body: ReasonBody,
           response: { 200: ChargeDryRun, 201: PaymentResponse },
+          responseDescriptions: { 200: 'dryRun=true: what a charge now would do, rule by rule; nothing is charged', 201: 'The payment, SUCCEEDED' },
           errors: CHARGE_ERRORS,
         },
+        links: { 201: { getPayment: { operationId: 'adminGetPayment', parameters: { id: '$response.body#/id' }, description: 'The payment' } } },
       },
       async (request, reply) => {
         if (request.query.dryRun) return chargeNow.explain(request.params.id);
@@ -77,7 +80,25 @@ export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: Paym
     );
     app.get(
       '/payments/:id',
-      { schema: { operationId: 'adminGetPayment', summary: 'Get a payment with its attempts', tags, params: IdParams, response: { 200: PaymentResponse } } },
+      {
+        schema: {
+          operationId: 'adminGetPayment',
+          summary: 'Get a payment with its attempts',
+          tags,
+          params: IdParams,
+          response: { 200: PaymentResponse },
+          responseDescriptions: { 200: 'The payment with its attempts and refunds' },
+        },
+        links: {
+          200: {
+            refundPayment: {
+              operationId: 'refundPayment',
+              parameters: { id: '$response.body#/id' },
+              description: 'Refund it; its refunds are listed in `refunds`',
+            },
+          },
+        },
+      },
       async (request) => payments.getPayment(request.params.id),
     );
 
@@ -89,6 +110,7 @@ export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: Paym
         summary: 'Settle an UNKNOWN payment as SUCCEEDED (with the gateway’s transactionId) or FAILED',
         body: ResolveBody,
         response: PaymentResponse,
+        answer: 'The payment, SUCCEEDED or FAILED (and its subscription moved on accordingly)',
         errors: ACTION_ERRORS,
       },
       (id, { reason, ...input }, request) => payments.resolve(id, input, who(request, reason)),
@@ -102,8 +124,16 @@ export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: Paym
         summary: 'Refund a payment in full or in part through the gateway’s cancellation',
         body: RefundBody,
         response: PaymentResponse,
+        answer: 'The payment with the refund in `refunds` (CANCELED once refunded in full)',
         errors: REFUND_ERRORS,
         moneyMoves: true,
+        links: {
+          resolveRefund: {
+            operationId: 'resolveRefund',
+            parameters: { id: '$response.body#/id' },
+            description: 'Settle the refund when its outcome is unknown (refundOutcomeUnknown)',
+          },
+        },
       },
       (id, body, request) => payments.refund(id, { amount: body.amount }, who(request, body.reason)),
     );
@@ -116,6 +146,7 @@ export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: Paym
         summary: 'Settle a refund whose outcome is unknown as SUCCEEDED or FAILED, after asking the gateway',
         body: RefundResolveBody,
         response: PaymentResponse,
+        answer: 'The payment with the refund settled',
         errors: ACTION_ERRORS,
       },
       (id, body, request) => payments.resolveRefund(id, { outcome: body.outcome }, who(request, body.reason)),
@@ -132,6 +163,7 @@ export function paymentsAdminRoutes(deps: { chargeNow: ChargeNow; payments: Paym
           headers: RequiredIdempotencyHeader,
           body: ExternalRefundBody,
           response: { 201: PaymentResponse },
+          responseDescriptions: { 201: 'The payment with the refund in `refunds` (channel EXTERNAL)' },
           errors: EXTERNAL_REFUND_ERRORS,
         },
       },

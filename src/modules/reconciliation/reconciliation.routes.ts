@@ -9,6 +9,7 @@ import type { Db } from '../../db/prisma.ts';
 import { codesByStatus, defineError, ValidationError } from '../../lib/errors.ts';
 import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
 import { IdParams } from '../shared/schemas.ts';
+import { TAGS } from '../../lib/api-document.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
 import { SettlementFileInvalidError, sha256Of, type createSettlementImports, type SettlementUpload } from './import-settlement.ts';
 import { getImport, itemsCsv, listImports, listItems, summarizePeriod, summaryPeriod } from './reconciliation.queries.ts';
@@ -67,7 +68,7 @@ export function reconciliationRoutes(deps: {
 }) {
   const { db, clock, imports, idempotency, maxBytes } = deps;
   return async (app: App) => {
-    const tags = ['reconciliation'];
+    const tags = [TAGS.adminReconciliation.name];
     app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: maxBytes }, (_request, body, done) => done(null, new CsvBody(body as Buffer)));
     await app.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 } });
 
@@ -101,6 +102,10 @@ export function reconciliationRoutes(deps: {
             },
           },
           response: { 200: ImportResponse, 201: ImportResponse },
+          responseDescriptions: {
+            200: 'This file (by its hash) was imported before: that import, unchanged',
+            201: 'Imported: every line matched against the ledger (all or nothing)',
+          },
           errors: codesByStatus(SettlementFileInvalidError, SettlementTooLargeError, SettlementMediaTypeError, ...IDEMPOTENT),
         },
       },
@@ -133,7 +138,16 @@ export function reconciliationRoutes(deps: {
     );
     app.get(
       '/settlement-imports/:id',
-      { schema: { operationId: 'getSettlementImport', summary: 'Get a settlement import', tags, params: IdParams, response: { 200: ImportResponse } } },
+      {
+        schema: {
+          operationId: 'getSettlementImport',
+          summary: 'Get a settlement import',
+          tags,
+          params: IdParams,
+          response: { 200: ImportResponse },
+          responseDescriptions: { 200: 'The import and what its matching found' },
+        },
+      },
       async (request) => getImport(db, request.params.id),
     );
 
@@ -145,8 +159,18 @@ export function reconciliationRoutes(deps: {
           summary: 'Reconciliation items by Korea trade date and status (Accept: text/csv for the whole filtered list)',
           tags,
           querystring: ItemsQuery,
-          produces: ['application/json', 'text/csv'],
           response: { 200: ItemList },
+          otherMedia: {
+            200: {
+              'text/csv': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'Accept: text/csv: the whole filtered list (no paging), UTF-8 with BOM, a header row of the JSON field names, reasons joined by ";"',
+                },
+              },
+            },
+          },
         },
       },
       async (request, reply) => {

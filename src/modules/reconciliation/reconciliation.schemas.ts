@@ -1,6 +1,7 @@
 // The reconciliation routes' shapes (docs/operating.md "Reconciling with the gateway", "Admin routes").
 import { Type } from 'typebox';
-import { Cursor, Limit, Uuid } from '../shared/schemas.ts';
+import { named } from '../../lib/api-document.ts';
+import { Cursor, Limit, StringEnum, Uuid } from '../shared/schemas.ts';
 import { DAY_PATTERN } from '../../lib/input.ts';
 import { KOREA_ZONE } from '../../lib/calendar.ts';
 
@@ -20,63 +21,101 @@ export const ImportQuery = Type.Object(
 
 const Counts = Type.Object({ matched: Type.Integer(), mismatched: Type.Integer(), unmatched: Type.Integer(), missing: Type.Integer() });
 
-export const ImportResponse = Type.Object({
-  id: Uuid,
-  filename: Type.Optional(Type.String()),
-  sha256: Type.String(),
-  encoding: Type.Union([Type.Literal('UTF-8'), Type.Literal('CP949')]),
-  rows: Type.Integer({ description: 'data rows (not the header, not blank lines)' }),
-  newLines: Type.Integer(),
-  duplicateLines: Type.Integer({ description: 'lines already imported from another file, counted once' }),
-  coverage: Type.Object({ from: KoreaDate, to: KoreaDate }),
-  summary: Counts,
-  resolved: Type.Object({ payments: Type.Integer(), refunds: Type.Integer() }),
-  createdAt: Type.String({ format: 'date-time' }),
-});
+export const ImportResponse = named(
+  'SettlementImport',
+  Type.Object(
+    {
+      id: Uuid,
+      filename: Type.Optional(Type.String()),
+      sha256: Type.String(),
+      encoding: StringEnum(['UTF-8', 'CP949']),
+      rows: Type.Integer({ description: 'data rows (not the header, not blank lines)' }),
+      newLines: Type.Integer(),
+      duplicateLines: Type.Integer({ description: 'lines already imported from another file, counted once' }),
+      coverage: Type.Object({ from: KoreaDate, to: KoreaDate }),
+      summary: Counts,
+      resolved: Type.Object({ payments: Type.Integer(), refunds: Type.Integer() }),
+      createdAt: Type.String({ format: 'date-time' }),
+    },
+    { description: 'One imported settlement file and what matching it against the ledger found' },
+  ),
+);
 
-export const ImportList = Type.Object({ items: Type.Array(ImportResponse), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+export const ImportList = named(
+  'SettlementImportPage',
+  Type.Object(
+    {
+      items: Type.Array(ImportResponse),
+      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the next page; null on the last' }),
+    },
+    { description: 'A page of settlement imports, newest first' },
+  ),
+);
 export const ListQuery = Type.Object({ limit: Limit, cursor: Type.Optional(Cursor) }, { additionalProperties: false });
 
-const ItemStatus = Type.Union([Type.Literal('MATCHED'), Type.Literal('MISMATCHED'), Type.Literal('UNMATCHED'), Type.Literal('MISSING')]);
+const ItemStatus = named(
+  'ReconciliationStatus',
+  StringEnum(['MATCHED', 'MISMATCHED', 'UNMATCHED', 'MISSING'], {
+    description: 'MATCHED; MISMATCHED (see reasons); UNMATCHED: a statement line with no payment of ours; MISSING: a payment of ours the statement lacks',
+  }),
+);
 
 export const ItemsQuery = Type.Object(
   { from: Type.Optional(KoreaDate), to: Type.Optional(KoreaDate), status: Type.Optional(ItemStatus), limit: Limit, cursor: Type.Optional(Cursor) },
   { additionalProperties: false },
 );
 
-export const Item = Type.Object({
-  id: Uuid,
-  source: Type.Union([Type.Literal('STATEMENT'), Type.Literal('LEDGER')]),
-  status: ItemStatus,
-  reasons: Type.Array(Type.Union([Type.Literal('AMOUNT'), Type.Literal('DATE'), Type.Literal('METHOD'), Type.Literal('STATUS')])),
-  type: Type.Union([Type.Literal('APPROVAL'), Type.Literal('CANCEL')]),
-  transactionId: Type.Optional(Type.String()),
-  orderId: Type.Optional(Type.String()),
-  amount: Type.Integer(),
-  tradedAt: Type.String({ format: 'date-time' }),
-  tradeDate: KoreaDate,
-  paymentId: Type.Optional(Uuid),
-  ourAmount: Type.Optional(Type.Integer()),
-  ourStatus: Type.Optional(Type.String()),
-  importId: Type.Optional(Uuid),
-});
+export const Item = named(
+  'ReconciliationItem',
+  Type.Object(
+    {
+      id: Uuid,
+      source: StringEnum(['STATEMENT', 'LEDGER']),
+      status: ItemStatus,
+      reasons: Type.Array(StringEnum(['AMOUNT', 'DATE', 'METHOD', 'STATUS'])),
+      type: StringEnum(['APPROVAL', 'CANCEL']),
+      transactionId: Type.Optional(Type.String()),
+      orderId: Type.Optional(Type.String()),
+      amount: Type.Integer(),
+      tradedAt: Type.String({ format: 'date-time' }),
+      tradeDate: KoreaDate,
+      paymentId: Type.Optional(Uuid),
+      ourAmount: Type.Optional(Type.Integer()),
+      ourStatus: Type.Optional(Type.String()),
+      importId: Type.Optional(Uuid),
+    },
+    { description: 'A statement line or a ledger entry of a Korea trade date, and how it compares' },
+  ),
+);
 
-export const ItemList = Type.Object({ items: Type.Array(Item), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+export const ItemList = named(
+  'ReconciliationItemPage',
+  Type.Object(
+    { items: Type.Array(Item), nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the next page; null on the last' }) },
+    { description: 'A page of reconciliation items' },
+  ),
+);
 
 export const SummaryQuery = Type.Object({ from: Type.Optional(KoreaDate), to: Type.Optional(KoreaDate) }, { additionalProperties: false });
 
 const Total = Type.Object({ count: Type.Integer(), amount: Type.Integer() });
 
-export const SummaryResponse = Type.Object({
-  from: KoreaDate,
-  to: KoreaDate,
-  timezone: Type.Literal(KOREA_ZONE),
-  statement: Type.Object({ approvals: Total, cancels: Total, net: Type.Integer() }),
-  /**
-   * Our side, as the gateway can see it: `refunds` (and so `net`) are refunds through the gateway only, comparable with
-   * the statement's cancels; `externalRefunds` are the refunds made outside it (no gateway line will ever show them).
-   */
-  ledger: Type.Object({ approvals: Total, refunds: Total, externalRefunds: Total, net: Type.Integer() }),
-  counts: Counts,
-  anomalyAmount: Type.Integer(),
-});
+export const SummaryResponse = named(
+  'ReconciliationSummary',
+  Type.Object(
+    {
+      from: KoreaDate,
+      to: KoreaDate,
+      timezone: Type.Literal(KOREA_ZONE),
+      statement: Type.Object({ approvals: Total, cancels: Total, net: Type.Integer() }),
+      /**
+       * Our side, as the gateway can see it: `refunds` (and so `net`) are refunds through the gateway only, comparable with
+       * the statement's cancels; `externalRefunds` are the refunds made outside it (no gateway line will ever show them).
+       */
+      ledger: Type.Object({ approvals: Total, refunds: Total, externalRefunds: Total, net: Type.Integer() }),
+      counts: Counts,
+      anomalyAmount: Type.Integer(),
+    },
+    { description: 'The statement’s and the ledger’s totals of a period, items by status and the anomalies’ amount' },
+  ),
+);

@@ -6,6 +6,7 @@ import { CreateRegistrationBody, PaymentMethodBody, RegistrationResponse } from 
 import { codesByStatus, NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
+import { TAGS } from '../../lib/api-document.ts';
 import { createRegistration } from './create-registration.ts';
 import { createPaymentMethodRegistration } from './replace-payment-method.ts';
 import { getRegistration } from './registrations.read.ts';
@@ -19,11 +20,26 @@ export function registrationsRoutes(deps: ServiceDeps, idempotency: Idempotency)
         schema: {
           operationId: 'createRegistration',
           summary: 'Create a registration: the parameters of the gateway’s window for a new subscription',
-          tags: ['registrations'],
+          description:
+            'Answers the registration (PENDING) with the window’s parameters: send the customer to `window.url` (or open the gateway’s SDK ' +
+            'with `window`). When the customer approves, the gateway sends the browser to /billing/success, which issues the billing key, ' +
+            'charges the first cycle (unless issueKeyOnly or trialDays) and creates the subscription: the registration becomes COMPLETED with ' +
+            'its subscriptionId, and the events registration.completed and subscription.created follow.',
+          tags: [TAGS.registrations.name],
           headers: idempotencyHeaders(false),
           body: CreateRegistrationBody,
           response: { 201: RegistrationResponse },
+          responseDescriptions: { 201: 'The registration, PENDING: send the customer to window.url' },
           errors: IDEMPOTENT_ERRORS,
+        },
+        links: {
+          201: {
+            getRegistration: {
+              operationId: 'getRegistration',
+              parameters: { id: '$response.body#/id' },
+              description: 'Read it again: COMPLETED with subscriptionId once the customer approved',
+            },
+          },
         },
       },
       async (request, reply) => idempotency.run(request, reply, async () => ({ statusCode: 201, body: await createRegistration(deps, request.body) })),
@@ -35,11 +51,14 @@ export function registrationsRoutes(deps: ServiceDeps, idempotency: Idempotency)
         schema: {
           operationId: 'replacePaymentMethod',
           summary: 'A registration whose window replaces the subscription’s card or phone (MOBILE: pays the owed cycle)',
-          tags: ['subscriptions'],
+          tags: [TAGS.subscriptions.name],
           params: IdParams,
           headers: idempotencyHeaders(false),
           body: PaymentMethodBody,
           response: { 201: RegistrationResponse },
+          responseDescriptions: {
+            201: 'A registration of purpose PAYMENT_METHOD, PENDING: send the customer to window.url; on success the subscription takes the new billing key',
+          },
           errors: codesByStatus(
             ValidationError,
             NotFoundError,
@@ -49,6 +68,15 @@ export function registrationsRoutes(deps: ServiceDeps, idempotency: Idempotency)
             IdempotencyKeyReusedError,
             IdempotencyInProgressError,
           ),
+        },
+        links: {
+          201: {
+            getRegistration: {
+              operationId: 'getRegistration',
+              parameters: { id: '$response.body#/id' },
+              description: 'Read it again: COMPLETED once the customer approved',
+            },
+          },
         },
       },
       async (request, reply) =>
@@ -64,9 +92,19 @@ export function registrationsRoutes(deps: ServiceDeps, idempotency: Idempotency)
         schema: {
           operationId: 'getRegistration',
           summary: 'Get a registration (with subscriptionId once completed)',
-          tags: ['registrations'],
+          tags: [TAGS.registrations.name],
           params: IdParams,
           response: { 200: RegistrationResponse },
+          responseDescriptions: { 200: 'The registration as it is now' },
+        },
+        links: {
+          200: {
+            getSubscription: {
+              operationId: 'getSubscription',
+              parameters: { id: '$response.body#/subscriptionId' },
+              description: 'The subscription it created (or whose payment method it replaces)',
+            },
+          },
         },
       },
       async (request) => getRegistration(deps, request.params.id),

@@ -4,6 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app-types.ts';
 import { toCsv } from '../../lib/csv.ts';
+import { TAGS } from '../../lib/api-document.ts';
 import { buildMrrReport } from './mrr-report.ts';
 import { monthsBetweenDays, periodsBetween } from './periods.ts';
 import { buildRecoveryReport } from './recovery-report.ts';
@@ -18,9 +19,14 @@ function answer<T extends object>(request: FastifyRequest, reply: FastifyReply, 
   return reply.type(`${CSV}; charset=utf-8`).send(toCsv(rows));
 }
 
+/** A report's CSV answer (Accept: text/csv), as the API document lists it beside the JSON. */
+const csvOf = (rows: string) => ({
+  'text/csv': { schema: { type: 'string', description: `UTF-8 with BOM: ${rows}; nested names joined by dots (byMethod.CARD.net)` } },
+});
+
 export function reportsRoutes() {
   return async (app: App) => {
-    const tags = ['admin', 'reports'];
+    const tags = [TAGS.adminReports.name];
     const zone = app.config.timezone;
     const csvNote = ' With `Accept: text/csv`: the periods as CSV (UTF-8 with BOM, nested names joined by dots).';
 
@@ -34,6 +40,7 @@ export function reportsRoutes() {
           tags,
           querystring: MonthRangeQuery,
           response: { 200: MrrReport },
+          otherMedia: { 200: csvOf('a header row, then one row per month') },
         },
       },
       async (request, reply) => {
@@ -53,6 +60,7 @@ export function reportsRoutes() {
           tags,
           querystring: RevenueQuery,
           response: { 200: RevenueReport },
+          otherMedia: { 200: csvOf('a header row, then one row per day or month') },
         },
       },
       async (request, reply) => {
@@ -74,6 +82,7 @@ export function reportsRoutes() {
           tags,
           querystring: MonthRangeQuery,
           response: { 200: RecoveryReport },
+          otherMedia: { 200: csvOf('a header row, then one row per month') },
         },
       },
       async (request, reply) => {

@@ -28,7 +28,17 @@ export function adminActions(app: App, idempotency: Idempotency, tags: string[])
   const action = <B extends TSchema>(
     method: 'POST' | 'PATCH',
     url: string,
-    doc: { operationId: string; summary: string; body: B; response: TSchema; errors: Record<number, readonly string[]>; moneyMoves?: boolean },
+    doc: {
+      operationId: string;
+      summary: string;
+      body: B;
+      response: TSchema;
+      /** What the answer 200 is, in words (the API document's description of it). */
+      answer: string;
+      errors: Record<number, readonly string[]>;
+      moneyMoves?: boolean;
+      links?: Record<string, { operationId: string; parameters: Record<string, string>; description: string }>;
+    },
     act: (id: string, body: Static<B>, request: FastifyRequest) => Promise<unknown>,
   ) =>
     app.route({
@@ -42,8 +52,10 @@ export function adminActions(app: App, idempotency: Idempotency, tags: string[])
         headers: doc.moneyMoves ? RequiredIdempotencyHeader : IdempotencyHeader,
         body: doc.body,
         response: { 200: doc.response },
+        responseDescriptions: { 200: doc.answer },
         errors: doc.errors,
       },
+      ...(doc.links ? { links: { 200: doc.links } } : {}),
       handler: async (request, reply) =>
         idempotency.run(request, reply, async () => ({
           statusCode: 200,

@@ -1,11 +1,20 @@
 // Shared TypeBox pieces of the merchant API and browser routes.
-import { Type } from 'typebox';
+import { Type, type TSchemaOptions } from 'typebox';
 import { CANCEL_REQUEST } from '../../gateway/fields.ts';
+import { named } from '../../lib/api-document.ts';
 import { INSTANT_PATTERN, MAX_UTF8_BYTES, UUID_PATTERN } from '../../lib/input.ts';
 import { PHONE_NUMBER_PATTERN, TERM_BYTES } from './terms.ts';
 
-export const Method = Type.Union([Type.Literal('CARD'), Type.Literal('MOBILE')]);
-export const Amount = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+/**
+ * A string that is one of `values`, as JSON Schema's `enum` (what client generators and the API document read as an
+ * enumeration; a TypeBox Union of Literals is an `anyOf` of constants). Ajv and TypeBox accept the same values.
+ */
+export function StringEnum<const T extends readonly string[]>(values: T, options: TSchemaOptions = {}) {
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
+}
+
+export const Method = named('Method', StringEnum(['CARD', 'MOBILE'], { description: 'CARD: a card; MOBILE: the customer’s mobile phone bill' }));
+export const Amount = Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'KRW, a whole number of won', examples: [9900] });
 export const Uuid = Type.String({ pattern: UUID_PATTERN });
 /** An ISO-8601 instant a client sends (filters, resolve's approvedAt). */
 export const Instant = Type.String({ format: 'date-time', pattern: INSTANT_PATTERN });
@@ -22,7 +31,9 @@ export const Utf8Text = (maxBytes: number, options: { minLength?: number; patter
     ...options,
     maxLength: maxBytes,
     [MAX_UTF8_BYTES]: maxBytes,
-    description: `${options.description ? `${options.description}; ` : ''}at most ${maxBytes} bytes of UTF-8 (a Hangul syllable is 3)`,
+    description:
+      `${options.description ? `${options.description}; ` : ''}at most ${maxBytes} bytes of UTF-8: ${maxBytes} ASCII characters, ` +
+      `or ${Math.floor(maxBytes / 3)} Hangul syllables (3 bytes each)`,
   });
 
 /** The terms a merchant gives a registration or an order, limited as the gateway limits them (src/modules/shared/terms.ts). */
@@ -43,29 +54,40 @@ export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 20 });
 export const Cursor = Type.String({ maxLength: 200, description: 'opaque: the nextCursor of the previous page, as given' });
 export const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
-export const CheckoutStatus = Type.Union([
-  Type.Literal('PENDING'),
-  Type.Literal('COMPLETED'),
-  Type.Literal('FAILED'),
-  Type.Literal('EXPIRED'),
-  Type.Literal('NEEDS_ATTENTION'),
-]);
+export const CheckoutStatus = named(
+  'CheckoutStatus',
+  StringEnum(['PENDING', 'COMPLETED', 'FAILED', 'EXPIRED', 'NEEDS_ATTENTION'], {
+    description:
+      'PENDING until the gateway sends the customer back; COMPLETED; FAILED (declined or abandoned); EXPIRED (not finished in time); ' +
+      'NEEDS_ATTENTION (its outcome is unknown: an operator resolves it)',
+  }),
+);
 
-export const WindowParams = Type.Object({
-  paymentsMethod: Method,
-  merchantId: Type.String(),
-  orderId: Type.String(),
-  orderName: Type.String(),
-  amount: Type.Integer(),
-  userId: Type.Optional(Type.String()),
-  successUrl: Type.String(),
-  failUrl: Type.String(),
-  issueKeyOnly: Type.Boolean(),
-  itemCode: Type.Optional(Type.String()),
-  userName: Type.Optional(Type.String()),
-  userPhoneNumber: Type.Optional(Type.String()),
-  url: Type.Optional(Type.String()),
-});
+export const WindowParams = named(
+  'CheckoutWindow',
+  Type.Object(
+    {
+      paymentsMethod: Method,
+      merchantId: Type.String(),
+      orderId: Type.String(),
+      orderName: Type.String(),
+      amount: Type.Integer(),
+      userId: Type.Optional(Type.String()),
+      successUrl: Type.String(),
+      failUrl: Type.String(),
+      issueKeyOnly: Type.Boolean(),
+      itemCode: Type.Optional(Type.String()),
+      userName: Type.Optional(Type.String()),
+      userPhoneNumber: Type.Optional(Type.String()),
+      url: Type.Optional(Type.String()),
+    },
+    {
+      description:
+        'What the gateway’s JavaScript SDK takes to open its window for the customer (`url`: the sandbox’s window page, in sandbox mode only). ' +
+        'userPhoneNumber is masked.',
+    },
+  ),
+);
 
 /** What the gateway sends the browser back with: strings from a query string or a form; extra fields allowed. */
 export const RedirectFields = Type.Object(
@@ -78,7 +100,10 @@ export const RedirectFields = Type.Object(
     method: Type.Optional(Type.String({ maxLength: 20 })),
     amount: Type.Optional(Type.String({ maxLength: 20 })),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    examples: [{ state: 'b3JkZXItc3RhdGUtZXhhbXBsZS10b2tlbi0wMDAwMDAwMQ', transactionId: 'T2026112800001234', orderId: 'R1b2c3d4e5f604718829a3b4c5d6e7f80' }],
+  },
 );
 
 export const ErrorResponse = Type.Object({
@@ -90,13 +115,19 @@ export const ErrorResponse = Type.Object({
 });
 
 /** A browser route's answer in JSON mode (Accept: application/json) when it succeeded. */
-export const CheckoutSuccess = Type.Object({
-  status: Type.Literal('success'),
-  registrationId: Type.Optional(Type.String()),
-  subscriptionId: Type.Optional(Type.String()),
-  orderId: Type.Optional(Type.String()),
-  paymentId: Type.Optional(Type.String()),
-});
+export const CheckoutSuccess = named(
+  'CheckoutSuccess',
+  Type.Object(
+    {
+      status: Type.Literal('success'),
+      registrationId: Type.Optional(Type.String()),
+      subscriptionId: Type.Optional(Type.String()),
+      orderId: Type.Optional(Type.String()),
+      paymentId: Type.Optional(Type.String()),
+    },
+    { description: 'With Accept: application/json, the outcome as JSON instead of the redirect: the ids of what was created' },
+  ),
+);
 
 /** A browser route's answer otherwise: the customer's browser is sent on. */
 export const CheckoutRedirect = Type.Null({
@@ -107,7 +138,7 @@ export const CheckoutRedirect = Type.Null({
 /** Every admin action says why; the reason goes to the audit trail (and to the gateway for a refund). */
 export const Reason = Type.String({ minLength: 1, maxLength: 500 });
 
-export const ReasonBody = Type.Object({ reason: Reason }, { additionalProperties: false });
+export const ReasonBody = Type.Object({ reason: Reason }, { additionalProperties: false, examples: [{ reason: '고객 요청 (상담 #4821)' }] });
 
 /** A refund's reason goes to the gateway as its cancelReason (src/gateway/fields.ts): bytes of UTF-8. */
 export const REFUND_REASON_BYTES = CANCEL_REQUEST.cancelReason!.maxBytes!;

@@ -2,6 +2,7 @@
 // each with a reason for the audit trail; the rules are in the operations' files (pause-resume.ts, cancel.ts,
 // change-price.ts).
 import type { App } from '../../app-types.ts';
+import { TAGS } from '../../lib/api-document.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
 import { ACTION_ERRORS, adminActions, who } from '../shared/admin-actions.ts';
 import { IdParams, ReasonBody } from '../shared/schemas.ts';
@@ -17,7 +18,7 @@ export function subscriptionsAdminRoutes(deps: ServiceDeps, idempotency: Idempot
   const { db } = deps;
   const subscriptions = { ...createPauseResume({ ...deps, timezone: deps.config.timezone }), ...createCancel(deps), ...createPriceChange(deps) };
   return async (app: App) => {
-    const tags = ['admin'];
+    const tags = [TAGS.adminSubscriptions.name];
     const action = adminActions(app, idempotency, tags);
 
     app.get(
@@ -37,7 +38,16 @@ export function subscriptionsAdminRoutes(deps: ServiceDeps, idempotency: Idempot
     );
     app.get(
       '/subscriptions/:id',
-      { schema: { operationId: 'adminGetSubscription', summary: 'Get a subscription', tags, params: IdParams, response: { 200: SubscriptionResponse } } },
+      {
+        schema: {
+          operationId: 'adminGetSubscription',
+          summary: 'Get a subscription',
+          tags,
+          params: IdParams,
+          response: { 200: SubscriptionResponse },
+          responseDescriptions: { 200: 'The subscription as it is now' },
+        },
+      },
       async (request) => serializeSubscription(await readSubscription(db, request.params.id)),
     );
 
@@ -50,6 +60,7 @@ export function subscriptionsAdminRoutes(deps: ServiceDeps, idempotency: Idempot
           summary: verb === 'pause' ? 'Pause a subscription: nothing is charged until it is resumed' : 'Resume a paused subscription',
           body: ReasonBody,
           response: SubscriptionResponse,
+          answer: verb === 'pause' ? 'The subscription, PAUSED' : 'The subscription, resumed: its schedule starts again, and the paused time is never charged',
           errors: ACTION_ERRORS,
         },
         (id, body, request) => subscriptions[verb](id, who(request, body.reason)),
@@ -64,6 +75,7 @@ export function subscriptionsAdminRoutes(deps: ServiceDeps, idempotency: Idempot
         summary: 'Cancel a subscription now or at the end of its period',
         body: AdminCancelBody,
         response: SubscriptionResponse,
+        answer: 'The subscription: CANCELED, or with cancelAtPeriodEnd until its period ends',
         errors: ACTION_ERRORS,
       },
       (id, body, request) => subscriptions.cancelForOperator(id, { atPeriodEnd: body.atPeriodEnd ?? false }, who(request, body.reason)),
@@ -77,6 +89,7 @@ export function subscriptionsAdminRoutes(deps: ServiceDeps, idempotency: Idempot
         summary: 'Change a subscription’s amount or order name',
         body: PatchSubscriptionBody,
         response: SubscriptionResponse,
+        answer: 'The subscription with its new terms (an increase held as pendingAmount until the customer consents)',
         errors: ACTION_ERRORS,
       },
       (id, { reason, amount, orderName }, request) => subscriptions.update(id, { amount, orderName }, who(request, reason)),

@@ -13,6 +13,7 @@ import {
   SubscriptionResponse,
 } from './subscriptions.schemas.ts';
 import { actorOf } from '../../plugins/auth.ts';
+import { TAGS } from '../../lib/api-document.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { RULE_ERRORS } from '../ledger/payment.errors.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
@@ -34,7 +35,7 @@ export function subscriptionsRoutes(deps: ServiceDeps, idempotency: Idempotency)
         schema: {
           operationId: 'listSubscriptions',
           summary: 'List subscriptions, newest first',
-          tags: ['subscriptions'],
+          tags: [TAGS.subscriptions.name],
           querystring: ListSubscriptionsQuery,
           response: { 200: SubscriptionList },
         },
@@ -50,9 +51,19 @@ export function subscriptionsRoutes(deps: ServiceDeps, idempotency: Idempotency)
         schema: {
           operationId: 'getSubscription',
           summary: 'Get a subscription',
-          tags: ['subscriptions'],
+          tags: [TAGS.subscriptions.name],
           params: IdParams,
           response: { 200: SubscriptionResponse },
+          responseDescriptions: { 200: 'The subscription as it is now' },
+        },
+        links: {
+          200: {
+            listPayments: {
+              operationId: 'listPayments',
+              parameters: { 'query.subscriptionId': '$response.body#/id' },
+              description: 'Its payments, newest first',
+            },
+          },
         },
       },
       async (request) => serializeSubscription(await readSubscription(db, request.params.id)),
@@ -64,11 +75,12 @@ export function subscriptionsRoutes(deps: ServiceDeps, idempotency: Idempotency)
         schema: {
           operationId: 'cancelSubscription',
           summary: 'Cancel a subscription now or at the end of its period',
-          tags: ['subscriptions'],
+          tags: [TAGS.subscriptions.name],
           params: IdParams,
           headers: idempotencyHeaders(false),
           body: CancelSubscriptionBody,
           response: { 200: SubscriptionResponse },
+          responseDescriptions: { 200: 'The subscription: CANCELED, or with cancelAtPeriodEnd until its period ends' },
           errors: codesByStatus(StateConflictError, IdempotencyKeyReusedError, IdempotencyInProgressError),
         },
       },
@@ -87,11 +99,12 @@ export function subscriptionsRoutes(deps: ServiceDeps, idempotency: Idempotency)
         schema: {
           operationId: 'recordConsent',
           summary: 'Record the customer’s consent to a trial’s conversion or a price increase (the consent rule)',
-          tags: ['subscriptions'],
+          tags: [TAGS.subscriptions.name],
           params: IdParams,
           headers: idempotencyHeaders(false),
           body: ConsentBody,
           response: { 201: ConsentResponse },
+          responseDescriptions: { 201: 'The consent, recorded (immutable): charges that need one of its kind may now go ahead' },
           errors: codesByStatus(ValidationError, NotFoundError, StateConflictError, IdempotencyKeyReusedError, IdempotencyInProgressError),
         },
       },
@@ -108,11 +121,12 @@ export function subscriptionsRoutes(deps: ServiceDeps, idempotency: Idempotency)
         schema: {
           operationId: 'changePrice',
           summary: 'Change a CARD subscription’s amount: lower at once, higher after the customer’s consent',
-          tags: ['subscriptions'],
+          tags: [TAGS.subscriptions.name],
           params: IdParams,
           headers: idempotencyHeaders(false),
           body: PriceChangeBody,
           response: { 200: SubscriptionResponse },
+          responseDescriptions: { 200: 'The subscription: its new amount, or the increase held as pendingAmount (pendingAmountReason CONSENT_REQUIRED)' },
           errors: codesByStatus(
             ValidationError,
             NotFoundError,

@@ -1,6 +1,7 @@
 // Merchant API: webhook endpoints (docs/api.md "Events and webhooks"). The signing secret is answered on create and rotate-secret only;
 // an idempotent replay of those answers it again from the encrypted copy (the idempotency table never holds it).
 import type { App } from '../../app-types.ts';
+import { TAGS } from '../../lib/api-document.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
@@ -21,7 +22,7 @@ import type { EndpointsService } from './endpoints.service.ts';
 export function endpointsRoutes(service: EndpointsService, idempotency: Idempotency) {
   const withoutSecret = <T extends { secret: string }>(body: T) => ({ ...body, secret: undefined });
   return async (app: App) => {
-    const tags = ['webhooks'];
+    const tags = [TAGS.webhookEndpoints.name];
 
     app.post(
       '/webhook-endpoints',
@@ -33,7 +34,18 @@ export function endpointsRoutes(service: EndpointsService, idempotency: Idempote
           headers: idempotencyHeaders(false),
           body: CreateEndpointBody,
           response: { 201: EndpointWithSecret },
+          responseDescriptions: { 201: 'The endpoint, ENABLED, with its signing secret: store it now, it is not shown again (but by rotate-secret)' },
           errors: IDEMPOTENT_ERRORS,
+        },
+        links: {
+          201: {
+            getWebhookEndpoint: { operationId: 'getWebhookEndpoint', parameters: { id: '$response.body#/id' }, description: 'Read it again' },
+            recoverWebhookEndpoint: {
+              operationId: 'recoverWebhookEndpoint',
+              parameters: { id: '$response.body#/id' },
+              description: 'After an outage of the receiver: send again what it missed',
+            },
+          },
         },
       },
       async (request, reply) =>
@@ -62,7 +74,16 @@ export function endpointsRoutes(service: EndpointsService, idempotency: Idempote
 
     app.get(
       '/webhook-endpoints/:id',
-      { schema: { operationId: 'getWebhookEndpoint', summary: 'Get a webhook endpoint', tags, params: IdParams, response: { 200: EndpointResponse } } },
+      {
+        schema: {
+          operationId: 'getWebhookEndpoint',
+          summary: 'Get a webhook endpoint',
+          tags,
+          params: IdParams,
+          response: { 200: EndpointResponse },
+          responseDescriptions: { 200: 'The endpoint (without its secret)' },
+        },
+      },
       async (request) => service.get(request.params.id),
     );
 
@@ -77,6 +98,7 @@ export function endpointsRoutes(service: EndpointsService, idempotency: Idempote
           headers: idempotencyHeaders(false),
           body: UpdateEndpointBody,
           response: { 200: EndpointResponse },
+          responseDescriptions: { 200: 'The endpoint with its changes' },
           errors: IDEMPOTENT_ERRORS,
         },
       },
@@ -111,6 +133,7 @@ export function endpointsRoutes(service: EndpointsService, idempotency: Idempote
           headers: idempotencyHeaders(false),
           body: RotateSecretBody,
           response: { 200: SecretResponse },
+          responseDescriptions: { 200: 'The new secret: deliveries are signed with both until the old one expires' },
           errors: codesByStatus(StateConflictError, IdempotencyKeyReusedError, IdempotencyInProgressError),
         },
       },
@@ -137,6 +160,7 @@ export function endpointsRoutes(service: EndpointsService, idempotency: Idempote
           headers: idempotencyHeaders(false),
           body: RecoverBody,
           response: { 202: Queued },
+          responseDescriptions: { 202: 'Queued: every event since `since` that this endpoint subscribes to and has not received' },
           errors: IDEMPOTENT_ERRORS,
         },
       },
