@@ -132,9 +132,6 @@ describe("the events trigger's watched columns", () => {
       userId: 'fixed at creation',
       createdAt: 'fixed at creation',
       updatedAt: "in the update trigger's WHEN: it refreshes the transaction's event, it makes none",
-      // A gap found by this test: a new payment method (replace-payment-method.ts) writes method together with a new
-      // billingKeyId, so the event is written, but its previousAttributes do not carry the old method.
-      method: 'changes only together with billingKeyId (a new payment method)',
     };
     // Watched columns that are not public columns of the row, each with its reason.
     const watchedNotPublic: Record<string, string> = {

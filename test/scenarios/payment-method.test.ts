@@ -57,6 +57,31 @@ describe('CARD: declined, updated, collected', () => {
     expect(cycle1).toMatchObject({ status: 'SUCCEEDED' });
   });
 
+  it('a switch from card to phone is told by subscription.updated with the old method in previousAttributes', async () => {
+    await setClock(running.app, kst('2030-05-10T10:00:00'));
+    const id = await subscribe(running.app, { amount: 5500 });
+    const due = new Date((await getSubscription(running.app, id)).nextChargeAt!);
+    await sandboxFault(running.app, { operation: 'BILLING_CONFIRM', kind: 'decline', code: 'CARD_EXPIRED' });
+    await setClock(running.app, due);
+    expect(await runPass(running.app)).toMatchObject({ declined: 1 });
+    const { redirect } = await replace(id, { method: 'MOBILE', itemCode: 'ITEM01' });
+    expect(redirect.statusCode, redirect.body).toBe(200);
+    expect(await getSubscription(running.app, id)).toMatchObject({ method: 'MOBILE' });
+    type Event = { type: string; data: { object: { id: string; method: string }; previousAttributes?: Record<string, unknown> } };
+    const events: Event[] = [];
+    for (let after = 0; ; ) {
+      const page = (await running.app.inject({ method: 'GET', url: `/api/v1/events?after=${after}&limit=100`, headers: apiHeaders })).json() as {
+        items: (Event & { sequence: number })[];
+      };
+      if (page.items.length === 0) break;
+      events.push(...page.items);
+      after = page.items.at(-1)!.sequence;
+    }
+    const switched = events.filter((e) => e.type === 'subscription.updated' && e.data.object.id === id && e.data.object.method === 'MOBILE');
+    expect(switched.length).toBeGreaterThan(0);
+    expect(switched[0]!.data.previousAttributes).toMatchObject({ method: 'CARD' });
+  });
+
   it('an ACTIVE subscription keeps its schedule; a failed window changes nothing', async () => {
     await setClock(running.app, kst('2030-01-10T10:00:00'));
     const id = await subscribe(running.app, { amount: 9900 });
