@@ -1,6 +1,7 @@
 // The common case of a scheduled charge's preparation, a batch of new cycles in one statement and no transaction
-// (docs/architecture.md, invariants 1, 2 and 5): the same payment and IN_FLIGHT attempt as the transactional prepare (charge.prepare.ts), written only
-// where nothing the plan read has changed since the claim; every other row is left to the transactional prepare.
+// (docs/architecture.md, invariants 1, 2 and 5): the same payment and IN_FLIGHT attempt as the transactional prepare
+// (charge.prepare.ts), written only where nothing the plan read has changed since the claim; every other row is left
+// to the transactional prepare.
 import { sqlQuery } from '../../db/prisma.ts';
 import { readBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { consentsMatter, planCharge } from '../ledger/charge.rules.ts';
