@@ -5,7 +5,8 @@
 import { sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { countDeclines } from '../ledger/charge.outcomes.ts';
-import { consentsMatter, type PlanContext } from '../ledger/charge.rules.ts';
+import type { PlanContext } from '../ledger/charge.rules.ts';
+import { consentsMatter } from '../ledger/consent.rules.ts';
 import { LIVE, type ChargeableSubscription } from '../ledger/schedule.rules.ts';
 import { dueClaimSql, dueSql } from '../ledger/subscription.queries.ts';
 import { leaseFreeSql, leaseFreeWhere } from '../ledger/lease.queries.ts';

@@ -4,7 +4,8 @@
 // to the transactional prepare.
 import { sqlQuery } from '../../db/prisma.ts';
 import { readBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { consentsMatter, planCharge } from '../ledger/charge.rules.ts';
+import { planCharge } from '../ledger/charge.rules.ts';
+import { consentsMatter } from '../ledger/consent.rules.ts';
 import { LIVE } from '../ledger/schedule.rules.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { ClaimedRow } from './charge.claim.ts';
