@@ -10,7 +10,7 @@ export type OutcomeReason =
   | 'DECLINED'
   | 'INVALID_REQUEST' // refused locally before sending
   | 'CONNECT_FAILED' // the connection was never established
-  | 'NOT_CALLED' // prepared, but the process stopped before sending it (charge.service.ts)
+  | 'NOT_CALLED' // prepared, but the process stopped before sending it (charge.call.ts)
   | 'TIMEOUT' // no complete answer in time after the request was sent
   | 'CONNECTION_RESET'
   | 'TRUNCATED_BODY'

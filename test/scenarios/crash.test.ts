@@ -29,7 +29,7 @@ describe('a replica killed mid-call', () => {
     const first = await startReplica();
     const pass = runPass(first.port).catch(() => undefined); // the connection dies with the process
     // Killed once CONCURRENCY calls have reached the sandbox (each took one use of the fault): no further call can
-    // start while those are held. The engine prepares up to a slot's worth of charges ahead (charge.service.ts), so
+    // start while those are held. The engine prepares up to a slot's worth of charges ahead (charge.pipeline.ts), so
     // up to CONCURRENCY more attempts are written and not sent at the kill: they become UNKNOWN too (nobody can know
     // they were not sent), but are never booked.
     const received = async () =>

@@ -13,7 +13,7 @@ export const dueWhere = (dueBy: Date) =>
   ({ status: { in: [...LIVE] }, needsAttention: false, nextChargeAt: { lte: dueBy } }) satisfies Prisma.SubscriptionWhereInput;
 /**
  * dueWhere in SQL over alias `s`, `dueBy` and `live` parameters (live = [...LIVE]). The claim spells LIVE as a literal
- * list instead (DUE_CLAIM_SQL) so that the partial index subscriptions_due_claim_idx serves it.
+ * list instead (dueClaimSql, below) so that the partial index subscriptions_due_claim_idx serves it.
  */
 export const dueSql = (s: string, dueBy: string, live: string) =>
   `${s}"status"::text = ANY(${live}::text[]) AND ${s}"needsAttention" = false AND ${s}"nextChargeAt" <= ${dueBy}`;

@@ -1,14 +1,16 @@
 // What the scheduler claims and what a charge decides from: the claim of due subscriptions under a lease (one
-// statement that also reads what the one-statement prepare decides from), and the planner's inputs for the
-// transactional prepare and the operator's dry run. "Due" and "lease free" are the ledger's predicates
+// statement that also reads what the one-statement prepare decides from), an operator's claim of one subscription,
+// and the planner's inputs for the transactional prepare and the operator's dry run. "Due" and "lease free" are the ledger's predicates
 // (ledger/subscription.queries.ts).
 import { sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { countDeclines } from '../ledger/charge.outcomes.ts';
-import { consentsMatter, type PlanContext } from '../ledger/charge.rules.ts';
+import type { PlanContext } from '../ledger/charge.rules.ts';
+import { consentsMatter } from '../ledger/consent.rules.ts';
 import { LIVE, type ChargeableSubscription } from '../ledger/schedule.rules.ts';
 import { dueClaimSql, dueSql } from '../ledger/subscription.queries.ts';
-import { leaseFreeSql } from '../ledger/lease.queries.ts';
+import { leaseFreeSql, leaseFreeWhere } from '../ledger/lease.queries.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -120,6 +122,26 @@ export function claimDue(
       RETURNING ${CLAIMED_COLUMNS}`,
     [input.owner, input.leaseExpiresAt, input.dueBy, input.now, input.exclude, input.limit],
   );
+}
+
+/**
+ * A pass's next batch (SCHEDULER_BATCH_SIZE): the subscriptions due by `dueBy` whose lease is free now, leased to
+ * `owner` for SCHEDULER_LEASE_MS, except those in `exclude`.
+ */
+export function claimBatch(deps: Pick<ServiceDeps, 'db' | 'clock' | 'config'>, owner: string, dueBy: Date, exclude: string[]): Promise<ClaimedRow[]> {
+  const { leaseMs, batchSize } = deps.config.scheduler;
+  const now = deps.clock.now();
+  return claimDue(deps.db, { owner, leaseExpiresAt: new Date(now.getTime() + leaseMs), dueBy, now, exclude, limit: batchSize });
+}
+
+/** Takes the lease on one subscription for an operator's charge; false when someone else holds it. */
+export async function claimSubscription(deps: Pick<ServiceDeps, 'db' | 'clock' | 'config'>, id: string, owner: string): Promise<boolean> {
+  const now = deps.clock.now();
+  const claimed = await deps.db.subscription.updateMany({
+    where: { id, ...leaseFreeWhere(now) },
+    data: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + deps.config.scheduler.leaseMs) },
+  });
+  return claimed.count === 1;
 }
 
 /** Of `ids`, those still due by `dueBy` (one text whatever the count: one named statement, db/prisma.ts). */

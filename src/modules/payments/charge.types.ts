@@ -1,7 +1,10 @@
-// What the charging engine's steps hand each other and answer (charge.prepare.ts, charge.record.ts, charge.service.ts).
+// What the charging engine's steps hand each other and answer (charge.prepare.ts, charge.call.ts, charge.record.ts,
+// charge.pipeline.ts, charge.one.ts).
 import type { Prisma } from '../../generated/prisma/client.ts';
+import type { GatewayResult } from '../../gateway/types.ts';
 import type { ChargePlan, RefusalCode } from '../ledger/charge.rules.ts';
 import type { ChargeableSubscription } from '../ledger/schedule.rules.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 
 type Tx = Prisma.TransactionClient;
 export type Trigger = 'SCHEDULER' | 'ADMIN';
@@ -36,7 +39,18 @@ export interface PassReport {
   skipped: number;
 }
 
-/** Deterministic charge orderId (docs/architecture.md, invariant 2): subscription, cycle and attempt, at most 50 bytes. */
+export const emptyPassReport = (): PassReport => ({ claimed: 0, succeeded: 0, declined: 0, unknown: 0, skipped: 0 });
+
+/**
+ * What every step of the engine runs with: the app's dependencies, and whether new cycles take the one-statement
+ * renderings of prepare and record (default; off, every charge takes the transactional steps, which
+ * test/modules/payments/charge-paths.test.ts compares with them).
+ */
+export interface ChargeDeps extends ServiceDeps {
+  oneStatement: boolean;
+}
+
+/** Deterministic charge orderId (invariant 2): subscription, cycle and attempt, at most 50 bytes. */
 export function chargeOrderId(subscriptionId: string, cycle: number, attempt: number): string {
   const orderId = `S${subscriptionId.replace(/-/g, '')}-${cycle}-${attempt}`;
   if (Buffer.byteLength(orderId, 'utf8') > 50) throw new Error(`orderId for cycle ${cycle} attempt ${attempt} exceeds 50 bytes`);
@@ -58,7 +72,7 @@ export interface Ready {
   itemCode: string | null;
   /**
    * When the lease taken at preparation (on the subscription and on the attempt) runs out. A charge prepared ahead
-   * of its call is sent only while this leaves room for the whole call (charge.service.ts, slot): past it a sweep may
+   * of its call is sent only while this leaves room for the whole call (charge.call.ts, leaseHasRoom): past it a sweep may
    * already have made the attempt UNKNOWN, and a call sent then could charge twice (invariant 4).
    */
   leaseExpiresAt: Date;
@@ -67,6 +81,12 @@ export interface Ready {
 }
 
 export type Prepared = Ready | { kind: 'DONE'; report: ChargeReport };
+
+/** A prepared charge and the gateway's answer to it (or the NOT_SENT recorded for a charge never sent). */
+export interface Answer {
+  ready: Ready;
+  result: GatewayResult;
+}
 
 /** Called in the transaction that commits a charge's payment and attempt, just before the call. */
 export type OnPrepared = (tx: Tx, info: { paymentId: string; orderId: string; cycle: number; amount: number }) => Promise<void>;

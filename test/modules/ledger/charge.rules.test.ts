@@ -1,7 +1,8 @@
 // The charge rules as pure functions: what a charge may do now, and what follows a decline.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { periodEndCancelAt, planCharge, type ConsentRecord } from '../../../src/modules/ledger/charge.rules.ts';
+import { periodEndCancelAt, planCharge } from '../../../src/modules/ledger/charge.rules.ts';
+import type { ConsentRecord } from '../../../src/modules/ledger/consent.rules.ts';
 import { planAfterDecline, type ChargeableSubscription } from '../../../src/modules/ledger/schedule.rules.ts';
 import { chargeOrderId } from '../../../src/modules/payments/charge.service.ts';
 

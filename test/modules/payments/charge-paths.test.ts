@@ -1,5 +1,5 @@
 // The charge's write, rendered twice: new cycles' common case in one SQL statement per batch for prepare and for record
-// (charge.prepare.ts prepareNewCycles, charge.record.ts recordApprovals; a single charge is a batch of one), everything
+// (charge.prepare-batch.ts prepareNewCycles, charge.record.ts recordApprovals; a single charge is a batch of one), everything
 // else through Prisma in short transactions. Both render the ledger's one write (chargeSuccessWrite, subscriptionAfterSuccess). This twin test
 // runs the same charge down each path, against the sandbox over HTTP, and compares every row it wrote and every event
 // the database's triggers recorded, with the values that differ by nature (ids, the gateway's transactionId and
@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createKeyring } from '../../../src/lib/crypto.ts';
 import { claimDue } from '../../../src/modules/payments/charge.claim.ts';
-import { createChargePrepare } from '../../../src/modules/payments/charge.prepare.ts';
-import { createChargeRecord } from '../../../src/modules/payments/charge.record.ts';
+import { prepareNewCycles } from '../../../src/modules/payments/charge.prepare-batch.ts';
+import { recordApprovals } from '../../../src/modules/payments/charge.record.ts';
 import { createChargeService } from '../../../src/modules/payments/charge.service.ts';
 import { noteTrialsEnding } from '../../../src/modules/subscriptions/trials.ts';
 import type { SimulatedClock } from '../../../src/lib/clock.ts';
@@ -270,7 +270,7 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     await noteTrialsEnding(app.db, now); // as every pass does before it claims
     const claimed = await claimDue(app.db, { owner, leaseExpiresAt: new Date(now.getTime() + 60_000), dueBy: now, now, exclude: [], limit: 10 });
     expect(sorted(claimed.map((row) => row.id))).toEqual(sorted(batch));
-    const ready = await createChargePrepare(deps).prepareNewCycles(claimed, owner);
+    const ready = await prepareNewCycles(deps, claimed, owner);
     expect(sorted(ready.keys())).toEqual(sorted(batch));
     const answers = await Promise.all(
       [...ready.values()].map(async (prepared) => ({
@@ -286,7 +286,7 @@ describe('one write, two renderings: the one-statement charge writes what the tr
       })),
     );
     expect(answers.map(({ result }) => result.outcome)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
-    const recorded = await createChargeRecord(deps).recordApprovals(answers, app.clock.now());
+    const recorded = await recordApprovals(deps, answers, app.clock.now());
     expect(sorted(recorded)).toEqual(sorted(batch));
 
     // One statement each: every kind of event the batch caused was written by one transaction, for all three rows.
@@ -326,7 +326,7 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     // taken by another replica (raw SQL, so that only the lease differs from what the claim read).
     await app.db.subscription.update({ where: { id: changed }, data: { orderName: 'renamed after the claim' } });
     await app.db.$executeRaw`UPDATE "subscriptions" SET "leaseOwner" = 'another-replica' WHERE "id" = ${prepareStolen}::uuid`;
-    const ready = await createChargePrepare(deps).prepareNewCycles(claimed, owner);
+    const ready = await prepareNewCycles(deps, claimed, owner);
     expect(sorted(ready.keys())).toEqual(sorted([kept, recordStolen]));
     // Nothing written for the fenced rows: no payment, no lease renewed; the changed one is still ours, for the
     // transactional prepare to decide with every rule.
@@ -354,7 +354,7 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     expect(answers.map(({ result }) => result.outcome)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
     // While the calls were out, one row's lease was taken over: its approval is not written, the other's is.
     await app.db.$executeRaw`UPDATE "subscriptions" SET "leaseOwner" = 'another-replica' WHERE "id" = ${recordStolen}::uuid`;
-    const recorded = await createChargeRecord(deps).recordApprovals(answers, app.clock.now());
+    const recorded = await recordApprovals(deps, answers, app.clock.now());
     expect([...recorded]).toEqual([kept]);
     expect(await written(recordStolen)).toMatchObject({
       subscription: { leaseOwner: 'another-replica', cycle: 1, lastTransactionId: null },
@@ -419,7 +419,7 @@ describe('one write, two renderings: the one-statement charge writes what the tr
     expect(claimed.map((row) => row.id)).toEqual([id]);
     // Only the chain head differs from what the claim read (raw SQL: updatedAt unchanged).
     await app.db.$executeRaw`UPDATE "subscriptions" SET "lastTransactionId" = 'another-head' WHERE "id" = ${id}::uuid`;
-    const ready = await createChargePrepare(deps).prepareNewCycles(claimed, owner);
+    const ready = await prepareNewCycles(deps, claimed, owner);
     expect(ready.size).toBe(0);
     expect(await app.db.payment.count({ where: { subscriptionId: id } })).toBe(1);
     expect(await app.db.subscription.findUniqueOrThrow({ where: { id } })).toMatchObject({ leaseOwner: owner, lastTransactionId: 'another-head' });

@@ -1,0 +1,48 @@
+// The consent rule (docs/architecture.md, invariant 13): which consents count for a charge, when a charge needs them
+// at all, and the amount a pending price increase charges. Pure; planCharge (charge.rules.ts) applies them.
+import type { ChargeableSubscription } from './schedule.rules.ts';
+
+export interface ConsentRecord {
+  kind: 'TRIAL_CONVERSION' | 'PRICE_INCREASE';
+  obtainedAt: Date;
+}
+
+/** docs/architecture.md, invariant 13: how long before a charge's attempt a consent counts. */
+export const CONSENT_WINDOW_MS = 30 * 24 * 3600_000;
+
+/**
+ * Whether a consent of `kind` counts for a charge attempted at `at`: obtained within the 30 × 24 hours before it
+ * (never after), and after `since` when given (a price increase's consent must follow the request).
+ */
+export function hasCountingConsent(consents: readonly ConsentRecord[], kind: ConsentRecord['kind'], at: Date, since?: Date | null): boolean {
+  return consents.some(
+    (c) => c.kind === kind && c.obtainedAt <= at && at.getTime() - c.obtainedAt.getTime() <= CONSENT_WINDOW_MS && (!since || c.obtainedAt >= since),
+  );
+}
+
+/**
+ * Whether planCharge can need the consents (so a charge reads them only then): a trial, a pending increase, or an
+ * amount above the last charge.
+ */
+export function consentsMatter(
+  sub: Pick<ChargeableSubscription, 'status' | 'amount' | 'pendingAmount' | 'lastAmount'>,
+  open: { amount: number } | undefined,
+  consentRequired: boolean,
+): boolean {
+  if (!consentRequired) return false;
+  if (sub.status === 'TRIALING' || sub.pendingAmount !== null) return true;
+  return sub.lastAmount !== null && Math.max(sub.amount, open?.amount ?? 0) > sub.lastAmount;
+}
+
+/**
+ * The amount the next new cycle is charged: the pending increase once its consent counts (or at once where invariant 13
+ * is off), else the current amount.
+ */
+export function amountToCharge(
+  sub: Pick<ChargeableSubscription, 'amount' | 'pendingAmount' | 'pendingAmountRequestedAt'>,
+  ctx: { now: Date; consents: readonly ConsentRecord[]; consentRequired: boolean },
+): number {
+  if (sub.pendingAmount === null) return sub.amount;
+  if (!ctx.consentRequired || hasCountingConsent(ctx.consents, 'PRICE_INCREASE', ctx.now, sub.pendingAmountRequestedAt)) return sub.pendingAmount;
+  return sub.amount;
+}
