@@ -24,7 +24,8 @@ import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { migrate } from '../src/db/migrator.ts';
 import { encodeCursor } from '../src/lib/pagination.ts';
 import { freePort } from '../test/setup/global-setup.ts';
-import { serviceNodeFlags, writeResults } from './charging.bench.ts';
+import { writeResults } from './charging.bench.ts';
+import { serviceNodeFlags } from './service-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // The target's sizes (100,000 subscriptions, 1,000,000 payments) with BENCH_LARGE=1; a tenth by default.

@@ -35,7 +35,7 @@ import { createKeyring } from '../src/lib/crypto.ts';
 import { seedDueSubscriptions } from '../test/helpers/bulk.ts';
 import { truncateAll } from '../test/helpers/database.ts';
 import { freePort } from '../test/setup/global-setup.ts';
-import { BENCH_ADMIN_TOKEN, memoryOf, startService } from './service-process.ts';
+import { BENCH_ADMIN_TOKEN, memoryOf, serviceNodeEnv, serviceNodeFlags, startService } from './service-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LARGE = process.argv.includes('--large') || process.env.BENCH_LARGE === '1';
@@ -572,24 +572,6 @@ async function main() {
     rmSync(workDir, { recursive: true, force: true });
   }
   if (!process.env.BENCH_PROFILE) writeResults('charging', results);
-}
-
-/**
- * What `npm start` puts in node's environment besides the flags: the compile cache (package.json's start script), so
- * that the benchmarks' service processes start as `npm start` starts them (a tree whose script sets none gets none).
- */
-export function serviceNodeEnv(tree = ROOT): Record<string, string> {
-  const start = (JSON.parse(readFileSync(path.join(tree, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const match = /NODE_COMPILE_CACHE=\$\{NODE_COMPILE_CACHE:-([^}\s]+)\}/.exec(start);
-  return match ? { NODE_COMPILE_CACHE: path.resolve(tree, match[1]!) } : {};
-}
-
-/** The node flags `npm start` runs the service with (package.json), so that the benchmarks measure it as deployed. */
-export function serviceNodeFlags(tree = ROOT): string[] {
-  const start = (JSON.parse(readFileSync(path.join(tree, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const match = /exec node ((?:--\S+ )*)src\/server\.ts$/.exec(start);
-  if (!match) throw new Error(`package.json's start script does not run node src/server.ts: ${start}`);
-  return match[1]!.trim().split(' ').filter(Boolean);
 }
 
 export function writeResults(name: string, runs: Record<string, unknown>[]) {

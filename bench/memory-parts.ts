@@ -73,7 +73,7 @@ const PARTS: Array<[string, string[]]> = [
 
 // The parent only: a part's process imports nothing but node's own modules before its part.
 const parent = process.argv[2] === undefined || process.argv[2] === '--stages';
-const { serviceNodeEnv, serviceNodeFlags } = parent ? await import('./charging.bench.ts') : ({} as never);
+const { serviceNodeEnv, serviceNodeFlags } = parent ? await import('./service-process.ts') : ({} as never);
 
 function child(args: string[]): string {
   return execFileSync(process.execPath, [...serviceNodeFlags(), '--expose-gc', SELF, ...args], {

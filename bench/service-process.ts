@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/setup/global-setup.ts';
-import { serviceNodeEnv, serviceNodeFlags } from './charging.bench.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BENCH_ADMIN_TOKEN = 'bench_admin_token_0123456789abcdef';
@@ -88,4 +87,22 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       await exited;
     },
   };
+}
+
+/**
+ * What `npm start` puts in node's environment besides the flags: the compile cache (package.json's start script), so
+ * that the benchmarks' service processes start as `npm start` starts them (a tree whose script sets none gets none).
+ */
+export function serviceNodeEnv(tree = ROOT): Record<string, string> {
+  const start = (JSON.parse(readFileSync(path.join(tree, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const match = /NODE_COMPILE_CACHE=\$\{NODE_COMPILE_CACHE:-([^}\s]+)\}/.exec(start);
+  return match ? { NODE_COMPILE_CACHE: path.resolve(tree, match[1]!) } : {};
+}
+
+/** The node flags `npm start` runs the service with (package.json), so that the benchmarks measure it as deployed. */
+export function serviceNodeFlags(tree = ROOT): string[] {
+  const start = (JSON.parse(readFileSync(path.join(tree, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const match = /exec node ((?:--\S+ )*)src\/server\.ts$/.exec(start);
+  if (!match) throw new Error(`package.json's start script does not run node src/server.ts: ${start}`);
+  return match[1]!.trim().split(' ').filter(Boolean);
 }
