@@ -122,8 +122,8 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
             await transitionAttempt(tx, unknownAttempt.id, 'settle', 'SUCCEEDED', { transactionId: input.transactionId, approvedAt, gatewayMessage: note });
           else await transitionAttempt(tx, unknownAttempt.id, 'settle', 'DECLINED', { gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note });
         }
-        if (before.subscriptionId && before.cycle !== null && before.kind !== 'INITIAL') {
-          await resolveCyclePayment(tx, { ...before, subscriptionId: before.subscriptionId, cycle: before.cycle }, input, approvedAt, note, now);
+        if (isCyclePayment(before)) {
+          await resolveCyclePayment(tx, before, input, approvedAt, note, now);
         } else {
           await resolveCheckoutPayment(tx, before, input.outcome, input.transactionId, approvedAt, note);
         }
@@ -156,14 +156,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
   }
 
   /** A scheduled cycle's payment: its subscription moves as if the gateway had answered so (ledger/charge.outcomes.ts). */
-  async function resolveCyclePayment(
-    tx: Tx,
-    before: Payment & { subscriptionId: string; cycle: number },
-    input: ResolveInput,
-    approvedAt: Date,
-    note: string,
-    now: Date,
-  ) {
+  async function resolveCyclePayment(tx: Tx, before: CyclePayment, input: ResolveInput, approvedAt: Date, note: string, now: Date) {
     const settling = before.status === 'FAILED';
     if (settling && input.outcome === 'FAILED') {
       // Our record stands: the payment stays FAILED, its retry keeps its time.
@@ -203,7 +196,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    */
   async function resolveCheckoutPayment(
     tx: Tx,
-    payment: Awaited<ReturnType<typeof load>>,
+    payment: Payment,
     outcome: 'SUCCEEDED' | 'FAILED',
     transactionId: string | undefined,
     approvedAt: Date,
@@ -236,6 +229,10 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
 export type PaymentActions = ReturnType<typeof createPaymentActions>;
 
 type Payment = Prisma.PaymentGetPayload<{ include: typeof PAYMENT_DETAIL }>;
+type CyclePayment = Payment & { subscriptionId: string; cycle: number };
+
+/** A subscription cycle's payment (not a registration's INITIAL one, nor a one-time order's). */
+const isCyclePayment = (payment: Payment): payment is CyclePayment => Boolean(payment.subscriptionId) && payment.cycle !== null && payment.kind !== 'INITIAL';
 
 interface ResolveInput {
   outcome: 'SUCCEEDED' | 'FAILED';
