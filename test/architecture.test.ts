@@ -1,6 +1,7 @@
 // The shape of src/ (docs/architecture.md "House style", issue #12): no import cycles, lower layers import nothing from higher ones
-// (dependency-cruiser over the TypeScript sources, type-only imports included), and each entity's status is
-// written by its state module alone (TypeScript's own parser over every Prisma write).
+// (dependency-cruiser over the TypeScript sources, type-only imports included), each entity's status is
+// written by its state module alone (TypeScript's own parser over every Prisma write), and the modules' files and
+// functions stay short enough to read top-down (issue #31: a function's own lines, by the same parser).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -49,7 +50,52 @@ describe('architecture', () => {
       .filter((row) => Number(row.split(' ')[1]) > 300);
     expect(long).toEqual([]);
   });
+
+  it('no function in src/modules has more than 80 own lines (a long one reads as named steps)', () => {
+    expect(longFunctions('src/modules', 80)).toEqual([]);
+  });
 });
+
+const isFunction = (node: ts.Node): node is ts.FunctionLikeDeclaration =>
+  ts.isFunctionDeclaration(node) || ts.isFunctionExpression(node) || ts.isArrowFunction(node) || ts.isMethodDeclaration(node);
+
+/**
+ * Functions whose own lines (their lines less those of the functions written inside them) are over `max`, as
+ * `file:line name (N own lines)`. A factory returning its closures is measured apart from them: each closure is
+ * measured on its own, as is a route's handler inside the function that registers it.
+ */
+function longFunctions(dir: string, max: number): string[] {
+  const found: string[] = [];
+  for (const file of sourceFiles(dir)) {
+    const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
+    const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line;
+    const linesOf = (node: ts.Node) => lineOf(node.getEnd()) - lineOf(node.getStart(source)) + 1;
+    const nestedLines = (node: ts.Node): number => {
+      let lines = 0;
+      ts.forEachChild(node, (child) => {
+        lines += isFunction(child) ? linesOf(child) : nestedLines(child);
+      });
+      return lines;
+    };
+    const visit = (node: ts.Node) => {
+      if (isFunction(node)) {
+        const own = linesOf(node) - nestedLines(node);
+        if (own > max) found.push(`${file}:${lineOf(node.getStart(source)) + 1} ${functionName(node, source)} (${own} own lines)`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
+/** A function's name: its own, or that of the variable or property it is assigned to, else `(anonymous)`. */
+function functionName(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string {
+  if (node.name) return node.name.getText(source);
+  const parent = node.parent;
+  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) return parent.name.getText(source);
+  return '(anonymous)';
+}
 
 /**
  * Cycles between the folders of src/modules (a folder imports another that imports it back, through any files):

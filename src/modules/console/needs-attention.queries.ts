@@ -27,68 +27,66 @@ export interface AttentionList {
   more: Array<{ kind: string; href?: string }>;
 }
 
-export async function readNeedsAttention(db: Db): Promise<AttentionList> {
-  const take = PER_KIND + 1;
-  const [payments, subscriptions, registrations, orders, lines, endpoints] = await Promise.all([
-    db.payment.findMany({
-      where: needsAttentionWhere,
-      orderBy: PAGE,
-      take,
-      select: { id: true, status: true, attentionReason: true, orderId: true, amount: true, createdAt: true },
-    }),
-    pageSubscriptions(db, { needsAttention: true, limit: PER_KIND }),
-    db.registration.findMany({
-      where: { status: 'NEEDS_ATTENTION' },
-      orderBy: PAGE,
-      take,
-      select: { id: true, orderId: true, userId: true, failureCode: true, createdAt: true, payments: { select: { id: true }, take: 1 } },
-    }),
-    db.order.findMany({
-      where: { status: 'NEEDS_ATTENTION' },
-      orderBy: PAGE,
-      take,
-      select: { id: true, orderId: true, failureCode: true, createdAt: true, payment: { select: { id: true } } },
-    }),
-    // Before any settlement file there is nothing to reconcile (and the items query reads every payment to say so).
-    db.settlementImport
-      .findFirst({ select: { id: true } })
-      .then((any) => (any ? listItems(db, { status: ['MISMATCHED', 'UNMATCHED', 'MISSING'], limit: PER_KIND }) : { items: [], nextCursor: null })),
-    db.webhookEndpoint.findMany({
-      where: { status: 'DISABLED' },
-      orderBy: PAGE,
-      take,
-      select: { id: true, url: true, disabledReason: true, updatedAt: true, createdAt: true },
-    }),
-  ]);
+/** One kind's part of the list: its first PER_KIND rows, and the list of the rest when there are more. */
+interface KindRows {
+  rows: AttentionRow[];
+  more?: AttentionList['more'][number];
+}
 
-  const rows: AttentionRow[] = [];
-  const more: AttentionList['more'] = [];
-  for (const p of payments.slice(0, PER_KIND)) {
+/** Every kind read at once (one round of parallel reads), listed in this order. */
+export async function readNeedsAttention(db: Db): Promise<AttentionList> {
+  const kinds = await Promise.all([paymentRows(db), subscriptionRows(db), registrationRows(db), orderRows(db), settlementLineRows(db), endpointRows(db)]);
+  return { rows: kinds.flatMap((kind) => kind.rows), more: kinds.flatMap((kind) => (kind.more ? [kind.more] : [])) };
+}
+
+/** Payments by needsAttentionWhere; a refund of unknown outcome is its own kind. */
+async function paymentRows(db: Db): Promise<KindRows> {
+  const payments = await db.payment.findMany({
+    where: needsAttentionWhere,
+    orderBy: PAGE,
+    take: PER_KIND + 1,
+    select: { id: true, status: true, attentionReason: true, orderId: true, amount: true, createdAt: true },
+  });
+  const rows = payments.slice(0, PER_KIND).map((p): AttentionRow => {
     const refund = p.attentionReason === REFUND_OUTCOME_UNKNOWN;
-    rows.push({
+    return {
       kind: refund ? 'Refund' : 'Payment',
       id: p.id,
       href: `/console/payments/${p.id}`,
       label: `${p.orderId} · ${p.amount.toLocaleString('en-US')} KRW`,
       reason: refund ? 'Refund outcome unknown' : p.status === 'UNKNOWN' ? 'Outcome unknown' : `${p.status}: ${p.attentionReason ?? ''}`,
       at: p.createdAt,
-    });
-  }
-  if (payments.length > PER_KIND) more.push({ kind: 'payments', href: '/console/payments?needsAttention=true' });
-  for (const s of subscriptions.items) {
-    rows.push({
+    };
+  });
+  return { rows, more: payments.length > PER_KIND ? { kind: 'payments', href: '/console/payments?needsAttention=true' } : undefined };
+}
+
+/** Subscriptions by the subscriptions list's own needsAttention filter. */
+async function subscriptionRows(db: Db): Promise<KindRows> {
+  const subscriptions = await pageSubscriptions(db, { needsAttention: true, limit: PER_KIND });
+  const rows = subscriptions.items.map(
+    (s): AttentionRow => ({
       kind: 'Subscription',
       id: s.id,
       href: `/console/subscriptions/${s.id}`,
       label: `${s.orderName} · ${s.userId}`,
       reason: s.attentionReason ?? 'Needs attention',
       at: s.createdAt,
-    });
-  }
-  if (subscriptions.nextCursor) more.push({ kind: 'subscriptions', href: '/console/subscriptions?needsAttention=true' });
-  for (const r of registrations.slice(0, PER_KIND)) {
+    }),
+  );
+  return { rows, more: subscriptions.nextCursor ? { kind: 'subscriptions', href: '/console/subscriptions?needsAttention=true' } : undefined };
+}
+
+async function registrationRows(db: Db): Promise<KindRows> {
+  const registrations = await db.registration.findMany({
+    where: { status: 'NEEDS_ATTENTION' },
+    orderBy: PAGE,
+    take: PER_KIND + 1,
+    select: { id: true, orderId: true, userId: true, failureCode: true, createdAt: true, payments: { select: { id: true }, take: 1 } },
+  });
+  const rows = registrations.slice(0, PER_KIND).map((r): AttentionRow => {
     const payment = r.payments[0];
-    rows.push({
+    return {
       kind: 'Registration',
       id: r.id,
       // Its payment's page resolves it; without one, the search shows the registration.
@@ -96,41 +94,66 @@ export async function readNeedsAttention(db: Db): Promise<AttentionList> {
       label: `${r.orderId} · ${r.userId}`,
       reason: r.failureCode ?? 'Key issuance outcome unknown',
       at: r.createdAt,
-    });
-  }
-  if (registrations.length > PER_KIND) more.push({ kind: 'registrations' });
-  for (const o of orders.slice(0, PER_KIND)) {
-    rows.push({
+    };
+  });
+  return { rows, more: registrations.length > PER_KIND ? { kind: 'registrations' } : undefined };
+}
+
+async function orderRows(db: Db): Promise<KindRows> {
+  const orders = await db.order.findMany({
+    where: { status: 'NEEDS_ATTENTION' },
+    orderBy: PAGE,
+    take: PER_KIND + 1,
+    select: { id: true, orderId: true, failureCode: true, createdAt: true, payment: { select: { id: true } } },
+  });
+  const rows = orders.slice(0, PER_KIND).map(
+    (o): AttentionRow => ({
       kind: 'Order',
       id: o.id,
       href: o.payment ? `/console/payments/${o.payment.id}` : `/console/search?q=${encodeURIComponent(o.id)}`,
       label: o.orderId,
       reason: o.failureCode ?? 'Payment outcome unknown',
       at: o.createdAt,
-    });
-  }
-  if (orders.length > PER_KIND) more.push({ kind: 'orders' });
-  for (const line of lines.items) {
-    rows.push({
+    }),
+  );
+  return { rows, more: orders.length > PER_KIND ? { kind: 'orders' } : undefined };
+}
+
+/** Settlement lines by the reconciliation list's own filter (MISMATCHED, UNMATCHED, MISSING). */
+async function settlementLineRows(db: Db): Promise<KindRows> {
+  // Before any settlement file there is nothing to reconcile (and the items query reads every payment to say so).
+  const lines = (await db.settlementImport.findFirst({ select: { id: true } }))
+    ? await listItems(db, { status: ['MISMATCHED', 'UNMATCHED', 'MISSING'], limit: PER_KIND })
+    : { items: [], nextCursor: null };
+  const rows = lines.items.map(
+    (line): AttentionRow => ({
       kind: 'Settlement line',
       id: line.id,
       href: `/console/reconciliation?status=${line.status}`,
       label: `${line.transactionId ?? '(no transactionId)'} · ${line.amount.toLocaleString('en-US')} KRW`,
       reason: `${line.status}${line.reasons?.length ? `: ${line.reasons.join(', ')}` : ''}`,
       at: new Date(line.tradedAt),
-    });
-  }
-  if (lines.nextCursor) more.push({ kind: 'settlement lines', href: '/console/reconciliation' });
-  for (const e of endpoints.slice(0, PER_KIND)) {
-    rows.push({
+    }),
+  );
+  return { rows, more: lines.nextCursor ? { kind: 'settlement lines', href: '/console/reconciliation' } : undefined };
+}
+
+async function endpointRows(db: Db): Promise<KindRows> {
+  const endpoints = await db.webhookEndpoint.findMany({
+    where: { status: 'DISABLED' },
+    orderBy: PAGE,
+    take: PER_KIND + 1,
+    select: { id: true, url: true, disabledReason: true, updatedAt: true, createdAt: true },
+  });
+  const rows = endpoints.slice(0, PER_KIND).map(
+    (e): AttentionRow => ({
       kind: 'Webhook endpoint',
       id: e.id,
       href: `/console/search?q=${encodeURIComponent(e.id)}`,
       label: e.url,
       reason: e.disabledReason ?? 'Disabled',
       at: e.updatedAt,
-    });
-  }
-  if (endpoints.length > PER_KIND) more.push({ kind: 'webhook endpoints' });
-  return { rows, more };
+    }),
+  );
+  return { rows, more: endpoints.length > PER_KIND ? { kind: 'webhook endpoints' } : undefined };
 }

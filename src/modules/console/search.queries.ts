@@ -16,85 +16,122 @@ export interface SearchHit {
 
 const MAX_PER_KIND = 50;
 
+/** What a value is looked up as: the text itself, and its lower-case form when it is a UUID (an id). */
+interface Needle {
+  q: string;
+  id: string | undefined;
+}
+
+/** Every kind looked up at once; a row found twice (a payment by two of its attempts) is listed once. */
 export async function search(db: Db, query: string): Promise<SearchHit[]> {
   const q = query.trim();
   if (q === '') return [];
-  const id = isUuid(q) ? q.toLowerCase() : undefined;
+  const needle = { q, id: isUuid(q) ? q.toLowerCase() : undefined };
+  const kinds = await Promise.all([
+    paymentHits(db, needle),
+    subscriptionHits(db, needle),
+    registrationHits(db, needle),
+    orderHits(db, needle),
+    endpointHits(db, needle),
+    settlementLineHits(db, needle),
+  ]);
+  const hits = new Map<string, SearchHit>();
+  for (const hit of kinds.flat()) hits.set(`${hit.kind}:${hit.id}`, hit);
+  return [...hits.values()];
+}
+
+/** A payment by its id or transactionId, or through any of its attempts by their orderId or transactionId. */
+async function paymentHits(db: Db, { q, id }: Needle): Promise<SearchHit[]> {
   const pay = { id: true, orderId: true, status: true, amount: true, createdAt: true } as const;
-  const [payments, viaAttempts, subscriptions, registrations, orders, endpoints, lines] = await Promise.all([
+  const [payments, viaAttempts] = await Promise.all([
     db.payment.findMany({ where: { OR: [...(id ? [{ id }] : []), { transactionId: q }] }, select: pay, take: MAX_PER_KIND }),
     db.paymentAttempt.findMany({
       where: { OR: [{ orderId: q }, { transactionId: q }] },
       select: { payment: { select: pay } },
       take: MAX_PER_KIND,
     }),
-    db.subscription.findMany({
-      where: { OR: [...(id ? [{ id }, { registrationId: id }, { billingKeyId: id }] : []), { userId: q }] },
-      select: { id: true, orderName: true, userId: true, status: true, createdAt: true },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: MAX_PER_KIND,
-    }),
-    db.registration.findMany({
-      where: { OR: [...(id ? [{ id }] : []), { orderId: q }, { transactionId: q }] },
-      select: { id: true, orderId: true, status: true, createdAt: true, subscription: { select: { id: true } }, payments: { select: { id: true }, take: 1 } },
-      take: MAX_PER_KIND,
-    }),
-    db.order.findMany({
-      where: { OR: [...(id ? [{ id }] : []), { orderId: q }, { transactionId: q }] },
-      select: { id: true, orderId: true, status: true, createdAt: true, payment: { select: { id: true } } },
-      take: MAX_PER_KIND,
-    }),
-    id
-      ? db.webhookEndpoint.findMany({ where: { id }, select: { id: true, url: true, status: true, disabledReason: true, createdAt: true } })
-      : Promise.resolve([]),
-    db.settlementLine.findMany({
-      where: { transactionId: q },
-      select: { id: true, transactionId: true, type: true, amount: true, tradedAt: true },
-      take: MAX_PER_KIND,
-    }),
   ]);
+  return [...payments, ...viaAttempts.map((a) => a.payment)].map((p) => ({
+    kind: 'Payment',
+    id: p.id,
+    href: `/console/payments/${p.id}`,
+    label: p.orderId,
+    detail: `${p.status} · ${p.amount.toLocaleString('en-US')} KRW`,
+    at: p.createdAt,
+  }));
+}
 
-  const hits = new Map<string, SearchHit>();
-  const add = (hit: SearchHit) => hits.set(`${hit.kind}:${hit.id}`, hit);
-  for (const p of [...payments, ...viaAttempts.map((a) => a.payment)]) {
-    add({
-      kind: 'Payment',
-      id: p.id,
-      href: `/console/payments/${p.id}`,
-      label: p.orderId,
-      detail: `${p.status} · ${p.amount.toLocaleString('en-US')} KRW`,
-      at: p.createdAt,
-    });
-  }
-  for (const s of subscriptions) {
-    add({ kind: 'Subscription', id: s.id, href: `/console/subscriptions/${s.id}`, label: s.orderName, detail: `${s.status} · ${s.userId}`, at: s.createdAt });
-  }
-  for (const r of registrations) {
+async function subscriptionHits(db: Db, { q, id }: Needle): Promise<SearchHit[]> {
+  const subscriptions = await db.subscription.findMany({
+    where: { OR: [...(id ? [{ id }, { registrationId: id }, { billingKeyId: id }] : []), { userId: q }] },
+    select: { id: true, orderName: true, userId: true, status: true, createdAt: true },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: MAX_PER_KIND,
+  });
+  return subscriptions.map((s) => ({
+    kind: 'Subscription',
+    id: s.id,
+    href: `/console/subscriptions/${s.id}`,
+    label: s.orderName,
+    detail: `${s.status} · ${s.userId}`,
+    at: s.createdAt,
+  }));
+}
+
+async function registrationHits(db: Db, { q, id }: Needle): Promise<SearchHit[]> {
+  const registrations = await db.registration.findMany({
+    where: { OR: [...(id ? [{ id }] : []), { orderId: q }, { transactionId: q }] },
+    select: { id: true, orderId: true, status: true, createdAt: true, subscription: { select: { id: true } }, payments: { select: { id: true }, take: 1 } },
+    take: MAX_PER_KIND,
+  });
+  return registrations.map((r) => {
     const target = r.subscription ? `/console/subscriptions/${r.subscription.id}` : r.payments[0] ? `/console/payments/${r.payments[0].id}` : undefined;
-    add({ kind: 'Registration', id: r.id, href: target ?? '', label: r.orderId, detail: r.status, at: r.createdAt });
-  }
-  for (const o of orders) {
-    add({ kind: 'Order', id: o.id, href: o.payment ? `/console/payments/${o.payment.id}` : '', label: o.orderId, detail: o.status, at: o.createdAt });
-  }
-  for (const e of endpoints) {
-    add({
-      kind: 'Webhook endpoint',
-      id: e.id,
-      href: '',
-      label: e.url,
-      detail: e.status === 'DISABLED' ? `DISABLED: ${e.disabledReason ?? ''}` : e.status,
-      at: e.createdAt,
-    });
-  }
-  for (const l of lines) {
-    add({
-      kind: 'Settlement line',
-      id: l.id,
-      href: '/console/reconciliation',
-      label: l.transactionId,
-      detail: `${l.type} · ${l.amount.toLocaleString('en-US')} KRW`,
-      at: l.tradedAt,
-    });
-  }
-  return [...hits.values()];
+    return { kind: 'Registration', id: r.id, href: target ?? '', label: r.orderId, detail: r.status, at: r.createdAt };
+  });
+}
+
+async function orderHits(db: Db, { q, id }: Needle): Promise<SearchHit[]> {
+  const orders = await db.order.findMany({
+    where: { OR: [...(id ? [{ id }] : []), { orderId: q }, { transactionId: q }] },
+    select: { id: true, orderId: true, status: true, createdAt: true, payment: { select: { id: true } } },
+    take: MAX_PER_KIND,
+  });
+  return orders.map((o) => ({
+    kind: 'Order',
+    id: o.id,
+    href: o.payment ? `/console/payments/${o.payment.id}` : '',
+    label: o.orderId,
+    detail: o.status,
+    at: o.createdAt,
+  }));
+}
+
+/** A webhook endpoint by its id only. */
+async function endpointHits(db: Db, { id }: Needle): Promise<SearchHit[]> {
+  if (!id) return [];
+  const endpoints = await db.webhookEndpoint.findMany({ where: { id }, select: { id: true, url: true, status: true, disabledReason: true, createdAt: true } });
+  return endpoints.map((e) => ({
+    kind: 'Webhook endpoint',
+    id: e.id,
+    href: '',
+    label: e.url,
+    detail: e.status === 'DISABLED' ? `DISABLED: ${e.disabledReason ?? ''}` : e.status,
+    at: e.createdAt,
+  }));
+}
+
+async function settlementLineHits(db: Db, { q }: Needle): Promise<SearchHit[]> {
+  const lines = await db.settlementLine.findMany({
+    where: { transactionId: q },
+    select: { id: true, transactionId: true, type: true, amount: true, tradedAt: true },
+    take: MAX_PER_KIND,
+  });
+  return lines.map((l) => ({
+    kind: 'Settlement line',
+    id: l.id,
+    href: '/console/reconciliation',
+    label: l.transactionId,
+    detail: `${l.type} · ${l.amount.toLocaleString('en-US')} KRW`,
+    at: l.tradedAt,
+  }));
 }

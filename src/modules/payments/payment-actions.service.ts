@@ -99,43 +99,22 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    * The UNKNOWN attempt takes the resolved outcome, so history and retries count it like a real answer. A FAILED
    * payment that a settlement file shows approved (SETTLEMENT_MISMATCH) resolves too: SUCCEEDED pays its cycle as a
    * success would; FAILED leaves our record as it stands (its retries go on as scheduled).
-   */
-  /**
    * `expect` (a settlement file's line): the attempt the outcome was established for, by its amount and orderId; when
    * the attempt waiting now is another one (a later attempt, or an operator came first), nothing is resolved (409).
    */
-  async function resolve(
-    id: string,
-    input: { outcome: 'SUCCEEDED' | 'FAILED'; transactionId?: string; approvedAt?: string; expect?: { amount: number; orderId?: string } },
-    who: Actor,
-  ) {
+  async function resolve(id: string, input: ResolveInput, who: Actor) {
     if (input.outcome === 'SUCCEEDED' && !input.transactionId) throw new ValidationError('transactionId is required to resolve as SUCCEEDED');
     if (input.outcome === 'FAILED' && input.transactionId) throw new ValidationError('transactionId is only for SUCCEEDED');
     const now = clock.now();
     return db
       .$transaction(async (tx) => {
-        const before = await load(tx, id);
-        // Fenced on the payment still being resolvable: two operators cannot both resolve it.
-        const fenced = await tx.payment.updateMany({ where: { id, OR: RESOLVABLE }, data: { attentionReason: null } });
-        if (fenced.count === 0) {
-          throw new StateConflictError(
-            `Only an UNKNOWN payment, or a FAILED one a settlement file shows approved, can be resolved; this one is ${before.status}`,
-          );
-        }
+        const before = await fenceResolvable(tx, id);
         // One gateway transaction settles one payment (a unique index; here, to say which one holds it).
         if (input.outcome === 'SUCCEEDED') {
           const holder = await tx.payment.findFirst({ where: { transactionId: input.transactionId, id: { not: id } }, select: { id: true } });
           if (holder) throw new StateConflictError(`Transaction ${input.transactionId} already settles payment ${holder.id}`);
         }
-        const settling = before.status === 'FAILED';
-        const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
-        // Default: the time of the attempt the outcome is for (the UNKNOWN one, or the last charge of a settled FAILED one).
-        const timed = unknownAttempt ?? (settling ? before.attempts.filter((a) => a.operation !== 'CANCEL').at(-1) : undefined);
-        const { expect } = input;
-        if (expect && (!timed || timed.amount !== expect.amount || (expect.orderId !== undefined && timed.orderId !== expect.orderId))) {
-          throw new StateConflictError('The attempt this outcome was established for is no longer the one waiting for it');
-        }
-        const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (timed?.sentAt ?? timed?.createdAt ?? now);
+        const { unknownAttempt, approvedAt } = attemptResolved(before, input, now);
         const note = `resolved by operator: ${who.reason}`.slice(0, 500);
         if (unknownAttempt) {
           // Under the payment's fence above: the attempt is still UNKNOWN.
@@ -143,37 +122,8 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
             await transitionAttempt(tx, unknownAttempt.id, 'settle', 'SUCCEEDED', { transactionId: input.transactionId, approvedAt, gatewayMessage: note });
           else await transitionAttempt(tx, unknownAttempt.id, 'settle', 'DECLINED', { gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note });
         }
-
-        if (before.subscriptionId && before.cycle !== null && before.kind !== 'INITIAL') {
-          if (settling && input.outcome === 'FAILED') {
-            // Our record stands: the payment stays FAILED, its retry keeps its time.
-          } else if (input.outcome === 'SUCCEEDED') {
-            await applyChargeSuccess(tx, {
-              subscriptionId: before.subscriptionId,
-              paymentId: id,
-              cycle: before.cycle,
-              dueAt: before.dueAt ?? approvedAt,
-              amount: before.amount,
-              transactionId: input.transactionId!,
-              approvedAt,
-              timezone: config.timezone,
-              now,
-              move: settling ? 'settle' : 'succeed',
-            });
-          } else {
-            await applyChargeDecline(tx, {
-              subscriptionId: before.subscriptionId,
-              paymentId: id,
-              dueAt: before.dueAt ?? now,
-              failureCode: 'RESOLVED_FAILED',
-              failureMessage: note,
-              retryDelaysMs: config.retryDelaysMs,
-              now,
-              timezone: config.timezone,
-            });
-          }
-          // After the payment left UNKNOWN; a MOBILE_WINDOW_CLOSED flag set just now stays.
-          await clearAttention(tx, before.subscriptionId);
+        if (isCyclePayment(before)) {
+          await resolveCyclePayment(tx, before, input, approvedAt, note, now);
         } else {
           await resolveCheckoutPayment(tx, before, input.outcome, input.transactionId, approvedAt, note);
         }
@@ -195,6 +145,50 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       });
   }
 
+  /** The payment as it was, fenced on its still being resolvable: two operators cannot both resolve it. */
+  async function fenceResolvable(tx: Tx, id: string) {
+    const before = await load(tx, id);
+    const fenced = await tx.payment.updateMany({ where: { id, OR: RESOLVABLE }, data: { attentionReason: null } });
+    if (fenced.count === 0) {
+      throw new StateConflictError(`Only an UNKNOWN payment, or a FAILED one a settlement file shows approved, can be resolved; this one is ${before.status}`);
+    }
+    return before;
+  }
+
+  /** A scheduled cycle's payment: its subscription moves as if the gateway had answered so (ledger/charge.outcomes.ts). */
+  async function resolveCyclePayment(tx: Tx, before: CyclePayment, input: ResolveInput, approvedAt: Date, note: string, now: Date) {
+    const settling = before.status === 'FAILED';
+    if (settling && input.outcome === 'FAILED') {
+      // Our record stands: the payment stays FAILED, its retry keeps its time.
+    } else if (input.outcome === 'SUCCEEDED') {
+      await applyChargeSuccess(tx, {
+        subscriptionId: before.subscriptionId,
+        paymentId: before.id,
+        cycle: before.cycle,
+        dueAt: before.dueAt ?? approvedAt,
+        amount: before.amount,
+        transactionId: input.transactionId!,
+        approvedAt,
+        timezone: config.timezone,
+        now,
+        move: settling ? 'settle' : 'succeed',
+      });
+    } else {
+      await applyChargeDecline(tx, {
+        subscriptionId: before.subscriptionId,
+        paymentId: before.id,
+        dueAt: before.dueAt ?? now,
+        failureCode: 'RESOLVED_FAILED',
+        failureMessage: note,
+        retryDelaysMs: config.retryDelaysMs,
+        now,
+        timezone: config.timezone,
+      });
+    }
+    // After the payment left UNKNOWN; a MOBILE_WINDOW_CLOSED flag set just now stays.
+    await clearAttention(tx, before.subscriptionId);
+  }
+
   /**
    * A registration's or one-time order's payment. An order completes or fails with it. A registration whose key
    * issuance was UNKNOWN cannot complete even if the money moved (the billing key never reached us): it fails with
@@ -202,7 +196,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    */
   async function resolveCheckoutPayment(
     tx: Tx,
-    payment: Awaited<ReturnType<typeof load>>,
+    payment: Payment,
     outcome: 'SUCCEEDED' | 'FAILED',
     transactionId: string | undefined,
     approvedAt: Date,
@@ -233,3 +227,33 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
 }
 
 export type PaymentActions = ReturnType<typeof createPaymentActions>;
+
+type Payment = Prisma.PaymentGetPayload<{ include: typeof PAYMENT_DETAIL }>;
+type CyclePayment = Payment & { subscriptionId: string; cycle: number };
+
+/** A subscription cycle's payment (not a registration's INITIAL one, nor a one-time order's). */
+const isCyclePayment = (payment: Payment): payment is CyclePayment => Boolean(payment.subscriptionId) && payment.cycle !== null && payment.kind !== 'INITIAL';
+
+interface ResolveInput {
+  outcome: 'SUCCEEDED' | 'FAILED';
+  transactionId?: string;
+  approvedAt?: string;
+  expect?: { amount: number; orderId?: string };
+}
+
+/**
+ * The attempt an outcome is for (the UNKNOWN one, or the last charge of a settled FAILED payment), checked against
+ * `expect`, and the outcome's time: the operator's, else that attempt's.
+ */
+function attemptResolved(before: Payment, input: ResolveInput, now: Date) {
+  const settling = before.status === 'FAILED';
+  const unknownAttempt = [...before.attempts].reverse().find((a) => a.status === 'UNKNOWN');
+  // Default: the time of the attempt the outcome is for (the UNKNOWN one, or the last charge of a settled FAILED one).
+  const timed = unknownAttempt ?? (settling ? before.attempts.filter((a) => a.operation !== 'CANCEL').at(-1) : undefined);
+  const { expect } = input;
+  if (expect && (!timed || timed.amount !== expect.amount || (expect.orderId !== undefined && timed.orderId !== expect.orderId))) {
+    throw new StateConflictError('The attempt this outcome was established for is no longer the one waiting for it');
+  }
+  const approvedAt = input.approvedAt ? new Date(input.approvedAt) : (timed?.sentAt ?? timed?.createdAt ?? now);
+  return { unknownAttempt, approvedAt };
+}

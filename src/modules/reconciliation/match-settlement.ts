@@ -34,15 +34,32 @@ export interface ItemsFilter {
 /**
  * The statement's lines (and, when asked, the ledger's missing items) as reconciliation items: `id, source, status,
  * reasons, type, transactionId, orderId, amount, tradedAt, tradeDate, paymentId, ourAmount, ourStatus, importId,
- * finish`.
+ * finish`. The statement's steps are named CTEs: its lines, each matched with our attempt, judged against our
+ * payment, and its reasons.
  */
 export function reconciliationItemsSql(filter: ItemsFilter): string {
-  const statement = `
+  const statement = `${linesCte(filter.lines)},${MATCHED_CTE},${JUDGED_CTE},${STATEMENT_CTE}`;
+  if (!filter.missing) return `WITH ${statement} ${ITEMS_SQL}`;
+  return `WITH ${statement}
+  ${ITEMS_SQL}
+  UNION ALL
+  ${missingPaymentsSql(filter.missing)}
+  UNION ALL
+  ${missingRefundsSql(filter.missing)}`;
+}
+
+/** `lines`: the statement's lines that `lines` (a condition on settlement_lines aliased `l`) selects. */
+function linesCte(lines: string): string {
+  return `
   lines AS (
     SELECT l."id", l."importId", l."transactionId", l."orderId", l."type"::text AS "type", l."amount", l."tradedAt", l."tradeDate",
            l."method"::text AS "method"
-      FROM "settlement_lines" l WHERE ${filter.lines}
-  ),
+      FROM "settlement_lines" l WHERE ${lines}
+  )`;
+}
+
+/** `matched`: each line with our attempt it belongs to (none: unmatched). */
+const MATCHED_CTE = `
   matched AS (
     SELECT l.*, a."id" AS "attemptId", a."paymentId", a."amount" AS "ourAmount", a."status"::text AS "attemptStatus",
            coalesce(a."approvedAt", a."sentAt", a."createdAt") AS "attemptAt"
@@ -63,7 +80,10 @@ export function reconciliationItemsSql(filter: ItemsFilter): string {
       FROM lines l
       LEFT JOIN LATERAL (${refundOfCancelLine('l')}) r ON true
      WHERE l."type" = 'CANCEL'
-  ),
+  )`;
+
+/** `judged`: each matched line with our payment, the outcome it proves (`finish`), our time and a STATUS mismatch. */
+const JUDGED_CTE = `
   judged AS (
     SELECT m.*, p."status"::text AS "ourStatus", p."method"::text AS "ourMethod",
            CASE WHEN m."type" = 'APPROVAL' AND p."status" = 'UNKNOWN' AND m."attemptStatus" = 'UNKNOWN' AND m."ourAmount" = m."amount" THEN 'RESOLVE_PAYMENT'
@@ -73,7 +93,10 @@ export function reconciliationItemsSql(filter: ItemsFilter): string {
                 THEN p."transactionId" IS DISTINCT FROM m."transactionId" AND (m."attemptStatus" IN ('DECLINED', 'NOT_SENT') OR p."status" = 'FAILED')
                 ELSE m."attemptStatus" = 'DECLINED' END AS "statusMismatch"
       FROM matched m LEFT JOIN "payments" p ON p."id" = m."paymentId"
-  ),
+  )`;
+
+/** `statement`: each line as an item, with its reasons. */
+const STATEMENT_CTE = `
   statement AS (
     SELECT j."id", 'STATEMENT' AS "source", j."type", j."transactionId", j."orderId", j."amount", j."tradedAt", j."tradeDate", j."paymentId",
            j."ourAmount", j."ourStatus", j."importId", j."finish",
@@ -85,30 +108,36 @@ export function reconciliationItemsSql(filter: ItemsFilter): string {
            j."attemptId" IS NULL AS "unmatched"
       FROM judged j
   )`;
-  const items = `SELECT s."id", s."source", CASE WHEN s."unmatched" THEN 'UNMATCHED' WHEN cardinality(s."reasons") = 0 THEN 'MATCHED' ELSE 'MISMATCHED' END AS "status",
+
+/** The statement's items with their status. */
+const ITEMS_SQL = `SELECT s."id", s."source", CASE WHEN s."unmatched" THEN 'UNMATCHED' WHEN cardinality(s."reasons") = 0 THEN 'MATCHED' ELSE 'MISMATCHED' END AS "status",
          s."reasons", s."type", s."transactionId", s."orderId", s."amount", s."tradedAt", s."tradeDate", s."paymentId", s."ourAmount", s."ourStatus",
          s."importId", s."finish"
     FROM statement s`;
-  if (!filter.missing) return `WITH ${statement} ${items}`;
+
+/**
+ * Our succeeded payments that no APPROVAL line names, inside `missing`'s dates. A ledger item is MISSING when no line
+ * names it, by transactionId or by orderId: two anti-joins, each on an index of settlement_lines (one with an OR
+ * between them is a scan of the lines for every payment).
+ */
+function missingPaymentsSql(missing: NonNullable<ItemsFilter['missing']>): string {
   const payDate = koreaDateSql('p."approvedAt"');
-  const refundAt = 'coalesce(r."sentAt", r."createdAt")';
-  const refundDate = koreaDateSql(refundAt);
-  // A ledger item is MISSING when no line names it, by transactionId or by orderId: two anti-joins, each on an index of
-  // settlement_lines (one with an OR between them is a scan of the lines for every payment).
-  return `WITH ${statement}
-  ${items}
-  UNION ALL
-  SELECT p."id", 'LEDGER', 'MISSING', ARRAY[]::text[], 'APPROVAL', p."transactionId", p."orderId", p."amount", p."approvedAt", ${payDate}, p."id",
+  return `SELECT p."id", 'LEDGER', 'MISSING', ARRAY[]::text[], 'APPROVAL', p."transactionId", p."orderId", p."amount", p."approvedAt", ${payDate}, p."id",
          p."amount", p."status"::text, NULL::uuid, NULL
     FROM "payments" p
-   WHERE "counts_as_paid"(p."status") AND p."approvedAt" IS NOT NULL AND ${filter.missing(payDate, 'p."approvedAt"')}
+   WHERE "counts_as_paid"(p."status") AND p."approvedAt" IS NOT NULL AND ${missing(payDate, 'p."approvedAt"')}
      AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND l."transactionId" = p."transactionId")
-     AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND l."orderId" = p."orderId")
-  UNION ALL
-  SELECT r."id", 'LEDGER', 'MISSING', ARRAY[]::text[], 'CANCEL', p."transactionId", r."orderId", r."amount", ${refundAt}, ${refundDate}, p."id",
+     AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND l."orderId" = p."orderId")`;
+}
+
+/** Our refunds through the gateway that no CANCEL line pairs with, inside `missing`'s dates. */
+function missingRefundsSql(missing: NonNullable<ItemsFilter['missing']>): string {
+  const refundAt = 'coalesce(r."sentAt", r."createdAt")';
+  const refundDate = koreaDateSql(refundAt);
+  return `SELECT r."id", 'LEDGER', 'MISSING', ARRAY[]::text[], 'CANCEL', p."transactionId", r."orderId", r."amount", ${refundAt}, ${refundDate}, p."id",
          r."amount", p."status"::text, NULL::uuid, NULL
     FROM "payment_attempts" r JOIN "payments" p ON p."id" = r."paymentId"
-   WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND ${filter.missing(refundDate, refundAt)}
+   WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND ${missing(refundDate, refundAt)}
      AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l CROSS JOIN LATERAL (${refundOfCancelLine('l')}) m
                       WHERE l."type" = 'CANCEL' AND l."transactionId" = p."transactionId" AND m."id" = r."id")`;
 }

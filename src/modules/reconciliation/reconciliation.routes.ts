@@ -59,142 +59,159 @@ async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Se
   return upload as SettlementUpload;
 }
 
-export function reconciliationRoutes(deps: {
+interface ReconciliationDeps {
   db: Db;
   clock: Clock;
   imports: ReturnType<typeof createSettlementImports>;
   idempotency: Idempotency;
   maxBytes: number;
-}) {
-  const { db, clock, imports, idempotency, maxBytes } = deps;
+}
+
+export function reconciliationRoutes(deps: ReconciliationDeps) {
+  const { maxBytes } = deps;
   return async (app: App) => {
     const tags = [TAGS.adminReconciliation.name];
     app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: maxBytes }, (_request, body, done) => done(null, new CsvBody(body as Buffer)));
     await app.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 } });
-
-    app.post(
-      '/settlement-imports',
-      {
-        schema: {
-          operationId: 'importSettlement',
-          summary: 'Import a gateway settlement file (text/csv body, or multipart/form-data with field "file"): all or nothing',
-          tags,
-          querystring: ImportQuery,
-          headers: IdempotencyHeader,
-          // Read by readUpload, not validated by Fastify: documented for clients (they sent no body, every one a 415).
-          requestBody: {
-            required: true,
-            description: `The gateway's transaction export, at most ${maxBytes} bytes (413 beyond)`,
-            content: {
-              'text/csv': { schema: { type: 'string', format: 'binary', description: 'the file itself: UTF-8 (with or without BOM) or CP949' } },
-              'multipart/form-data': {
-                schema: {
-                  type: 'object',
-                  required: ['file'],
-                  properties: {
-                    file: { type: 'string', format: 'binary', description: 'the file; its name becomes the import’s filename' },
-                    mapping: { type: 'string', description: 'JSON {"<field>": "<header>"}' },
-                    from: { type: 'string', description: 'YYYY-MM-DD (Korea), the first day the file covers' },
-                    to: { type: 'string', description: 'YYYY-MM-DD (Korea), the last day the file covers' },
-                  },
-                },
-              },
-            },
-          },
-          response: { 200: ImportResponse, 201: ImportResponse },
-          responseDescriptions: {
-            200: 'This file (by its hash) was imported before: that import, unchanged',
-            201: 'Imported: every line matched against the ledger (all or nothing)',
-          },
-          errors: codesByStatus(SettlementFileInvalidError, SettlementTooLargeError, SettlementMediaTypeError, ...IDEMPOTENT),
-        },
-      },
-      async (request, reply) => {
-        const upload = await readUpload(request, maxBytes);
-        // What the Idempotency-Key compares: the file by its hash and the options, never the bytes themselves.
-        (request as { body: unknown }).body = {
-          sha256: sha256Of(upload.bytes),
-          filename: upload.filename,
-          mapping: upload.mapping,
-          from: upload.from,
-          to: upload.to,
-        };
-        return idempotency.run(request, reply, () => imports.importSettlement(upload, who(request, 'settlement import')));
-      },
-    );
-
-    app.get(
-      '/settlement-imports',
-      {
-        schema: {
-          operationId: 'listSettlementImports',
-          summary: 'List settlement imports, newest first',
-          tags,
-          querystring: ListQuery,
-          response: { 200: ImportList },
-        },
-      },
-      async (request) => listImports(db, request.query),
-    );
-    app.get(
-      '/settlement-imports/:id',
-      {
-        schema: {
-          operationId: 'getSettlementImport',
-          summary: 'Get a settlement import',
-          tags,
-          params: IdParams,
-          response: { 200: ImportResponse },
-          responseDescriptions: { 200: 'The import and what its matching found' },
-        },
-      },
-      async (request) => getImport(db, request.params.id),
-    );
-
-    app.get(
-      '/reconciliation',
-      {
-        schema: {
-          operationId: 'listReconciliation',
-          summary: 'Reconciliation items by Korea trade date and status (Accept: text/csv for the whole filtered list)',
-          tags,
-          querystring: ItemsQuery,
-          response: { 200: ItemList },
-          otherMedia: {
-            200: {
-              'text/csv': {
-                schema: {
-                  type: 'string',
-                  description:
-                    'Accept: text/csv: the whole filtered list (no paging), UTF-8 with BOM, a header row of the JSON field names, reasons joined by ";"',
-                },
-              },
-            },
-          },
-        },
-      },
-      async (request, reply) => {
-        if (!request.headers.accept?.includes('text/csv')) return listItems(db, request.query);
-        const { items } = await listItems(db, { ...request.query, limit: undefined, cursor: undefined });
-        return reply
-          .type('text/csv; charset=utf-8')
-          .serializer((payload: unknown) => payload as string)
-          .send(itemsCsv(items) as never);
-      },
-    );
-
-    app.get(
-      '/reconciliation/summary',
-      {
-        schema: {
-          operationId: 'summarizeReconciliation',
-          summary: 'Statement and ledger totals of a period (Korea dates), items by status and the anomalies’ amount',
-          tags,
-          querystring: SummaryQuery,
-          response: { 200: SummaryResponse },
-        },
-      },
-      async (request) => summarizePeriod(db, await summaryPeriod(db, clock.now(), request.query)),
-    );
+    registerImportSettlement(app, deps, tags);
+    registerImportReads(app, deps.db, tags);
+    registerItemReads(app, deps, tags);
   };
+}
+
+/** The import's body (text/csv, or multipart/form-data with its options) as the API document describes it. */
+const settlementFileBody = (maxBytes: number) => ({
+  required: true,
+  description: `The gateway's transaction export, at most ${maxBytes} bytes (413 beyond)`,
+  content: {
+    'text/csv': { schema: { type: 'string', format: 'binary', description: 'the file itself: UTF-8 (with or without BOM) or CP949' } },
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['file'],
+        properties: {
+          file: { type: 'string', format: 'binary', description: 'the file; its name becomes the import’s filename' },
+          mapping: { type: 'string', description: 'JSON {"<field>": "<header>"}' },
+          from: { type: 'string', description: 'YYYY-MM-DD (Korea), the first day the file covers' },
+          to: { type: 'string', description: 'YYYY-MM-DD (Korea), the last day the file covers' },
+        },
+      },
+    },
+  },
+});
+
+/** POST /settlement-imports: a settlement file, all or nothing; its Idempotency-Key compares the file's hash. */
+function registerImportSettlement(app: App, { imports, idempotency, maxBytes }: ReconciliationDeps, tags: string[]) {
+  app.post(
+    '/settlement-imports',
+    {
+      schema: {
+        operationId: 'importSettlement',
+        summary: 'Import a gateway settlement file (text/csv body, or multipart/form-data with field "file"): all or nothing',
+        tags,
+        querystring: ImportQuery,
+        headers: IdempotencyHeader,
+        // Read by readUpload, not validated by Fastify: documented for clients (they sent no body, every one a 415).
+        requestBody: settlementFileBody(maxBytes),
+        response: { 200: ImportResponse, 201: ImportResponse },
+        responseDescriptions: {
+          200: 'This file (by its hash) was imported before: that import, unchanged',
+          201: 'Imported: every line matched against the ledger (all or nothing)',
+        },
+        errors: codesByStatus(SettlementFileInvalidError, SettlementTooLargeError, SettlementMediaTypeError, ...IDEMPOTENT),
+      },
+    },
+    async (request, reply) => {
+      const upload = await readUpload(request, maxBytes);
+      // What the Idempotency-Key compares: the file by its hash and the options, never the bytes themselves.
+      (request as { body: unknown }).body = {
+        sha256: sha256Of(upload.bytes),
+        filename: upload.filename,
+        mapping: upload.mapping,
+        from: upload.from,
+        to: upload.to,
+      };
+      return idempotency.run(request, reply, () => imports.importSettlement(upload, who(request, 'settlement import')));
+    },
+  );
+}
+
+/** GET /settlement-imports and /settlement-imports/:id. */
+function registerImportReads(app: App, db: Db, tags: string[]) {
+  app.get(
+    '/settlement-imports',
+    {
+      schema: {
+        operationId: 'listSettlementImports',
+        summary: 'List settlement imports, newest first',
+        tags,
+        querystring: ListQuery,
+        response: { 200: ImportList },
+      },
+    },
+    async (request) => listImports(db, request.query),
+  );
+  app.get(
+    '/settlement-imports/:id',
+    {
+      schema: {
+        operationId: 'getSettlementImport',
+        summary: 'Get a settlement import',
+        tags,
+        params: IdParams,
+        response: { 200: ImportResponse },
+        responseDescriptions: { 200: 'The import and what its matching found' },
+      },
+    },
+    async (request) => getImport(db, request.params.id),
+  );
+}
+
+/** GET /reconciliation (JSON pages, or the whole filtered list as CSV) and /reconciliation/summary. */
+function registerItemReads(app: App, { db, clock }: ReconciliationDeps, tags: string[]) {
+  app.get(
+    '/reconciliation',
+    {
+      schema: {
+        operationId: 'listReconciliation',
+        summary: 'Reconciliation items by Korea trade date and status (Accept: text/csv for the whole filtered list)',
+        tags,
+        querystring: ItemsQuery,
+        response: { 200: ItemList },
+        otherMedia: {
+          200: {
+            'text/csv': {
+              schema: {
+                type: 'string',
+                description:
+                  'Accept: text/csv: the whole filtered list (no paging), UTF-8 with BOM, a header row of the JSON field names, reasons joined by ";"',
+              },
+            },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      if (!request.headers.accept?.includes('text/csv')) return listItems(db, request.query);
+      const { items } = await listItems(db, { ...request.query, limit: undefined, cursor: undefined });
+      return reply
+        .type('text/csv; charset=utf-8')
+        .serializer((payload: unknown) => payload as string)
+        .send(itemsCsv(items) as never);
+    },
+  );
+
+  app.get(
+    '/reconciliation/summary',
+    {
+      schema: {
+        operationId: 'summarizeReconciliation',
+        summary: 'Statement and ledger totals of a period (Korea dates), items by status and the anomalies’ amount',
+        tags,
+        querystring: SummaryQuery,
+        response: { 200: SummaryResponse },
+      },
+    },
+    async (request) => summarizePeriod(db, await summaryPeriod(db, clock.now(), request.query)),
+  );
 }

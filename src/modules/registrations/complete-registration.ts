@@ -39,7 +39,8 @@ import { moveCheckout } from '../ledger/checkout.state.ts';
 import { leaseFreeWhere } from '../ledger/lease.queries.ts';
 import { createSubscriptionFromRegistration } from '../subscriptions/create-subscription.ts';
 import { registrationByState, type RegistrationRow } from './registrations.read.ts';
-import { claimPaymentMethod, recordPaymentMethod, type IssuanceClaim } from './replace-payment-method.ts';
+import { claimPaymentMethod, type IssuanceClaim } from './replace-payment-method.ts';
+import { recordPaymentMethod } from './replace-payment-method.record.ts';
 
 type Tx = Prisma.TransactionClient;
 

@@ -1,26 +1,21 @@
 // A new payment method for an existing subscription (docs/api.md "Subscription lifecycle"): POST
 // /api/v1/subscriptions/:id/payment-method opens a registration (purpose PAYMENT_METHOD) with the same window as a
-// new one; its success redirect (/billing/success, complete-registration.ts) claims and swaps the billing key here.
+// new one; its success redirect (/billing/success, complete-registration.ts) claims it here, and records the
+// window's answer (the billing key swapped) in replace-payment-method.record.ts.
 // CARD only verifies the card. MOBILE charges at once, so it is taken only while a cycle is owed (PAST_DUE, or the
 // next charge within the ±5-day window): that payment pays the owed cycle and starts the new chain.
-// The database adds (prisma/functions/): events (events.sql), its charge's roll-ups (report-rollups.sql) and settlement queue rows (settlement-queue.sql).
+// The database adds (prisma/functions/) to the claim's writes: the owed cycle's payment event (events.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/types.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { calendarDaysBetween, KOREA_ZONE, MOBILE_WINDOW_DAYS } from '../../lib/calendar.ts';
 import { RULE_ERRORS } from '../ledger/payment.errors.ts';
-import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
-import { CHARGED_AFTER_CANCEL, paymentNeedsAttention } from '../ledger/payment.queries.ts';
+import { paymentNeedsAttention } from '../ledger/payment.queries.ts';
 import { SETTLEMENT_MISMATCH } from '../ledger/payment.state.ts';
-import { releaseSubscription } from '../ledger/subscription.queries.ts';
 import { leaseFreeWhere } from '../ledger/lease.queries.ts';
 import { validateTerms, type Method } from '../shared/terms.ts';
-import { truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
 import type { CheckoutLease } from '../checkout/checkout.steps.ts';
-import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
-import { prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
+import { prepareAttempt } from '../ledger/attempts.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
 import { insertRegistration } from './create-registration.ts';
 import type { RegistrationRow } from './registrations.read.ts';
@@ -45,9 +40,6 @@ export interface IssuanceClaim {
   cycle?: number;
   dueAt?: Date;
 }
-
-/** Attention reasons that a new billing key settles. */
-const KEY_ATTENTION = ['MOBILE_WINDOW_CLOSED', 'MOBILE_CHAIN_MISSING', 'MOBILE_AMOUNT_MISMATCH', 'BILLING_KEY_REVOKED', 'BILLING_KEY_UNREADABLE'];
 
 /** Every rule is checked here, before the window exists. */
 export async function createPaymentMethodRegistration(deps: Pick<ServiceDeps, 'db' | 'clock' | 'config'>, subscriptionId: string, input: PaymentMethodInput) {
@@ -148,120 +140,4 @@ async function prepareOwedCycleAttempt(tx: Tx, row: RegistrationRow, subscriptio
   });
   await transitionPayment(tx, payment.id, 'send', { nextRetryAt: null });
   return { paymentId: payment.id, attemptId: attempt.attemptId, hadUnknown: attempt.hadUnknown, cycle: sub.cycle, dueAt: payment.dueAt ?? now };
-}
-
-/**
- * A payment-method window's answer (docs/api.md "Subscription lifecycle"; CHECKOUT_OUTCOMES.paymentMethod), in the transaction that recorded
- * its attempt. The subscription's lease is released first, either way, fenced; an unknown charge raises it. On
- * success the new key replaces the old one and the old is revoked, in this one transaction; CARD: a PAST_DUE
- * subscription is due at once with its retries reset, its anchor kept; MOBILE: the charge pays the owed cycle, clears
- * the attention it raised and starts the new chain (its anchor). A failed window changes nothing but its own payment.
- */
-export async function recordPaymentMethod(
-  deps: Pick<ServiceDeps, 'keyring' | 'config' | 'log'>,
-  tx: Tx,
-  row: RegistrationRow,
-  claim: IssuanceClaim,
-  result: GatewayResult,
-  leaseOwner: string,
-  now: Date,
-): Promise<CheckoutResult> {
-  const { keyring, config, log } = deps;
-  const subscriptionId = row.targetSubscriptionId!;
-  const sub = await tx.subscription.findUniqueOrThrow({ where: { id: subscriptionId } });
-  const outcome =
-    result.outcome === 'SUCCEEDED' && sub.status === 'CANCELED'
-      ? 'CHARGED_AFTER_CANCEL'
-      : result.outcome === 'DECLINED' && claim.hadUnknown
-        ? 'DECLINED_AFTER_UNKNOWN'
-        : result.outcome;
-  const move = CHECKOUT_OUTCOMES.paymentMethod[outcome];
-  const held = { kind: 'registration', id: row.id, leaseOwner, paymentId: claim.paymentId } as const;
-  const ids = { registrationId: row.id, returnUrl: row.returnUrl, subscriptionId };
-  const unknown = outcome === 'UNKNOWN' && claim.paymentId ? 'PAYMENT_OUTCOME_UNKNOWN' : undefined;
-  if (!(await releaseSubscription(tx, subscriptionId, leaseOwner, unknown))) throw new StaleLeaseError(`subscription ${subscriptionId}`);
-
-  switch (outcome) {
-    case 'CHARGED_AFTER_CANCEL': {
-      // Nothing is swapped: the new key is revoked at once, and a MOBILE charge waits for an operator's refund.
-      const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
-      await revokeBillingKey(tx, key.id, now);
-      const answer = await applyCheckoutOutcome(tx, held, move, {
-        payment: { transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now, attentionReason: CHARGED_AFTER_CANCEL },
-        checkout: {
-          failureCode: CHARGED_AFTER_CANCEL,
-          failureMessage: 'The subscription was cancelled during the window; refund the window’s payment if it charged',
-        },
-        answer: ids,
-      });
-      log.warn({ registrationId: row.id, subscriptionId }, 'payment method approved for a cancelled subscription; an operator must refund any charge');
-      return answer;
-    }
-    case 'SUCCEEDED': {
-      const approvedAt = result.fields.transactionDateTime ?? now;
-      const key = await storeBillingKey(tx, keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
-      const mobile = row.method === 'MOBILE';
-      const pastDueCard = !mobile && sub.status === 'PAST_DUE';
-      await tx.subscription.update({
-        where: { id: subscriptionId },
-        data: {
-          billingKeyId: key.id,
-          method: row.method,
-          itemCode: row.itemCode,
-          amount: mobile ? row.amount : undefined,
-          anchorAt: mobile ? approvedAt : undefined,
-          nextChargeAt: pastDueCard ? now : undefined,
-          // What a new key settles: the window that closed, a missing chain, a key revoked or unreadable.
-          needsAttention: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? false : undefined,
-          attentionReason: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? null : undefined,
-          changedAt: now,
-        },
-      });
-      if (pastDueCard) {
-        await tx.payment.updateMany({ where: { subscriptionId, cycle: sub.cycle, status: 'FAILED' }, data: { retriesFrom: now, nextRetryAt: null } });
-      }
-      if (mobile && claim.paymentId) {
-        // The owed cycle's success, by the ledger's one writer of a cycle's success (its payment's move included).
-        await applyChargeSuccess(tx, {
-          subscriptionId,
-          paymentId: claim.paymentId,
-          cycle: claim.cycle!,
-          dueAt: claim.dueAt!,
-          amount: row.amount,
-          transactionId: result.fields.transactionId!,
-          approvedAt,
-          timezone: config.timezone,
-          now,
-        });
-      }
-      if (sub.billingKeyId !== key.id) await revokeBillingKey(tx, sub.billingKeyId, now);
-      const answer = await applyCheckoutOutcome(tx, held, move, {
-        payment: 'moved',
-        checkout: { completedAt: now, failureCode: null, failureMessage: null },
-        answer: { ...ids, paymentId: claim.paymentId },
-      });
-      log.info({ registrationId: row.id, subscriptionId, method: row.method }, 'payment method replaced');
-      return answer;
-    }
-    case 'DECLINED_AFTER_UNKNOWN':
-      return applyCheckoutOutcome(tx, held, move, {
-        checkout: { failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: truncate(`replay declined: ${result.code} ${result.message ?? ''}`) },
-        answer: { ...ids, paymentId: claim.paymentId },
-      });
-    case 'DECLINED':
-      return applyCheckoutOutcome(tx, held, move, {
-        payment: declinedPayment(result),
-        checkout: { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) },
-        answer: { ...ids, gatewayCode: result.code, paymentId: claim.paymentId },
-        message: result.message,
-      });
-    case 'UNKNOWN':
-      return applyCheckoutOutcome(tx, held, move, {
-        payment: lostPayment(result),
-        checkout: unknownCheckout(result),
-        answer: { ...ids, paymentId: claim.paymentId },
-      });
-    case 'NOT_SENT':
-      return applyCheckoutOutcome(tx, held, move, { answer: { ...ids, paymentId: claim.paymentId } });
-  }
 }
