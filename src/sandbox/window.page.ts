@@ -23,7 +23,7 @@ export function renderWindowPage(terms: WindowTerms, params: Record<string, stri
     ['Order', terms.orderId],
   ];
   if (terms.issueKeyOnly) rows.push(['Charged now', 'nothing (card check of 100 KRW, cancelled at once)']);
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Sandbox payment window</title><style>${STYLE}</style></head><body>
 <h1>Sandbox payment window</h1>
 <dl>${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>
@@ -35,12 +35,12 @@ export function renderWindowPage(terms: WindowTerms, params: Record<string, stri
 
 /** Sends the browser on with a form POST (the gateway may deliver the result either way). */
 export function renderAutoPost(target: string, fields: Record<string, string>): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Redirecting…</title></head>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Redirecting…</title></head>
 <body onload="document.forms[0].submit()"><form method="post" action="${escapeHtml(target)}">${hiddenInputs(fields)}
 <noscript><button type="submit">Continue</button></noscript></form></body></html>`;
 }
 
 export function renderWindowError(message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox window error</title><style>${STYLE}</style></head>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Sandbox window error</title><style>${STYLE}</style></head>
 <body><h1>The payment window cannot open</h1><p>${escapeHtml(message)}</p></body></html>`;
 }

@@ -3,8 +3,8 @@
 // .ci/run) turns a missing Chromium into a failure instead, so CI always runs them.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { WAIT_SAFETY_NET_MS } from '../setup/safety-nets.ts';
 import { startTestApp } from './app.ts';
@@ -39,9 +39,37 @@ export async function launchChromium(): Promise<Browser> {
   browser.newContext = async (options) => {
     const context = await newContext(options);
     context.setDefaultTimeout(WAIT_SAFETY_NET_MS);
+    context.on('page', watchPage);
     return context;
   };
   return browser;
+}
+
+/**
+ * What went wrong in any page of any context since the last check: console errors (a CSP violation is one, e.g. an
+ * inline <style> refused) and uncaught exceptions. browserTests fails a test that leaves anything here
+ * (docs/operating.md "Operator console": the pages run no inline script or style).
+ */
+const pageProblems: string[] = [];
+
+function watchPage(page: Page): void {
+  // A page answered with an error status (a refusal page, a 404 the test asks for) makes Chromium log "Failed to load
+  // resource" for the document itself; the tests check those statuses themselves. Any other resource failing counts.
+  const documents = new Set<string>();
+  page.on('response', (response) => {
+    if (response.request().isNavigationRequest() && response.frame() === page.mainFrame()) documents.add(response.url());
+  });
+  page.on('console', (message: ConsoleMessage) => {
+    if (message.type() !== 'error') return;
+    if (message.text().startsWith('Failed to load resource: the server responded with a status of') && documents.has(message.location().url)) return;
+    pageProblems.push(`console error on ${page.url()}: ${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => pageProblems.push(`uncaught exception on ${page.url()}: ${error.message}`));
+}
+
+/** The browser's problems collected since the last call, and none kept. */
+export function takePageProblems(): string[] {
+  return pageProblems.splice(0);
 }
 
 /** What a browser test file runs against: its own database, the service listening on it, and Chromium. */
@@ -71,7 +99,14 @@ export function browserTests(name: string, options: Parameters<typeof startTestA
     run.browser = await launchChromium();
     await ready(run as BrowserRun);
   });
-  beforeEach(({ skip }) => skip(SKIPPED, SKIP_NOTE));
+  beforeEach(({ skip }) => {
+    skip(SKIPPED, SKIP_NOTE);
+    takePageProblems();
+  });
+  // No page a test visited logged a console error (a CSP violation among them) or threw.
+  afterEach(() => {
+    expect(takePageProblems()).toEqual([]);
+  });
   afterAll(async () => {
     await run.browser?.close();
     await run.app?.close();

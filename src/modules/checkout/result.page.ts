@@ -21,7 +21,7 @@ export function renderResultPage(query: Record<string, string | undefined>): str
   const key = query.status === 'success' ? 'success' : (query.code ?? 'WINDOW_FAILED');
   const [title, text] = MESSAGES[key] ?? ['The payment was not completed', 'Nothing was charged.'];
   const reference = query.registrationId ?? query.orderId;
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)}</title><style>body{font-family:system-ui,sans-serif;max-width:30rem;margin:4rem auto;padding:0 1rem;color:#222}
 .ref{color:#777;font-size:.85rem}</style></head><body><h1 id="outcome" data-status="${escapeHtml(query.status ?? 'failed')}">${escapeHtml(title)}</h1>
 <p>${escapeHtml(text)}</p>${reference ? `<p class="ref">Reference: ${escapeHtml(reference)}</p>` : ''}</body></html>`;
