@@ -288,12 +288,19 @@ describe('Needs attention, Payment page and its actions', () => {
       await refund().getByRole('button', { name: 'Refund' }).click();
       await page.waitForURL(`${baseUrl}/console/payments/${payment.id}?done=refund`);
       expect(await readPayment(payment.id)).toMatchObject({ status: 'SUCCEEDED', canceledAmount: 10_000 });
+      // Amounts read alike everywhere on the page (src/modules/console/money.ts): the timeline's gateway attempts carry
+      // the charge's 30,000 KRW and the refund's 10,000 KRW, and no amount is written without its separator.
+      const attempts = (await page.locator('#timeline tbody tr[data-source="attempt"]').allTextContents()).join('\n');
+      expect(attempts).toContain('· 30,000 KRW ·');
+      expect(attempts).toContain('· 10,000 KRW ·');
+      expect(await page.locator('body').textContent()).not.toMatch(/\d{4} KRW/);
 
       await refund().getByLabel('Amount').fill('25000');
       await refund().getByLabel('Reason').fill('too much');
       await refund().getByRole('button', { name: 'Refund' }).click();
       const alert = await page.getByRole('alert').textContent();
-      expect(alert).toMatch(/HTTP 4\d\d/);
+      expect(alert).toMatch(/HTTP 422/);
+      expect(alert).toContain('At most 20,000 KRW can be refunded');
       expect(await readPayment(payment.id)).toMatchObject({ canceledAmount: 10_000 });
 
       await page.goto(`${baseUrl}/console/payments/${payment.id}`);
@@ -383,7 +390,7 @@ describe('Needs attention, Payment page and its actions', () => {
       await form().getByLabel('Reason').fill('too much');
       await form().getByRole('button', { name: 'Record external refund' }).click();
       const alert = await page.getByRole('alert').textContent();
-      expect(alert).toContain('At most 20000 can be refunded');
+      expect(alert).toContain('At most 20,000 KRW can be refunded');
       expect(alert).toContain('HTTP 422');
       expect(alert).toContain('AMOUNT_EXCEEDS_REMAINING');
       expect(await readPayment(payment.id)).toMatchObject({ canceledAmount: 10_000 });

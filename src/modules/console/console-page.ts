@@ -9,7 +9,8 @@ import { ValidationError } from '../../lib/errors.ts';
 import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
-import { formatKst, formatKstDate, formatWon, isoInstant } from './korea-time.ts';
+import { formatKst, formatKstDate, isoInstant } from './korea-time.ts';
+import { formatWon, refusalInWords } from './money.ts';
 
 /** What every template receives besides its own data (layout: navigation, operator, CSRF token for its forms). */
 export interface PageContext {
@@ -154,7 +155,7 @@ export function renderError(request: FastifyRequest, reply: FastifyReply, status
       title: statusCode === 404 ? 'Not found' : 'Not done',
       statusCode,
       code: error.code ?? 'ERROR',
-      message: error.message ?? 'Something went wrong',
+      message: error.message === undefined ? 'Something went wrong' : refusalInWords(error.code, error.message),
       back: backLink(request),
     },
     statusCode,

@@ -34,8 +34,3 @@ export function isoInstant(value: Date | string | null | undefined): string {
   const date = value instanceof Date ? value : new Date(value);
   return Number.isNaN(date.getTime()) ? '' : date.toISOString();
 }
-
-/** Won with thousands separators: "12,900 KRW". */
-export function formatWon(amount: number | null | undefined): string {
-  return amount === null || amount === undefined ? '' : `${amount.toLocaleString('en-US')} KRW`;
-}

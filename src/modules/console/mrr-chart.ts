@@ -5,6 +5,7 @@
 // same the table beside it shows; the SVG is an image with a <title> and a <desc> (role="img"), each bar segment has its
 // own <title> naming the month, the movement and the amount.
 import type { MrrMonth } from '../reports/mrr-report.ts';
+import { formatWon, formatWonNumber } from './money.ts';
 
 type Movement = 'new' | 'expansion' | 'reactivation' | 'contraction' | 'churn';
 
@@ -23,7 +24,6 @@ const PLOT = { left: 88, right: 16, top: 40, bottom: 48 };
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const escapeXml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
-const won = (amount: number) => `${amount.toLocaleString('en-US')} KRW`;
 /** Coordinates to a tenth of a pixel: enough for a crisp drawing, and stable text for the tests. */
 const px = (value: number) => String(Math.round(value * 10) / 10);
 
@@ -68,7 +68,7 @@ export function renderMrrChart(months: readonly MrrMonth[], id = 'mrr-chart'): s
     const at = px(y(tick));
     parts.push(
       `<line x1="${PLOT.left}" x2="${WIDTH - PLOT.right}" y1="${at}" y2="${at}" stroke="${tick === 0 ? '#212121' : '#d0d0d0'}" stroke-width="${tick === 0 ? 1.5 : 1}"/>`,
-      `<text x="${PLOT.left - 6}" y="${at}" dy="0.32em" text-anchor="end" font-size="11" fill="#212121">${escapeXml(tick.toLocaleString('en-US'))}</text>`,
+      `<text x="${PLOT.left - 6}" y="${at}" dy="0.32em" text-anchor="end" font-size="11" fill="#212121">${escapeXml(formatWonNumber(tick))}</text>`,
     );
   }
   months.forEach((month, index) => {
@@ -84,7 +84,7 @@ export function renderMrrChart(months: readonly MrrMonth[], id = 'mrr-chart'): s
       const height = y(Math.min(from, to)) - top;
       parts.push(
         `<rect class="bar" data-month="${escapeXml(month.month)}" data-movement="${movement.key}" data-amount="${amount}" x="${px(x)}" y="${px(top)}" ` +
-          `width="${px(barWidth)}" height="${px(height)}" fill="${movement.fill}"><title>${escapeXml(`${month.month} ${movement.label}: ${movement.sign < 0 ? '−' : '+'}${won(amount)}`)}</title></rect>`,
+          `width="${px(barWidth)}" height="${px(height)}" fill="${movement.fill}"><title>${escapeXml(`${month.month} ${movement.label}: ${movement.sign < 0 ? '−' : '+'}${formatWon(amount)}`)}</title></rect>`,
       );
     }
     parts.push(

@@ -6,6 +6,7 @@ import type { Db } from '../../db/prisma.ts';
 import { needsAttentionWhere } from '../ledger/payment.queries.ts';
 import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
 import { listItems } from '../reconciliation/reconciliation.queries.ts';
+import { formatWon } from './money.ts';
 import { pageSubscriptions } from '../subscriptions/subscriptions.read.ts';
 
 export const PER_KIND = 50;
@@ -53,7 +54,7 @@ async function paymentRows(db: Db): Promise<KindRows> {
       kind: refund ? 'Refund' : 'Payment',
       id: p.id,
       href: `/console/payments/${p.id}`,
-      label: `${p.orderId} · ${p.amount.toLocaleString('en-US')} KRW`,
+      label: `${p.orderId} · ${formatWon(p.amount)}`,
       reason: refund ? 'Refund outcome unknown' : p.status === 'UNKNOWN' ? 'Outcome unknown' : `${p.status}: ${p.attentionReason ?? ''}`,
       at: p.createdAt,
     };
@@ -130,7 +131,7 @@ async function settlementLineRows(db: Db): Promise<KindRows> {
       kind: 'Settlement line',
       id: line.id,
       href: `/console/reconciliation?status=${line.status}`,
-      label: `${line.transactionId ?? '(no transactionId)'} · ${line.amount.toLocaleString('en-US')} KRW`,
+      label: `${line.transactionId ?? '(no transactionId)'} · ${formatWon(line.amount)}`,
       reason: `${line.status}${line.reasons?.length ? `: ${line.reasons.join(', ')}` : ''}`,
       at: new Date(line.tradedAt),
     }),

@@ -10,6 +10,7 @@ import { IdParams } from '../shared/schemas.ts';
 import { ExternalRefundBody, RefundBody, RefundResolveBody, ResolveBody } from '../payments/payments.schemas.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { actionForm, optional, registerAction, renderPage, wholeNumber, type ActionForm } from './console-page.ts';
+import { formatWon } from './money.ts';
 import { readTimeline } from './timeline.queries.ts';
 
 const OUTCOMES = [
@@ -45,7 +46,7 @@ export function paymentPage(deps: ConsoleDeps) {
               name: 'amount',
               label: 'Amount',
               kind: 'number',
-              hint: `Won; leave empty for the rest (${(payment.amount - payment.canceledAmount).toLocaleString('en-US')} KRW)`,
+              hint: `Won; leave empty for the rest (${formatWon(payment.amount - payment.canceledAmount)})`,
             },
           ],
           { danger: true },
@@ -68,7 +69,7 @@ export function paymentPage(deps: ConsoleDeps) {
               label: 'Amount',
               kind: 'number',
               required: true,
-              hint: `Won paid back outside the gateway (e.g. a bank transfer); no gateway call is made. At most ${(payment.amount - payment.canceledAmount).toLocaleString('en-US')} KRW`,
+              hint: `Won paid back outside the gateway (e.g. a bank transfer); no gateway call is made. At most ${formatWon(payment.amount - payment.canceledAmount)}`,
             },
             { name: 'reference', label: 'Reference', kind: 'text', hint: 'Optional: where the money went, e.g. the transfer’s reference' },
           ],

@@ -4,6 +4,7 @@
 // (refunds included), checkouts and settlement lines.
 import type { Db } from '../../db/prisma.ts';
 import { isUuid } from '../../lib/input.ts';
+import { formatWon } from './money.ts';
 
 export interface SearchHit {
   kind: 'Payment' | 'Subscription' | 'Registration' | 'Order' | 'Webhook endpoint' | 'Settlement line';
@@ -56,7 +57,7 @@ async function paymentHits(db: Db, { q, id }: Needle): Promise<SearchHit[]> {
     id: p.id,
     href: `/console/payments/${p.id}`,
     label: p.orderId,
-    detail: `${p.status} · ${p.amount.toLocaleString('en-US')} KRW`,
+    detail: `${p.status} · ${formatWon(p.amount)}`,
     at: p.createdAt,
   }));
 }
@@ -131,7 +132,7 @@ async function settlementLineHits(db: Db, { q }: Needle): Promise<SearchHit[]> {
     id: l.id,
     href: '/console/reconciliation',
     label: l.transactionId,
-    detail: `${l.type} · ${l.amount.toLocaleString('en-US')} KRW`,
+    detail: `${l.type} · ${formatWon(l.amount)}`,
     at: l.tradedAt,
   }));
 }

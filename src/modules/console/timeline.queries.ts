@@ -5,6 +5,7 @@
 // tables (events by the (objectId, pos) index, audit by (entityType, entityId, createdAt), attempts by payment).
 import { sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import { ValidationError } from '../../lib/errors.ts';
+import { formatWon } from './money.ts';
 
 export interface TimelineEntry {
   source: 'event' | 'audit' | 'attempt';
@@ -15,12 +16,15 @@ export interface TimelineEntry {
   reason: string | null;
   /** The gateway's code of an attempt. */
   code: string | null;
-  /** The gateway's message of an attempt; the amount and orderId it carried. */
+  /** The gateway's message of an attempt; the amount (formatted as everywhere on the console) and orderId it carried. */
   detail: string | null;
   /** The payment (or subscription) the entry belongs to. */
   ref: string;
   key: string;
 }
+
+/** A row of the statement: an attempt's gateway message and amount apart, for the amount to be formatted here. */
+type TimelineRow = TimelineEntry & { message: string | null; amount: number | null };
 
 export const TIMELINE_PAGE = 200;
 
@@ -60,22 +64,28 @@ export async function readTimeline(
   const sql = `WITH ids AS (${ids})
     SELECT * FROM (
       (SELECT 'event' AS "source", e."createdAt" AS "at", e."type" AS "title", NULL::text AS "actor", NULL::text AS "reason", NULL::text AS "code",
-              NULL::text AS "detail", e."objectId"::text AS "ref", lpad(e."pos"::text, 20, '0') AS "key"
+              NULL::text AS "detail", NULL::text AS "message", NULL::integer AS "amount", e."objectId"::text AS "ref", lpad(e."pos"::text, 20, '0') AS "key"
          FROM "events" e WHERE e."objectId" IN (SELECT "id" FROM ids) AND ${before('e."createdAt"', `lpad(e."pos"::text, 20, '0')`)}
          ORDER BY e."createdAt" DESC, e."pos" DESC LIMIT ${take})
       UNION ALL
-      (SELECT 'audit', a."createdAt", a."action", a."actor", a."reason", NULL, NULL, a."entityId", a."id"::text
+      (SELECT 'audit', a."createdAt", a."action", a."actor", a."reason", NULL, NULL, NULL, NULL, a."entityId", a."id"::text
          FROM "audit_events" a WHERE a."entityType" IN ('subscription', 'payment') AND a."entityId" IN (SELECT "id"::text FROM ids)
           AND ${before('a."createdAt"', 'a."id"::text')}
          ORDER BY a."createdAt" DESC, a."id" DESC LIMIT ${take})
       UNION ALL
       (SELECT 'attempt', ${attemptAt}, t."operation"::text || ' ' || t."status"::text, NULL, NULL, t."gatewayCode",
-              concat_ws(' · ', t."gatewayMessage", t."amount"::text || ' KRW', t."orderId", t."transactionId"), t."paymentId"::text, t."id"::text
+              concat_ws(' · ', t."orderId", t."transactionId"), t."gatewayMessage", t."amount", t."paymentId"::text, t."id"::text
          FROM "payment_attempts" t WHERE t."paymentId" IN (SELECT "id" FROM ids) AND ${before(attemptAt, 't."id"::text')}
          ORDER BY ${attemptAt} DESC, t."id" DESC LIMIT ${take})
     ) x ORDER BY x."at" DESC, x."key" DESC LIMIT ${take}`;
-  const rows = await sqlQuery<TimelineEntry>(db, sql, values);
-  const entries = rows.slice(0, limit);
+  const rows = await sqlQuery<TimelineRow>(db, sql, values);
+  // An attempt's detail reads "gateway message · 9,900 KRW · orderId · transactionId": the amount by formatWon.
+  const entries = rows
+    .slice(0, limit)
+    .map(
+      ({ message, amount, ...entry }): TimelineEntry =>
+        entry.source === 'attempt' ? { ...entry, detail: [message, formatWon(amount), entry.detail].filter(Boolean).join(' · ') } : entry,
+    );
   const last = entries.at(-1);
   return { entries, older: rows.length > limit && last ? encodeTimelineCursor(last) : null };
 }
