@@ -62,8 +62,8 @@ browserTests('console pages browser tests', { env: { CLOCK: 'simulated', ADMIN_T
   await seedHistory();
 });
 
-async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ acceptDownloads: false });
+async function signedIn(viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ acceptDownloads: false, ...(viewport ? { viewport } : {}) });
   context.on('request', (request) => requested.push(request.url()));
   const page = await context.newPage();
   await page.goto(`${baseUrl}/console/login`);
@@ -391,6 +391,43 @@ describe('Reports', () => {
         '2026-09',
         '2026-10',
       ]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('a 1280 px window', () => {
+  // docs/operating.md "Operator console": every page fits a 1280 px wide window; a wide table scrolls inside its own
+  // box, the page itself never sideways. After the tests above, the pages carry their data: five subscriptions and
+  // their payments, the imported settlement file with its lines, the reports' months.
+  it('no console page is wider than the window', async () => {
+    const { context, page } = await signedIn({ width: 1280, height: 800 });
+    try {
+      const payments = await adminGet<{ items: Pay[] }>(app, '/admin/payments?limit=100');
+      const subscriptions = await adminGet<{ items: Sub[] }>(app, '/admin/subscriptions?limit=100');
+      const imports = await adminGet<{ items: Array<{ id: string }> }>(app, '/admin/settlement-imports?limit=1');
+      expect(payments.items.length).toBeGreaterThan(0);
+      expect(imports.items).toHaveLength(1);
+      const paths = [
+        '/console',
+        '/console/subscriptions',
+        `/console/subscriptions/${subscriptions.items[0]!.id}`,
+        '/console/payments',
+        ...payments.items.slice(0, 3).map((p) => `/console/payments/${p.id}`),
+        '/console/reconciliation',
+        `/console/reconciliation?import=${imports.items[0]!.id}`,
+        '/console/reports',
+        '/console/search?q=pages-user',
+      ];
+      const tooWide: string[] = [];
+      for (const path of paths) {
+        const response = await page.goto(`${baseUrl}${path}`);
+        expect(response?.status(), path).toBe(200);
+        const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+        if (width > 1280) tooWide.push(`${path}: ${width} px`);
+      }
+      expect(tooWide).toEqual([]);
     } finally {
       await context.close();
     }

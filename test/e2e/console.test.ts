@@ -14,7 +14,7 @@ import { apiHeaders, startTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, getSubscription, paymentsOf, setClock, subscribe } from '../helpers/billing.ts';
 import { sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
 import type { TestDatabase } from '../helpers/database.ts';
-import { browserTests, expectAccessible, SKIPPED } from '../helpers/browser.ts';
+import { browserTests, expectAccessible, expectFitsWindow, SKIPPED } from '../helpers/browser.ts';
 
 const OPERATOR = 'alice';
 const kst = (local: string) => new Date(`${local}+09:00`);
@@ -294,6 +294,7 @@ describe('Needs attention, Payment page and its actions', () => {
       expect(attempts).toContain('· 30,000 KRW ·');
       expect(attempts).toContain('· 10,000 KRW ·');
       expect(await page.locator('body').textContent()).not.toMatch(/\d{4} KRW/);
+      await expectFitsWindow(page);
 
       await refund().getByLabel('Amount').fill('25000');
       await refund().getByLabel('Reason').fill('too much');
@@ -421,6 +422,7 @@ describe('Needs attention, Payment page and its actions', () => {
         [`admin:${OPERATOR}`, 'payment.refund_external', 'paid back by bank transfer'],
       ]);
       expect(await page.locator('#refunds tbody tr[data-channel="EXTERNAL"]').count()).toBe(2);
+      await expectFitsWindow(page);
       await expectAccessible(page);
     } finally {
       await context.close();
@@ -523,6 +525,7 @@ describe('Subscription page and search', () => {
       const audit = page.locator('#timeline tbody tr[data-source="audit"]');
       await expect(audit.nth(0).textContent()).resolves.toContain('back home');
       await expect(audit.nth(1).textContent()).resolves.toContain('customer on holiday');
+      await expectFitsWindow(page);
       expect((await auditOf(subscriptionId)).map((a) => [a.actor, a.reason])).toEqual([
         [`admin:${OPERATOR}`, 'back home'],
         [`admin:${OPERATOR}`, 'customer on holiday'],

@@ -128,3 +128,12 @@ export async function expectAccessible(page: Page): Promise<void> {
   });
   expect(violations).toEqual([]);
 }
+
+/**
+ * The page as it is now fits a 1280×800 window: the document is no wider than the window (docs/operating.md
+ * "Operator console"); a wide table wraps its cells rather than pushing the page sideways.
+ */
+export async function expectFitsWindow(page: Page): Promise<void> {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  expect(await page.evaluate<number>('document.documentElement.scrollWidth'), `${page.url()} scrollWidth`).toBeLessThanOrEqual(1280);
+}
