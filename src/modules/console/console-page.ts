@@ -10,7 +10,7 @@ import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
 import { formatKst, formatKstDate, isoInstant } from './korea-time.ts';
-import { formatWon, refusalInWords } from './money.ts';
+import { formatWon, formatWonNumber, refusalInWords } from './money.ts';
 
 /** What every template receives besides its own data (layout: navigation, operator, CSRF token for its forms). */
 export interface PageContext {
@@ -21,6 +21,8 @@ export interface PageContext {
   kst: typeof formatKst;
   kstDate: typeof formatKstDate;
   won: typeof formatWon;
+  /** Won without the unit, for columns headed KRW. */
+  wonNumber: typeof formatWonNumber;
   iso: typeof isoInstant;
 }
 
@@ -41,6 +43,7 @@ export async function renderPage(
     kst: formatKst,
     kstDate: formatKstDate,
     won: formatWon,
+    wonNumber: formatWonNumber,
     iso: isoInstant,
   };
   // Pages show operators' data: never cached by a browser or a proxy.

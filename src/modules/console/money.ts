@@ -2,7 +2,8 @@
 // thousands separators and the currency after it, "12,900 KRW", on every page, in every table, timeline, hint,
 // search result, chart title and refusal. Formatting only: no rule reads these strings.
 
-const grouped = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+// As toLocaleString('en-US'): amounts are whole won; a fraction, were one ever passed, would show rather than be rounded away.
+const grouped = new Intl.NumberFormat('en-US');
 
 /** A number of won with thousands separators and no unit, "12,900": for table columns and axes headed "KRW". */
 export function formatWonNumber(amount: number): string {
