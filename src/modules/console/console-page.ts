@@ -134,7 +134,7 @@ export function registerAction<P extends TProperties, B extends TSchema>(
       async () => ({ statusCode: spec.adminStatus ?? 200, body: await spec.act(id, body as Static<B>, request) }),
       { waitForRunningMs: SECOND_SUBMIT_WAIT_MS },
     );
-    if (outcome.statusCode >= 400) return renderError(request, reply, outcome.statusCode, outcome.body as { code?: string; message?: string });
+    if (outcome.statusCode >= 400) return renderError(request, reply, outcome.statusCode, outcome.body as Parameters<typeof renderError>[3]);
     return reply.redirect(spec.redirect(id), 303);
   });
 }
@@ -149,7 +149,12 @@ export const wholeNumber = (value: string | undefined): number | string | undefi
 };
 
 /** The error page: the status and the service's message in words, with a way back. */
-export function renderError(request: FastifyRequest, reply: FastifyReply, statusCode: number, error: { code?: string; message?: string }) {
+export function renderError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  statusCode: number,
+  error: { code?: string; message?: string; details?: Record<string, unknown> },
+) {
   return renderPage(
     request,
     reply,
@@ -158,7 +163,7 @@ export function renderError(request: FastifyRequest, reply: FastifyReply, status
       title: statusCode === 404 ? 'Not found' : 'Not done',
       statusCode,
       code: error.code ?? 'ERROR',
-      message: error.message === undefined ? 'Something went wrong' : refusalInWords(error.code, error.message),
+      message: error.message === undefined ? 'Something went wrong' : refusalInWords({ ...error, message: error.message }),
       back: backLink(request),
     },
     statusCode,

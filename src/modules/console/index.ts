@@ -85,7 +85,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
       maxAge: '1h',
     });
 
-    scope.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    scope.setErrorHandler((error: Error & { statusCode?: number; code?: string; details?: Record<string, unknown> }, request, reply) => {
       const statusCode = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
       if (statusCode >= 500) request.log.error({ err: error }, 'console page failed');
       const message =
@@ -94,7 +94,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
           : statusCode >= 500
             ? 'Something went wrong on the server; nothing was shown to have happened. Try again or look at the logs.'
             : error.message;
-      return renderError(request, reply, statusCode, { code: error.code, message });
+      return renderError(request, reply, statusCode, { code: error.code, message, details: statusCode < 500 ? error.details : undefined });
     });
     scope.setNotFoundHandler((request, reply) => renderError(request, reply, 404, { code: 'NOT_FOUND', message: 'There is no such console page.' }));
 

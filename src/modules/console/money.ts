@@ -17,10 +17,12 @@ export function formatWon(amount: number | null | undefined): string {
 
 /**
  * A refusal's message as the console shows it. The service's messages are the API's (the JSON `message`, unchanged);
- * the one that names an amount, AMOUNT_EXCEEDS_REMAINING's "At most 29000 can be refunded", is written here with
- * the amount formatted: "At most 29,000 KRW can be refunded". Any other message is shown as it is.
+ * a refusal that names an amount carries it as a number in `details` (AMOUNT_EXCEEDS_REMAINING: `remaining`), and
+ * the console writes that sentence itself, with the amount formatted: "At most 29,000 KRW can be refunded". Any other
+ * message is shown as it is.
  */
-export function refusalInWords(code: string | undefined, message: string): string {
-  if (code !== 'AMOUNT_EXCEEDS_REMAINING') return message;
-  return message.replace(/^At most (\d+) can be refunded/, (_all, remaining: string) => `At most ${formatWon(Number(remaining))} can be refunded`);
+export function refusalInWords(error: { code?: string; message: string; details?: Record<string, unknown> }): string {
+  const remaining = error.details?.remaining;
+  if (error.code === 'AMOUNT_EXCEEDS_REMAINING' && typeof remaining === 'number') return `At most ${formatWon(remaining)} can be refunded`;
+  return error.message;
 }

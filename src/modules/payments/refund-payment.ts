@@ -38,7 +38,7 @@ export function refusePendingRefund(payment: RefundedPayment): void {
 /** No refund counts more than what remains of the payment (nothing, once it is CANCELED): 422. */
 export function refuseBeyondRemaining(payment: RefundedPayment, amount: number): void {
   const remaining = payment.amount - payment.canceledAmount;
-  if (amount > remaining) throw new RefundRefusedError.AMOUNT_EXCEEDS_REMAINING(`At most ${remaining} can be refunded`);
+  if (amount > remaining) throw withDetails(new RefundRefusedError.AMOUNT_EXCEEDS_REMAINING(`At most ${remaining} can be refunded`), { remaining });
 }
 
 export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {

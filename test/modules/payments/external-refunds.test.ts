@@ -83,7 +83,7 @@ describe('POST /admin/payments/:id/refunds/external', () => {
     expect(part.json().refunds[0]).not.toHaveProperty('reference');
 
     const beyond = await externalRefund(payment.id, { amount: 3_501, reason: 'too much' }, 'beyond');
-    expect(beyond.json()).toMatchObject({ statusCode: 422, code: 'AMOUNT_EXCEEDS_REMAINING' });
+    expect(beyond.json()).toMatchObject({ statusCode: 422, code: 'AMOUNT_EXCEEDS_REMAINING', details: { remaining: 3_500 } });
     expect((await adminPayment(payment.id)).canceledAmount).toBe(2_000);
 
     await setClock(running.app, kst('2027-04-06T10:00:00'));
@@ -97,7 +97,7 @@ describe('POST /admin/payments/:id/refunds/external', () => {
 
     // Nothing remains of a CANCELED payment.
     const after = await externalRefund(payment.id, { amount: 1, reason: 'once more' }, 'after');
-    expect(after.json()).toMatchObject({ statusCode: 422, code: 'AMOUNT_EXCEEDS_REMAINING' });
+    expect(after.json()).toMatchObject({ statusCode: 422, code: 'AMOUNT_EXCEEDS_REMAINING', details: { remaining: 0 } });
 
     // The events of the gateway's refunds, written by the same write: one per refund, the last with CANCELED.
     await waitFor('both payment.canceled events in the feed', async () => {
