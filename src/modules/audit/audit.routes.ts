@@ -5,7 +5,7 @@ import type { App } from '../../app-types.ts';
 import type { Db } from '../../db/prisma.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { named, TAGS } from '../../lib/api-document.ts';
-import { Cursor, Limit, StringEnum } from '../shared/schemas.ts';
+import { Cursor, Limit, StringEnum, pageOf } from '../shared/schemas.ts';
 
 const ENTITY_TYPES = ['payment', 'subscription', 'registration', 'order', 'webhook_endpoint', 'settlement_import', 'scheduler', 'clock'];
 
@@ -37,16 +37,7 @@ const AuditEntry = named(
     { description: 'Who did what to which entity, when and why, with the entity before and after' },
   ),
 );
-const AuditPage = named(
-  'AuditPage',
-  Type.Object(
-    {
-      items: Type.Array(AuditEntry),
-      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the next page; null on the last' }),
-    },
-    { description: 'A page of the audit trail, newest first' },
-  ),
-);
+const AuditPage = pageOf('AuditPage', AuditEntry, 'A page of the audit trail, newest first');
 
 export function auditRoutes(deps: { db: Db }) {
   const { db } = deps;

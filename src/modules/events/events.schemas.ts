@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Limit, StringEnum, Uuid } from '../shared/schemas.ts';
+import { Limit, StringEnum, Uuid, pageOf } from '../shared/schemas.ts';
 import { EVENT_TYPES } from './event-types.ts';
 
 export const EventType = named('EventType', StringEnum(EVENT_TYPES, { description: 'What changed; the document’s webhooks describe each' }));
@@ -43,16 +43,7 @@ export const DeliveryResponse = named(
 
 export const EventWithDeliveries = Type.Intersect([EventResponse, Type.Object({ deliveries: Type.Array(DeliveryResponse) })]);
 
-export const EventList = named(
-  'EventPage',
-  Type.Object(
-    {
-      items: Type.Array(EventResponse),
-      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'the last sequence of a full page; continue with after=<it>' }),
-    },
-    { description: 'Events in ascending sequence' },
-  ),
-);
+export const EventList = pageOf('EventPage', EventResponse, 'Events in ascending sequence', 'the last sequence of a full page; continue with after=<it>');
 
 export const ListEventsQuery = Type.Object(
   {

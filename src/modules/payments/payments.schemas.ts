@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Amount, Cursor, Instant, Limit, Method, Reason, RefundReason, StringEnum, Uuid } from '../shared/schemas.ts';
+import { Amount, Cursor, Instant, Limit, Method, Reason, RefundReason, StringEnum, Uuid, pageOf } from '../shared/schemas.ts';
 
 export const PaymentStatus = named(
   'PaymentStatus',
@@ -94,16 +94,7 @@ export const PaymentResponse = named(
   ),
 );
 
-export const PaymentList = named(
-  'PaymentPage',
-  Type.Object(
-    {
-      items: Type.Array(PaymentResponse),
-      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the next page; null on the last' }),
-    },
-    { description: 'A page of payments, newest first' },
-  ),
-);
+export const PaymentList = pageOf('PaymentPage', PaymentResponse, 'A page of payments, newest first');
 
 export const ListPaymentsQuery = Type.Object(
   { subscriptionId: Type.Optional(Uuid), status: Type.Optional(PaymentStatus), limit: Limit, cursor: Type.Optional(Cursor) },

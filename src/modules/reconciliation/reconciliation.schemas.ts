@@ -1,7 +1,7 @@
 // The reconciliation routes' shapes (docs/operating.md "Reconciling with the gateway", "Admin routes").
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Cursor, Limit, StringEnum, Uuid } from '../shared/schemas.ts';
+import { Cursor, Limit, StringEnum, Uuid, pageOf } from '../shared/schemas.ts';
 import { DAY_PATTERN } from '../../lib/input.ts';
 import { KOREA_ZONE } from '../../lib/calendar.ts';
 
@@ -41,16 +41,7 @@ export const ImportResponse = named(
   ),
 );
 
-export const ImportList = named(
-  'SettlementImportPage',
-  Type.Object(
-    {
-      items: Type.Array(ImportResponse),
-      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the next page; null on the last' }),
-    },
-    { description: 'A page of settlement imports, newest first' },
-  ),
-);
+export const ImportList = pageOf('SettlementImportPage', ImportResponse, 'A page of settlement imports, newest first');
 export const ListQuery = Type.Object({ limit: Limit, cursor: Type.Optional(Cursor) }, { additionalProperties: false });
 
 const ItemStatus = named(
@@ -88,13 +79,7 @@ export const Item = named(
   ),
 );
 
-export const ItemList = named(
-  'ReconciliationItemPage',
-  Type.Object(
-    { items: Type.Array(Item), nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the next page; null on the last' }) },
-    { description: 'A page of reconciliation items' },
-  ),
-);
+export const ItemList = pageOf('ReconciliationItemPage', Item, 'A page of reconciliation items');
 
 export const SummaryQuery = Type.Object({ from: Type.Optional(KoreaDate), to: Type.Optional(KoreaDate) }, { additionalProperties: false });
 

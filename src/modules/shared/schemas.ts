@@ -1,5 +1,5 @@
 // Shared TypeBox pieces of the merchant API and browser routes.
-import { Type, type TSchemaOptions } from 'typebox';
+import { Type, type TSchema, type TSchemaOptions } from 'typebox';
 import { CANCEL_REQUEST } from '../../gateway/fields.ts';
 import { named } from '../../lib/api-document.ts';
 import { INSTANT_PATTERN, MAX_UTF8_BYTES, UUID_PATTERN } from '../../lib/input.ts';
@@ -52,6 +52,17 @@ export const TermText = {
 
 export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 20 });
 export const Cursor = Type.String({ maxLength: 200, description: 'opaque: the nextCursor of the previous page, as given' });
+/** What a list's `nextCursor` means when it is a cursor to pass back (the feed's, an event sequence, says its own). */
+const NEXT_CURSOR = 'pass as cursor for the next page; null on the last';
+
+/** A page of a list route: `{items, nextCursor}`, named for the API document (every list answers this shape). */
+export function pageOf<T extends TSchema>(name: string, item: T, description: string, nextCursor: string = NEXT_CURSOR) {
+  return named(
+    name,
+    Type.Object({ items: Type.Array(item), nextCursor: Type.Union([Type.String(), Type.Null()], { description: nextCursor }) }, { description }),
+  );
+}
+
 export const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const CheckoutStatus = named(

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Amount, Cursor, Instant, Limit, Method, Reason, StringEnum, TermText } from '../shared/schemas.ts';
+import { Amount, Cursor, Instant, Limit, Method, Reason, StringEnum, TermText, pageOf } from '../shared/schemas.ts';
 
 export const SubscriptionStatus = named(
   'SubscriptionStatus',
@@ -80,16 +80,7 @@ export const SubscriptionResponse = named(
   ),
 );
 
-export const SubscriptionList = named(
-  'SubscriptionPage',
-  Type.Object(
-    {
-      items: Type.Array(SubscriptionResponse),
-      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the next page; null on the last' }),
-    },
-    { description: 'A page of subscriptions, newest first' },
-  ),
-);
+export const SubscriptionList = pageOf('SubscriptionPage', SubscriptionResponse, 'A page of subscriptions, newest first');
 
 export const ListSubscriptionsQuery = Type.Object(
   { userId: Type.Optional(Type.String({ maxLength: 60 })), status: Type.Optional(SubscriptionStatus), limit: Limit, cursor: Type.Optional(Cursor) },

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Cursor, Instant, Limit, StringEnum } from '../shared/schemas.ts';
+import { Cursor, Instant, Limit, StringEnum, pageOf } from '../shared/schemas.ts';
 
 const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
   minItems: 1,
@@ -32,16 +32,7 @@ export const EndpointResponse = named(
 
 const Secret = Type.String({ description: 'whsec_ + base64 of 32 random bytes; shown only here and by rotate-secret' });
 export const EndpointWithSecret = Type.Intersect([EndpointResponse, Type.Object({ secret: Secret })]);
-export const EndpointList = named(
-  'WebhookEndpointPage',
-  Type.Object(
-    {
-      items: Type.Array(EndpointResponse),
-      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the next page; null on the last' }),
-    },
-    { description: 'A page of webhook endpoints, newest first' },
-  ),
-);
+export const EndpointList = pageOf('WebhookEndpointPage', EndpointResponse, 'A page of webhook endpoints, newest first');
 
 export const CreateEndpointBody = Type.Object(
   { url: Url, eventTypes: Type.Optional(EventTypes), description: Type.Optional(Description) },
