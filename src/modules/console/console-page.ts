@@ -11,9 +11,10 @@ import { IdParams } from '../shared/schemas.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
 import { formatKst, formatKstDate, isoInstant } from './korea-time.ts';
 import { formatWon, formatWonNumber, refusalInWords } from './money.ts';
+import { type Speech, speech } from '../i18n/messages.ts';
 
 /** What every template receives besides its own data (layout: navigation, operator, CSRF token for its forms). */
-export interface PageContext {
+export interface PageContext extends Speech {
   title: string;
   operator?: string;
   csrf: string;
@@ -36,6 +37,8 @@ export async function renderPage(
 ) {
   const p = request.principal;
   const context: PageContext = {
+    // The console's language: English until the per-operator switch (CONSOLE_LOCALE, kept in the session) lands.
+    ...speech('en'),
     title: data.title,
     operator: p ? (p.name ?? `admin ${p.fingerprint}`) : undefined,
     csrf: reply.generateCsrf(),

@@ -2,18 +2,12 @@
 // thousands separators and the currency after it, "12,900 KRW", on every page, in every table, timeline, hint,
 // search result, chart title and refusal. Formatting only: no rule reads these strings.
 
-// As toLocaleString('en-US'): amounts are whole won; a fraction, were one ever passed, would show rather than be rounded away.
-const grouped = new Intl.NumberFormat('en-US');
+import { formatWonIn, formatWonNumber } from '../i18n/messages.ts';
 
-/** A number of won with thousands separators and no unit, "12,900": for table columns and axes headed "KRW". */
-export function formatWonNumber(amount: number): string {
-  return grouped.format(amount);
-}
+export { formatWonNumber };
 
-/** Won with thousands separators: "12,900 KRW"; "" for no amount. */
-export function formatWon(amount: number | null | undefined): string {
-  return amount === null || amount === undefined ? '' : `${formatWonNumber(amount)} KRW`;
-}
+/** Won with thousands separators: "12,900 KRW"; "" for no amount (the one formatter is i18n/messages.ts). */
+export const formatWon = (amount: number | null | undefined): string => formatWonIn('en', amount);
 
 /**
  * A refusal's message as the console shows it. The service's messages are the API's (the JSON `message`, unchanged);
