@@ -74,6 +74,20 @@ export const en: Catalog = {
       ONE_TIME: 'One-time payment',
     },
   },
-  console: {},
-  portal: {},
+  console: {
+    // The console's frame: layout, language switch, sign-in, lists, needs attention, search, reports, error pages.
+    frame: {
+      title: 'Billing console',
+    },
+
+    // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms.
+    records: {
+      audit: 'Audit',
+    },
+  },
+
+  portal: {
+    // The customer portal's pages (src/modules/portal).
+    title: 'Your subscriptions',
+  },
 };

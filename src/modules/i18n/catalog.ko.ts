@@ -77,8 +77,22 @@ export const ko = {
       ONE_TIME: '단건 결제',
     },
   },
-  console: {},
-  portal: {},
+  console: {
+    // The console's frame: layout, language switch, sign-in, lists, needs attention, search, reports, error pages.
+    frame: {
+      title: '결제 관리 콘솔',
+    },
+
+    // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms.
+    records: {
+      audit: '감사 기록',
+    },
+  },
+
+  portal: {
+    // The customer portal's pages (src/modules/portal).
+    title: '구독 관리',
+  },
 };
 
 /** The catalog's shape: every language has exactly these sections and keys, each a string. */
