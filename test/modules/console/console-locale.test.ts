@@ -5,6 +5,9 @@
 // Korean with none of the English navigation, heading or button words left.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
+import { termFor } from '../../../src/modules/console/console-page.ts';
+import { refusalInWords } from '../../../src/modules/console/money.ts';
+import { speech } from '../../../src/modules/i18n/messages.ts';
 import { apiHeaders, buildTestApp, startTestApp, TEST_ADMIN_TOKEN } from '../../helpers/app.ts';
 import { adminHeaders, subscribe } from '../../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
@@ -63,6 +66,23 @@ async function switchTo(app: App, cookie: string, page: string, locale: string, 
     payload: new URLSearchParams({ _csrf: field(form, '_csrf')!, back: field(form, 'back')!, locale, ...override }).toString(),
   });
 }
+
+describe('codes and refusals in words', () => {
+  it('a code is itself in English (the API’s word), its catalog word in Korean, and itself again when the catalog has none', () => {
+    expect(termFor('en', 'paymentStatus', 'UNKNOWN')).toBe('UNKNOWN');
+    expect(termFor('ko', 'paymentStatus', 'UNKNOWN')).toBe('결과 확인 중');
+    expect(termFor('ko', 'reconciliationStatus', 'MISMATCHED')).toBe('불일치');
+    expect(termFor('ko', 'attentionReason', 'A_CODE_NOT_IN_THE_CATALOG')).toBe('A_CODE_NOT_IN_THE_CATALOG');
+    expect(termFor('ko', 'attentionReason', null)).toBe('');
+  });
+
+  it('a refusal naming an amount is written from the catalog with the amount in the page’s money; others are the service’s message', () => {
+    const tooMuch = { code: 'AMOUNT_EXCEEDS_REMAINING', message: 'amount exceeds the remaining 20000', details: { remaining: 20_000 } };
+    expect(refusalInWords(tooMuch, speech('en'))).toBe('At most 20,000 KRW can be refunded');
+    expect(refusalInWords(tooMuch, speech('ko'))).toBe('최대 20,000원까지 환불할 수 있습니다');
+    expect(refusalInWords({ code: 'NOT_DUE', message: 'Nothing is due' }, speech('ko'))).toBe('Nothing is due');
+  });
+});
 
 describe('the sign-in page', () => {
   it('with CONSOLE_LOCALE=ko is Korean, links to itself in English, and a sign-in from either starts the session in its language', async () => {
