@@ -151,9 +151,9 @@ const FormBase = { _csrf: Type.String(), idempotencyKey: Type.String({ minLength
 const SECOND_SUBMIT_WAIT_MS = 45_000;
 
 /** The form's words for a body the admin route's schema refuses: "Amount must be >= 1". */
-function describeInvalid(schema: TSchema, body: unknown, labels: Record<string, string>): string {
+function describeInvalid(schema: TSchema, body: unknown, labels: Record<string, string>, says: Speech): string {
   const [first] = Value.Errors(schema, body);
-  if (!first) return 'The form is not valid';
+  if (!first) return says.t('console.frame.error.formInvalid');
   const field = first.instancePath.replace(/^\//, '') || String((first.params as { requiredProperties?: string[] }).requiredProperties?.[0] ?? '');
   return `${labels[field] ?? field} ${first.message}`;
 }
@@ -192,7 +192,7 @@ export function registerAction<P extends TProperties, B extends TSchema>(
     const { id } = request.params as { id: string };
     const { _csrf, idempotencyKey, ...fields } = request.body as Record<string, string>;
     const body = spec.toBody({ ...fields, reason: fields.reason!.trim() } as never);
-    if (!Value.Check(spec.adminBody, body)) throw new ValidationError(describeInvalid(spec.adminBody, body, labels));
+    if (!Value.Check(spec.adminBody, body)) throw new ValidationError(describeInvalid(spec.adminBody, body, labels, speechOf(request)));
     const { outcome } = await idempotency.once(
       scopeOf('POST', spec.adminRoute, id),
       idempotencyKey!,
