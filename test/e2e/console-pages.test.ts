@@ -15,7 +15,7 @@ import type { MrrMonth } from '../../src/modules/reports/mrr-report.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, runPass, setClock, subscribe } from '../helpers/billing.ts';
 import { adminGet, sandboxSettlementFile } from '../helpers/settlement.ts';
-import { browserTests, expectAccessible } from '../helpers/browser.ts';
+import { browserTests, expectAccessible, expectFitsWindow } from '../helpers/browser.ts';
 
 const OPERATOR = 'bora';
 const kst = (local: string) => new Date(`${local}+09:00`);
@@ -442,6 +442,7 @@ describe('the console in Korean', () => {
       await expect(pageInKorean(page)).resolves.toEqual({ lang: 'ko', heading: '결제', english: [] });
       await expect(page.locator('td.num', { hasText: /^9,900원$/ }).count()).resolves.toBeGreaterThan(0);
       await expectAccessible(page);
+      await expectFitsWindow(page);
       for (const [path, heading] of [
         ['/console', '확인 필요'],
         ['/console/reports', '보고서'],
@@ -450,6 +451,7 @@ describe('the console in Korean', () => {
         await page.goto(`${baseUrl}${path}`);
         await expect(pageInKorean(page), path).resolves.toEqual({ lang: 'ko', heading, english: [] });
         await expectAccessible(page);
+        await expectFitsWindow(page);
       }
       await page.goto(`${baseUrl}/console/reports`);
       await expect(page.getByRole('img', { name: '월별 MRR 변동, 2025-12 ~ 2026-11 (KRW)' }).count()).resolves.toBe(1);
