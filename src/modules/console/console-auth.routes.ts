@@ -99,21 +99,26 @@ function readSecret(request: FastifyRequest): string | undefined {
 }
 
 /**
- * The guard of every console page but sign-in: a live session (not ended, not expired, its admin token still in
- * ADMIN_TOKENS) makes the request the operator's (`request.principal`, as the admin token would, so audit entries
- * name the same operator); anything else goes to sign-in.
+ * The operator of a request with a live session (not ended, not expired, its admin token still in ADMIN_TOKENS): the
+ * request becomes theirs (`request.principal`, as the admin token would, so audit entries name the same operator) and
+ * speaks their session's language. Answers whether there was one.
  */
+export async function identifyOperator(app: App, sessions: ConsoleSessions, request: FastifyRequest): Promise<boolean> {
+  const secret = readSecret(request);
+  const session = secret ? await sessions.find(secret) : undefined;
+  if (!session || !app.isAdminFingerprint(session.tokenFingerprint)) return false;
+  request.principal = { kind: 'admin', fingerprint: session.tokenFingerprint, name: session.operatorName ?? undefined };
+  request.consoleSessionId = session.id;
+  if (session.locale) request.consoleLocale = session.locale;
+  return true;
+}
+
+/** The guard of every console page but sign-in: the session's operator (identifyOperator), or sign-in first. */
 export function requireConsoleSession(app: App, sessions: ConsoleSessions) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const secret = readSecret(request);
-    const session = secret ? await sessions.find(secret) : undefined;
-    if (!session || !app.isAdminFingerprint(session.tokenFingerprint)) {
-      const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
-      return reply.redirect(`/console/login${next}`, 303);
-    }
-    request.principal = { kind: 'admin', fingerprint: session.tokenFingerprint, name: session.operatorName ?? undefined };
-    request.consoleSessionId = session.id;
-    if (session.locale) request.consoleLocale = session.locale;
+    if (await identifyOperator(app, sessions, request)) return;
+    const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
+    return reply.redirect(`/console/login${next}`, 303);
   };
 }
 

@@ -25,7 +25,7 @@ import view from '@fastify/view';
 import { Eta } from 'eta';
 import type { App } from '../../app-types.ts';
 import { TooManyAuthFailuresError } from '../../plugins/auth.ts';
-import { consoleAuthRoutes, consoleLocaleRoutes, requireConsoleSession } from './console-auth.routes.ts';
+import { consoleAuthRoutes, consoleLocaleRoutes, identifyOperator, requireConsoleSession } from './console-auth.routes.ts';
 import { renderError, speechOf } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { listPages } from './lists.page.ts';
@@ -101,9 +101,12 @@ export function consoleRoutes(deps: ConsoleDeps) {
             : error.message;
       return renderError(request, reply, statusCode, { code: error.code, message, details: statusCode < 500 ? error.details : undefined });
     });
-    scope.setNotFoundHandler((request, reply) =>
-      renderError(request, reply, 404, { code: 'NOT_FOUND', message: speechOf(request).t('console.frame.error.noSuchPage') }),
-    );
+    // A page no route has, shown to a signed-in operator as their page (their name, language and its switch); it
+    // reveals nothing a visitor without a session could not see.
+    scope.setNotFoundHandler(async (request, reply) => {
+      await identifyOperator(scope, sessions, request);
+      return renderError(request, reply, 404, { code: 'NOT_FOUND', message: speechOf(request).t('console.frame.error.noSuchPage') });
+    });
 
     // Sign-in and sign-out: limited per client address like the other browser routes (RATE_LIMIT_BROWSER).
     await scope.register(async (auth) => {
