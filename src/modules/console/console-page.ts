@@ -229,7 +229,7 @@ export function renderError(
     reply,
     'error',
     {
-      title: says.t(statusCode === 404 ? 'console.frame.error.notFound' : 'console.frame.error.notDone'),
+      title: says.t(statusCode === 404 ? 'common.notFound' : 'console.frame.error.notDone'),
       statusCode,
       code: error.code ?? 'ERROR',
       message: error.message === undefined ? says.t('console.frame.error.somethingWrong') : refusalInWords({ ...error, message: error.message }, says),

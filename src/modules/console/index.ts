@@ -95,7 +95,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
       const { t } = speechOf(request);
       const message =
         error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET'
-          ? t('console.frame.error.formExpired')
+          ? t('common.formExpired')
           : statusCode >= 500
             ? t('console.frame.error.serverError')
             : error.message;

@@ -20,11 +20,9 @@ export const frameEn: Catalog['console']['frame'] = {
     badToken: 'That admin token is not valid.',
   },
   error: {
-    notFound: 'Not found',
     notDone: 'Not done',
     somethingWrong: 'Something went wrong',
     noSuchPage: 'There is no such console page.',
-    formExpired: 'This form is no longer valid (it expired or did not come from this console). Reload the page and try again.',
     serverError: 'Something went wrong on the server; nothing was shown to have happened. Try again or look at the logs.',
     formInvalid: 'The form is not valid',
     refundAtMost: 'At most {amount} can be refunded',

@@ -21,11 +21,9 @@ export const frameKo = {
     badToken: '관리자 토큰이 올바르지 않습니다.',
   },
   error: {
-    notFound: '찾을 수 없음',
     notDone: '처리하지 못함',
     somethingWrong: '문제가 발생했습니다',
     noSuchPage: '그런 콘솔 페이지는 없습니다.',
-    formExpired: '이 양식은 더 이상 유효하지 않습니다(만료되었거나 이 콘솔에서 보낸 것이 아닙니다). 페이지를 새로 고친 뒤 다시 시도하세요.',
     serverError: '서버에서 문제가 발생했습니다. 처리되었다고 확인된 것은 없습니다. 다시 시도하거나 로그를 확인하세요.',
     formInvalid: '양식이 올바르지 않습니다',
     refundAtMost: '최대 {amount}까지 환불할 수 있습니다',

@@ -141,7 +141,7 @@ describe('POST /console/locale', () => {
     expect(langOf((await get(english, bob.cookie, '/console')).body)).toBe('en');
     // A page no route has is the operator's too: their language, and the switch.
     const missing = await get(english, alice.cookie, '/console/no-such-page');
-    expect([missing.statusCode, langOf(missing.body), h1Of(missing.body)]).toEqual([404, 'ko', '찾을 수 없음']);
+    expect([missing.statusCode, langOf(missing.body), h1Of(missing.body)]).toEqual([404, 'ko', '찾을 수 없습니다']);
     expect(missing.body).toContain('action="/console/locale"');
     // Another process on the same table (CONSOLE_LOCALE=ko) reads the same choices: the session holds them.
     await switchTo(english, bob.cookie, '/console', 'en');
