@@ -59,6 +59,7 @@ export const EnvSchema = Type.Object({
   SETTLEMENT_MAX_BYTES: Type.Integer({ minimum: 1, default: 20_971_520 }),
   CONSOLE_SESSION_KEYS: Type.Optional(Text),
   CONSOLE_SESSION_TTL: Type.String({ default: '8h' }),
+  CONSOLE_LOCALE: Type.Union([Type.Literal('en'), Type.Literal('ko')], { default: 'en' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -376,6 +377,8 @@ function toConfig(
       sessionTtlMs: parsed.consoleSessionTtlMs,
       /** Cookies are Secure in production (served over HTTPS there). */
       secureCookies: production,
+      /** The console's language until an operator chooses another for their session (and on the sign-in page). */
+      locale: env.CONSOLE_LOCALE,
     },
   };
 }

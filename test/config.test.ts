@@ -35,7 +35,14 @@ describe('loadConfig', () => {
       amountMax: { CARD: undefined, MOBILE: undefined },
       embeddedDbPort: 54329,
       logLevel: 'info',
+      console: { sessionTtlMs: 8 * 3_600_000, locale: 'en' },
     });
+  });
+
+  it('CONSOLE_LOCALE is the console’s language: en or ko, anything else refused naming it', async () => {
+    expect((await loadConfig({ CONSOLE_LOCALE: 'ko' })).console.locale).toBe('ko');
+    expect((await loadConfig({ CONSOLE_LOCALE: '' })).console.locale).toBe('en');
+    await expect(loadConfig({ CONSOLE_LOCALE: 'fr' })).rejects.toThrow(/CONSOLE_LOCALE/);
   });
 
   it('reads only the source it is given, not process.env', async () => {

@@ -13,7 +13,7 @@ import { type Period, periodsBetween } from '../reports/periods.ts';
 import { buildRecoveryReport } from '../reports/recovery-report.ts';
 import { MonthRangeQuery } from '../reports/reports.schemas.ts';
 import { buildRevenueReport } from '../reports/revenue-report.ts';
-import { renderPage } from './console-page.ts';
+import { renderPage, speechOf } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { dropBlankFields, listHref } from './list-filters.ts';
 import { renderMrrChart } from './mrr-chart.ts';
@@ -58,11 +58,12 @@ export function reportsPage(deps: ConsoleDeps) {
         buildRecoveryReport(db, periods, zone),
       ]);
       const exportHref = (name: keyof typeof REPORTS) => listHref(`/console/reports/${name}/export`, months);
+      const says = speechOf(request);
       return renderPage(request, reply, 'reports', {
-        title: 'Reports',
+        title: says.t('console.frame.nav.reports'),
         months,
         mrr,
-        chart: renderMrrChart(mrr),
+        chart: renderMrrChart(mrr, says),
         revenue,
         recovery,
         exports: { mrr: exportHref('mrr'), revenue: exportHref('revenue'), recovery: exportHref('recovery') },
