@@ -46,3 +46,20 @@ export function amountToCharge(
   if (!ctx.consentRequired || hasCountingConsent(ctx.consents, 'PRICE_INCREASE', ctx.now, sub.pendingAmountRequestedAt)) return sub.pendingAmount;
   return sub.amount;
 }
+
+/**
+ * Whether a consent of `kind` waits for the customer's decision at `now` (the portal's agree and decline): a price
+ * increase pending without a counting PRICE_INCREASE consent obtained since it was asked; a trial whose end is within
+ * the consent window (a consent obtained now counts at trialEnd) without a TRIAL_CONVERSION consent that counts there.
+ */
+export function consentWaiting(
+  sub: { status: string; pendingAmount: number | null; pendingAmountRequestedAt: Date | null; trialEnd: Date | null },
+  kind: ConsentRecord['kind'],
+  consents: readonly ConsentRecord[],
+  now: Date,
+): boolean {
+  if (sub.status === 'CANCELED') return false;
+  if (kind === 'PRICE_INCREASE') return sub.pendingAmount !== null && !hasCountingConsent(consents, kind, now, sub.pendingAmountRequestedAt);
+  if (sub.status !== 'TRIALING' || !sub.trialEnd || sub.trialEnd.getTime() - now.getTime() > CONSENT_WINDOW_MS) return false;
+  return !hasCountingConsent(consents, kind, sub.trialEnd < now ? now : sub.trialEnd);
+}

@@ -3,8 +3,10 @@
 // The database adds (prisma/functions/): the guard that refuses any edit or delete of a consent (guards.sql).
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { StateConflictError, ValidationError } from '../../lib/errors.ts';
-import { writeAudit } from '../audit/audit.ts';
-import { loadSubscription } from './audited-change.ts';
+import { writeAudit, type Actor } from '../audit/audit.ts';
+import { consentWaiting } from '../ledger/consent.rules.ts';
+import { changeSubscription, loadSubscription } from './audited-change.ts';
+import { ConsentAlreadyDecidedError } from './customer.errors.ts';
 import { serializeConsent } from './subscriptions.shape.ts';
 
 export interface ConsentInput {
@@ -41,5 +43,17 @@ export function createConsents(deps: Pick<ServiceDeps, 'db' | 'clock'>) {
     });
   }
 
-  return { recordConsent };
+  /**
+   * The customer's own consent in the portal (channel PORTAL), only while one of its kind waits for them
+   * (consentWaiting): a decision already taken is 409 CONSENT_ALREADY_DECIDED. Audited with the customer, in the
+   * transaction that records it; answers the subscription.
+   */
+  const consentFromCustomer = (id: string, kind: ConsentInput['kind'], who: Actor) =>
+    changeSubscription(db, id, { ...who, action: 'subscription.consent', reason: kind }, async (tx, row) => {
+      const now = clock.now();
+      if (!consentWaiting(row, kind, row.consents, now)) throw new ConsentAlreadyDecidedError(`No ${kind} consent waits for the customer’s decision`);
+      await tx.consent.create({ data: { subscriptionId: id, kind, obtainedAt: now, channel: 'PORTAL' } });
+    });
+
+  return { recordConsent, consentFromCustomer };
 }
