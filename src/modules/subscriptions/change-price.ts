@@ -9,7 +9,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { validateTerms } from '../shared/terms.ts';
 import type { Actor } from '../audit/audit.ts';
 import { changeSubscription } from './audited-change.ts';
-import { consentWaiting } from '../ledger/consent.rules.ts';
+import { consentState } from '../ledger/consent.rules.ts';
 import { ConsentAlreadyDecidedError } from './customer.errors.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -78,7 +78,7 @@ export function createPriceChange(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
   const declineIncrease = (id: string, who: Actor) =>
     changeSubscription(db, id, { ...who, action: 'subscription.decline_price_increase' }, async (tx, row) => {
       const now = clock.now();
-      if (!consentWaiting(row, 'PRICE_INCREASE', row.consents, now))
+      if (consentState(row, 'PRICE_INCREASE', row.consents, now) !== 'WAITING')
         throw new ConsentAlreadyDecidedError('No price increase waits for the customer’s decision');
       await tx.subscription.update({ where: { id }, data: { pendingAmount: null, pendingAmountRequestedAt: null, changedAt: now } });
     });
