@@ -38,8 +38,9 @@ export async function settleRefundDue(tx: Tx, subscriptionId: string): Promise<v
     SELECT "id" FROM "subscriptions" WHERE "id" = ${subscriptionId}::uuid AND "attentionReason" = ${WITHDRAWAL_REFUND_DUE} FOR UPDATE`;
   if (owing.length === 0) return;
   const due = await owedToCustomer(tx, subscriptionId);
+  const settled = due === 0;
   await tx.subscription.update({
     where: { id: subscriptionId },
-    data: due > 0 ? { refundDue: due } : { refundDue: null, needsAttention: false, attentionReason: null },
+    data: { refundDue: settled ? null : due, needsAttention: settled ? false : undefined, attentionReason: settled ? null : undefined },
   });
 }

@@ -1,7 +1,8 @@
 // What the customer portal does for the person who pays (docs/api.md "Subscription lifecycle"): read their
 // subscriptions and payments, cancel, keep a scheduled cancellation, withdraw (청약철회), agree to or decline what waits
-// for their consent. Each action is the same service as its API or admin route (subscriptions/cancel.ts, withdraw.ts,
-// consents.ts, change-price.ts; payments through payment-actions.service.ts), so the rules, events and idempotency are
+// for their consent. Each action is the same service as its API or admin route (subscriptions/cancel.ts,
+// payments/withdraw.ts, subscriptions/consents.ts, subscriptions/change-price.ts; payments through
+// payment-actions.service.ts), so the rules, events and idempotency are
 // theirs; here only whose it is: a subscription of another customer, or none, is the same 404, and every action is
 // audited as `customer:<userId>` with the portal session it came through.
 import { NotFoundError } from '../../lib/errors.ts';
@@ -13,10 +14,10 @@ import { createPriceChange } from '../subscriptions/change-price.ts';
 import { createConsents } from '../subscriptions/consents.ts';
 import { readSubscriptionsOfUser } from '../subscriptions/subscriptions.read.ts';
 import { serializeSubscription } from '../subscriptions/subscriptions.shape.ts';
-import { createWithdrawal, type WithdrawalOffer } from '../subscriptions/withdraw.ts';
+import { createWithdrawal, type WithdrawalOffer } from '../payments/withdraw.ts';
 import type { serializePayment } from '../payments/payments.service.ts';
 
-export type { WithdrawalOffer, WithdrawalRefusal } from '../subscriptions/withdraw.ts';
+export type { WithdrawalOffer, WithdrawalRefusal } from '../payments/withdraw.ts';
 export type Subscription = ReturnType<typeof serializeSubscription>;
 export type Payment = ReturnType<typeof serializePayment>;
 

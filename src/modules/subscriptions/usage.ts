@@ -1,5 +1,5 @@
 // The merchant records the customer's first use of what they subscribed to (POST /api/v1/subscriptions/:id/usage):
-// from then on the customer may no longer withdraw (청약철회, withdraw.ts). The first time recorded stands.
+// from then on the customer may no longer withdraw (청약철회, payments/withdraw.ts). The first time recorded stands.
 // The database adds (prisma/functions/): subscription.updated when usageStartedAt is first set (events.sql).
 import { ValidationError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';

@@ -98,7 +98,7 @@ describe('the subscriptions export', () => {
         field !== null && typeof field === 'object' && !Array.isArray(field) ? paths(field, `${prefix}${key}.`) : [`${prefix}${key}`],
       );
     const shown = paths(serializeSubscription(row)).filter((path) => path !== 'consents');
-    expect(shown).toHaveLength(29);
+    expect(shown).toHaveLength(31);
     expect(SUBSCRIPTION_COLUMNS).toEqual(shown);
   });
 });

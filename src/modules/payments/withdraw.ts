@@ -1,7 +1,8 @@
 // The customer's withdrawal (청약철회, docs/api.md "Subscription lifecycle"): within PORTAL_WITHDRAWAL of the
 // subscription's first payment, before the merchant recorded use, it ends now (cancelReason WITHDRAWN) and every
 // succeeded payment is refunded in full through the operators' refund path (payments/refund-payment.ts: its rules, its
-// events, its write-before-call and unknown outcomes). What the gateway no longer cancels (a MOBILE payment after its
+// events, its write-before-call and unknown outcomes). Here, among the payments, since it sends refunds; the cancel
+// itself is subscriptions/cancel.ts's. What the gateway no longer cancels (a MOBILE payment after its
 // Korean month) is owed under attention WITHDRAWAL_REFUND_DUE (ledger/refund-due.ts) until an operator records the
 // refund made outside the gateway.
 // The database adds (prisma/functions/): subscription.canceled (events.sql), a CHURN movement (mrr.sql), the refunds' events.
@@ -10,13 +11,13 @@ import { withDetails } from '../../lib/errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 import { PAID_STATUSES } from '../ledger/payment.state.ts';
 import { raiseRefundDue } from '../ledger/refund-due.ts';
-import { createRefunds, gatewayCancelsAt } from '../payments/refund-payment.ts';
+import { createRefunds, gatewayCancelsAt } from './refund-payment.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import { loadSubscription, lockSubscription } from './audited-change.ts';
-import { applyCancel } from './cancel.ts';
-import { WithdrawalNotAvailableError } from './customer.errors.ts';
-import { readSubscription } from './subscriptions.read.ts';
-import { serializeSubscription } from './subscriptions.shape.ts';
+import { loadSubscription, lockSubscription } from '../subscriptions/audited-change.ts';
+import { applyCancel } from '../subscriptions/cancel.ts';
+import { WithdrawalNotAvailableError } from '../subscriptions/customer.errors.ts';
+import { readSubscription } from '../subscriptions/subscriptions.read.ts';
+import { serializeSubscription } from '../subscriptions/subscriptions.shape.ts';
 
 type Tx = Prisma.TransactionClient;
 
