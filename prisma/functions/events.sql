@@ -9,7 +9,8 @@
 --
 -- Serves every TypeScript writer of those four tables: the state moves (ledger/payment.state.ts,
 -- subscription.state.ts, checkout.state.ts), the charge record (payments/charge.record.ts), cancel, change-price,
--- trials, replace-payment-method, refund-payment, record-external-refund (a payment's refunds in its event), and the
+-- trials, usage, withdraw, refund-due, replace-payment-method, refund-payment, record-external-refund (a payment's
+-- refunds in its event), and the
 -- feed and dispatcher (events/events.service.ts calls assign_event_sequences).
 --
 -- Applied by the migrator after the versioned migrations whenever this file changes (src/db/apply-functions.ts).

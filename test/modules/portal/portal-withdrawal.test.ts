@@ -68,6 +68,17 @@ describe('withdrawal in the portal', () => {
     expect(await cancels()).toHaveLength(1);
   });
 
+  it('two withdrawals at once (a double submit): one cancels and refunds, the other finds it CANCELED', async () => {
+    const id = await subscribe(running.app, { userId: 'ivy', amount: 9900 });
+    await setClock(running.app, new Date(START.getTime() + DAY));
+    const portal = portalOf(running.app);
+    const outcomes = await Promise.allSettled([portal.withdraw(customer('ivy'), id), portal.withdraw(customer('ivy'), id)]);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const [refused] = outcomes.filter((o) => o.status === 'rejected') as PromiseRejectedResult[];
+    expect(refused?.reason).toMatchObject({ code: 'WITHDRAWAL_NOT_AVAILABLE', details: { reason: 'CANCELED' } });
+    expect(await cancels()).toHaveLength(1);
+  });
+
   it('on day 8: refused (409 WITHDRAWAL_NOT_AVAILABLE, WINDOW_PASSED), nothing changes', async () => {
     const id = await subscribe(running.app, { userId: 'ben', amount: 9900 });
     await setClock(running.app, new Date(START.getTime() + 7 * DAY));
