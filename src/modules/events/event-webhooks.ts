@@ -182,7 +182,8 @@ export const EVENT_WEBHOOKS: readonly WebhookDoc[] = [
   {
     type: 'subscription.canceled',
     summary: 'A subscription was canceled',
-    description: 'Its status became CANCELED: by the merchant, an operator or the customer, the end of its period, exhausted retries, a trial without consent, or the customer’s withdrawal (WITHDRAWN).',
+    description:
+      'Its status became CANCELED: by the merchant, an operator or the customer, the end of its period, exhausted retries, a trial without consent, or the customer’s withdrawal (WITHDRAWN).',
     payload: eventOf('subscription.canceled', SubscriptionResponse),
     example: example(
       'subscription.canceled',
