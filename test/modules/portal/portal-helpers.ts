@@ -1,6 +1,8 @@
 // What the portal's action tests share: the portal's service built on the running app's own dependencies (the same
-// database, gateway client and simulated clock as its routes), a customer acting, and the subscription's events.
+// database, gateway client and simulated clock as its routes), a customer acting, the subscription's events and audit.
 import type { App } from '../../../src/app.ts';
+import { renderEvent } from '../../../src/modules/events/events.render.ts';
+import { loadEvents } from '../../../src/modules/events/events.service.ts';
 import { createPortalActions, type PortalActor } from '../../../src/modules/portal/portal-actions.ts';
 
 export const kst = (local: string) => new Date(`${local}+09:00`);
@@ -10,18 +12,14 @@ export const portalOf = (app: App) => createPortalActions({ db: app.db, gateway:
 
 export const customer = (userId: string): PortalActor => ({ userId, portalSessionId: `portal-session-of-${userId}` });
 
-/** The subscription's events, oldest first, as the merchant's feed renders them. */
-export async function eventsOf(
-  app: App,
-  subscriptionId: string,
-): Promise<Array<{ type: string; data: { object: Record<string, unknown>; previousAttributes?: Record<string, unknown> } }>> {
-  const response = await app.inject({
-    method: 'GET',
-    url: '/api/v1/events?limit=100',
-    headers: { authorization: `Bearer ${app.config.apiKeys[0] as string}` },
-  });
-  const page = response.json() as { items: Array<{ type: string; data: { object: Record<string, unknown>; previousAttributes?: Record<string, unknown> } }> };
-  return page.items.filter((event) => event.data.object.id === subscriptionId);
+/**
+ * The subscription's events, oldest first, rendered as the feed renders them (renderEvent), read by the object
+ * without waiting for their sequence: the feed numbers an event only once no older transaction is in flight anywhere
+ * on the server, and the test files running beside this one keep transactions in flight.
+ */
+export async function eventsOf(app: App, subscriptionId: string) {
+  const rows = await loadEvents(app.db, 'e."objectId" = $1::uuid', [subscriptionId], 'ORDER BY e."xid", e."pos"');
+  return rows.map((row) => renderEvent(row, app.config));
 }
 
 /** The audit entries of one subscription or payment, newest first. */

@@ -151,6 +151,20 @@ describe('withdrawal in the portal', () => {
     });
   });
 
+  it('an external refund in parts lowers refundDue; the attention clears only when nothing is owed', async () => {
+    await setClock(running.app, kst('2030-03-30T10:00:00'));
+    const id = await subscribe(running.app, { userId: 'jin', method: 'MOBILE', amount: 5500, itemCode: 'ITEM01' });
+    const [paid] = await paymentsOf(running.app, id);
+    await setClock(running.app, kst('2030-04-02T10:00:00'));
+    expect(await portalOf(running.app).withdraw(customer('jin'), id)).toMatchObject({ refunded: 0, refundDue: 5500 });
+    const part = await adminPost(`/admin/payments/${paid!.id}/refunds/external`, { amount: 2000, reason: '일부 계좌 환불' }, 'part-1');
+    expect(part.statusCode, part.body).toBe(201);
+    expect(await getSubscription(running.app, id)).toMatchObject({ needsAttention: true, attentionReason: 'WITHDRAWAL_REFUND_DUE', refundDue: 3500 });
+    const rest = await adminPost(`/admin/payments/${paid!.id}/refunds/external`, { amount: 3500, reason: '나머지 계좌 환불' }, 'part-2');
+    expect(rest.statusCode, rest.body).toBe(201);
+    expect(await getSubscription(running.app, id)).toMatchObject({ needsAttention: false });
+  });
+
   it('a refund of unknown outcome is not guessed: it stays owed until an operator settles it', async () => {
     const id = await subscribe(running.app, { userId: 'fay', amount: 9900 });
     const [paid] = await paymentsOf(running.app, id);
