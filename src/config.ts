@@ -56,6 +56,7 @@ export const EnvSchema = Type.Object({
   WEBHOOK_ALLOW_HTTP: Type.Optional(Type.Boolean()),
   EVENT_RETENTION: Type.String({ default: '90d' }),
   CONSENT_REQUIRED: Type.Boolean({ default: true }),
+  PORTAL_WITHDRAWAL: Type.String({ default: '7d' }),
   SETTLEMENT_MAX_BYTES: Type.Integer({ minimum: 1, default: 20_971_520 }),
   CONSOLE_SESSION_KEYS: Type.Optional(Text),
   CONSOLE_SESSION_TTL: Type.String({ default: '8h' }),
@@ -103,6 +104,11 @@ async function validateEnv(source: NodeJS.ProcessEnv): Promise<Env> {
   } finally {
     await holder.close();
   }
+}
+
+/** PORTAL_WITHDRAWAL: a duration, or `off` (the portal never offers withdrawal): null. */
+function parseWithdrawal(value: string): number | null {
+  return value.trim() === 'off' ? null : parseDuration(value, 'PORTAL_WITHDRAWAL');
 }
 
 function splitList(value: string | undefined): string[] {
@@ -226,6 +232,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   const webhookRetryDelaysMs = attempt(() => parseDurationList(env.WEBHOOK_RETRY_DELAYS, 'WEBHOOK_RETRY_DELAYS', { gaps: true })) ?? [];
   const webhookDisableAfterMs = attempt(() => parseDuration(env.WEBHOOK_DISABLE_AFTER, 'WEBHOOK_DISABLE_AFTER')) ?? 0;
   const eventRetentionMs = attempt(() => parseDuration(env.EVENT_RETENTION, 'EVENT_RETENTION')) ?? 0;
+  const portalWithdrawalMs = attempt(() => parseWithdrawal(env.PORTAL_WITHDRAWAL)) ?? null;
   const consoleSessionKeys = attempt(() => parseConsoleSessionKeys(env.CONSOLE_SESSION_KEYS)) ?? [];
   const consoleSessionTtlMs = attempt(() => parseDuration(env.CONSOLE_SESSION_TTL, 'CONSOLE_SESSION_TTL')) ?? 0;
   const cronCheck = validateDetailed(env.SCHEDULER_CRON);
@@ -280,6 +287,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     eventRetentionMs,
     consoleSessionKeys,
     consoleSessionTtlMs,
+    portalWithdrawalMs,
   });
 }
 
@@ -300,6 +308,7 @@ function toConfig(
     eventRetentionMs: number;
     consoleSessionKeys: Buffer[];
     consoleSessionTtlMs: number;
+    portalWithdrawalMs: number | null;
   },
 ) {
   const production = env.NODE_ENV === 'production';
@@ -367,6 +376,8 @@ function toConfig(
     eventRetentionMs: parsed.eventRetentionMs,
     /** docs/architecture.md, invariant 13 (consent before more money); false only for a merchant exempt from it. */
     consentRequired: env.CONSENT_REQUIRED,
+    /** How long after a subscription's first payment the customer may withdraw (청약철회) in the portal; null: never. */
+    portalWithdrawalMs: parsed.portalWithdrawalMs,
     /** The largest settlement file an import accepts (413 beyond). */
     settlementMaxBytes: env.SETTLEMENT_MAX_BYTES,
     logLevel: env.LOG_LEVEL,

@@ -45,6 +45,13 @@ describe('loadConfig', () => {
     await expect(loadConfig({ CONSOLE_LOCALE: 'fr' })).rejects.toThrow(/CONSOLE_LOCALE/);
   });
 
+  it('PORTAL_WITHDRAWAL: 7 days by default, a duration, or off (null: the portal never offers withdrawal)', async () => {
+    expect((await loadConfig({})).portalWithdrawalMs).toBe(7 * 86_400_000);
+    expect((await loadConfig({ PORTAL_WITHDRAWAL: '14d' })).portalWithdrawalMs).toBe(14 * 86_400_000);
+    expect((await loadConfig({ PORTAL_WITHDRAWAL: 'off' })).portalWithdrawalMs).toBeNull();
+    await expect(loadConfig({ PORTAL_WITHDRAWAL: 'a week' })).rejects.toThrow(/PORTAL_WITHDRAWAL: "a week" is not a duration/);
+  });
+
   it('reads only the source it is given, not process.env', async () => {
     process.env.PORT = '4321';
     try {

@@ -54,6 +54,7 @@ export const en: Catalog = {
     },
     cancelReason: {
       REQUESTED: 'Cancelled at your request',
+      CANCELED_BY_CUSTOMER: 'Cancelled by you',
       CANCELED_BY_MERCHANT: 'Cancelled by the merchant',
       CANCELED_BY_OPERATOR: 'Cancelled by the merchant’s staff',
       RETRIES_EXHAUSTED: 'Cancelled after repeated failed payments',

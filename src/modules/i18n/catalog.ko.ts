@@ -59,6 +59,7 @@ export const ko = {
     },
     cancelReason: {
       REQUESTED: '고객 요청으로 해지',
+      CANCELED_BY_CUSTOMER: '고객이 해지',
       CANCELED_BY_MERCHANT: '판매자가 해지',
       CANCELED_BY_OPERATOR: '운영자가 해지',
       RETRIES_EXHAUSTED: '결제가 계속 실패하여 해지',
