@@ -7,7 +7,7 @@ import formbody from '@fastify/formbody';
 import { basicAuthorization } from '../gateway/client.ts';
 import { isAmountString, PAYMENT_METHODS, type PaymentMethod } from '../gateway/fields.ts';
 import type { GatewayOperationName } from '../gateway/types.ts';
-import { renderAutoPost, renderWindowError, renderWindowPage } from './window.page.ts';
+import { renderAutoPost, renderWindowError, renderWindowPage, withQuery } from './window.page.ts';
 import { SandboxError, type SandboxState, type WindowTerms } from './sandbox.state.ts';
 import { createFaultServer, registerFaultControls, type FaultAnswers } from './faults.ts';
 import type { SandboxStore } from './sandbox.store.ts';
@@ -74,12 +74,6 @@ function windowTerms(params: Record<string, unknown>): WindowTerms {
     userName: text('userName', false),
     userPhoneNumber: text('userPhoneNumber', false),
   };
-}
-
-function withQuery(target: string, fields: Record<string, string>): string {
-  const url = new URL(target);
-  for (const [key, value] of Object.entries(fields)) url.searchParams.set(key, value);
-  return url.toString();
 }
 
 /** Where the window sends the browser, and with which fields. */

@@ -19,6 +19,7 @@ import type { GatewayOperationName } from '../gateway/types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createFaultQueue, type FaultQueue, type FaultSpec as AnyFaultSpec } from './faults.ts';
 import { SandboxError } from './sandbox-error.ts';
+import { createChangeLog, renumberLedger } from './sandbox.store.ts';
 import { formatGatewayDateTime, KOREA_ZONE, MOBILE_WINDOW_DAYS, mobileWindowOffsetDays, sameCalendarMonth } from '../lib/calendar.ts';
 
 export { SandboxError } from './sandbox-error.ts';
@@ -155,10 +156,10 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
   let orderIds = new Set<string>();
   let entries: LedgerEntry[] = [];
   const faultQueue = createFaultQueue<GatewayOperationName>();
-  let changes: SandboxRecord[] = [];
+  const changes = createChangeLog<SandboxRecord>();
 
   const now = () => clock.now();
-  const changed = (kind: SandboxRecord['kind'], id: string, value: unknown) => changes.push({ kind, id, value: structuredClone(value) });
+  const changed = changes.record;
   const saveWindow = (window: WindowTransaction) => changed('window', window.id, window);
   const saveKey = (key: SandboxKey) => changed('key', key.billingKey, key);
   const saveCharge = (record: Charge) => changed('charge', record.transactionId, record);
@@ -420,7 +421,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       charges = new Map();
       orderIds = new Set();
       entries = [];
-      changes = [];
+      changes.take();
     },
 
     restore(records) {
@@ -433,15 +434,9 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
         else if (record.kind === 'order') orderIds.add(record.id);
         else entries.push(record.value as LedgerEntry);
       }
-      // In booking order; numbered afresh, since two sandboxes that once shared a database may both have used a number.
-      entries.sort((a, b) => a.seq - b.seq || a.at.localeCompare(b.at));
-      for (const [index, entry] of entries.entries()) entry.seq = index + 1;
+      renumberLedger(entries);
     },
 
-    takeChanges() {
-      const taken = changes;
-      changes = [];
-      return taken;
-    },
+    takeChanges: () => changes.take(),
   };
 }

@@ -16,6 +16,30 @@ export interface StoredRecord {
   value: unknown;
 }
 
+/** What a sandbox's operations changed since last taken, in order, each value copied as it was then. */
+export function createChangeLog<R extends StoredRecord>() {
+  let changes: R[] = [];
+  return {
+    record(kind: R['kind'], id: string, value: unknown): void {
+      changes.push({ kind, id, value: structuredClone(value) } as R);
+    },
+    take(): R[] {
+      const taken = changes;
+      changes = [];
+      return taken;
+    },
+  };
+}
+
+/**
+ * A restored ledger in booking order, numbered afresh from 1: two sandboxes that once shared a database may both
+ * have used a number.
+ */
+export function renumberLedger(entries: Array<{ seq: number; at: string }>): void {
+  entries.sort((a, b) => a.seq - b.seq || a.at.localeCompare(b.at));
+  for (const [index, entry] of entries.entries()) entry.seq = index + 1;
+}
+
 export interface SandboxStore<R extends StoredRecord = StoredRecord> {
   /** Resolves once the state holds what was kept (once per process; retried after a failure). */
   ready(): Promise<void>;

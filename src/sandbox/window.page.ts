@@ -45,3 +45,10 @@ export function renderWindowError(message: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Sandbox window error</title><style>${STYLE}</style></head>
 <body><h1>The payment window cannot open</h1><p>${escapeHtml(message)}</p></body></html>`;
 }
+
+/** A result page's address: `target` with the window's fields added to its query (what it had is kept). */
+export function withQuery(target: string, fields: Record<string, string>): string {
+  const url = new URL(target);
+  for (const [key, value] of Object.entries(fields)) url.searchParams.set(key, value);
+  return url.toString();
+}

@@ -3,66 +3,71 @@
 // fault injection shared with the Danal sandbox (src/sandbox/faults.ts) and controls under /_control. Mounted
 // under /sandbox/toss by the app in development, under /toss by `npm run sandbox`.
 //
-// What it relies on about Toss, each marked documented (with the page) or assumed (and why):
+// What it relies on about Toss, each marked documented (with the page) or assumed (and why). "Documented" means read
+// on Toss's own pages (docs.tosspayments.com) or, where marked "transcribed", in a copy of such a page kept in a
+// public repository (the error-codes page's tables were read that way); "forum" is Toss's developer forum
+// (techchat.tosspayments.com), where Toss's staff answer with real request logs.
 // - Basic auth is base64(secretKey + ":"), the colon saying there is no password. Documented:
 //   docs.tosspayments.com/reference/using-api/authorization ("시크릿 키 뒤에 콜론을 추가").
 // - No colon in the decoded credentials: 403 INCORRECT_BASIC_AUTH_FORMAT; an unknown key: 401 UNAUTHORIZED_KEY.
-//   Documented: docs.tosspayments.com/reference/error-codes (INCORRECT_BASIC_AUTH_FORMAT is listed 403, "':' 를
-//   포함해 인코딩해주세요"; UNAUTHORIZED_KEY 401). Assumed: a missing or non-Basic header, or a password after the
-//   colon, is UNAUTHORIZED_KEY too.
+//   Documented (transcribed): reference/error-codes lists INCORRECT_BASIC_AUTH_FORMAT as 403 ("':' 를 포함해
+//   인코딩해주세요"); UNAUTHORIZED_KEY ("인증되지 않은 시크릿 키 혹은 클라이언트 키") as 401 in public clients' copies
+//   of the table. Assumed: a missing or non-Basic header, or a password after the colon, is UNAUTHORIZED_KEY too.
 // - Errors are {code, message} with an HTTP status. Documented: the error-codes page. The messages here are the
 //   sandbox's own (English); Toss writes Korean unless asked otherwise, so clients read `code` only.
 // - Billing-auth window: success redirect to successUrl with customerKey and authKey; failure to failUrl with code
-//   and message; PAY_PROCESS_CANCELED when the customer cancels. Documented: the billing integration guide
-//   (docs.tosspayments.com, 자동결제 결제창 연동: "/success?customerKey=...&authKey=...", "/fail?code=...&message=...")
-//   and the error-codes page (failUrl errors). Assumed: an authKey is single-use and bound to the customerKey it
+//   and message; PAY_PROCESS_CANCELED when the customer cancels. Documented: reference/error-codes (the failUrl
+//   errors); the redirects' query fields as Toss's billing window guide gives them, read in a developer's summary
+//   of it (nextjs-blog-57b.pages.dev/blog/tosspayments-2: "/success?customerKey=&authKey=", "/fail?code=&message="). Assumed: an authKey is single-use and bound to the customerKey it
 //   was issued for (it authenticates one card registration); customerKey is 2–50 characters of A-Z a-z 0-9 - _ =
 //   . @ (as recalled from the SDK's requestBillingAuth; the sandbox refuses the window otherwise).
 // - POST /v1/billing/authorizations/issue {authKey, customerKey} answers the billing key object {mId, customerKey,
 //   authenticatedAt, method "카드", billingKey, cardCompany, cardNumber, card {issuerCode, acquirerCode, number
-//   (masked), cardType, ownerType}}. Documented: the core API reference (빌링키 발급); its field list as
-//   transcribed in public client code. A customerKey other than the authKey's: 400 NOT_MATCHES_CUSTOMER_KEY
-//   (documented message: "빌링 인증 고객키와 결제 요청 고객키가 일치하지 않습니다"). Assumed: an unknown or used
-//   authKey is 400 INVALID_REQUEST (no code for it was found).
+//   (masked), cardType, ownerType}}. Assumed from a secondary source: the endpoint and body are in every client
+//   seen; the answer's fields as a public client's stand-in for Toss's answer has them (the reference page was not
+//   readable here). A customerKey other than the authKey's: 400 NOT_MATCHES_CUSTOMER_KEY (the code's documented
+//   message, "빌링 인증 고객키와 결제 요청 고객키가 일치하지 않습니다", names the billing authentication's customerKey;
+//   that it applies at issue too is assumed). Assumed: an unknown or used authKey is 400 INVALID_REQUEST (no code
+//   for it was found).
 // - Billing keys look like base64url of 32 bytes with its "=" (seen in Toss's developer forum, techchat
 //   .tosspayments.com, in request logs of POST /v1/billing/{billingKey}); no "/" so it fits a path segment.
 // - POST /v1/billing/{billingKey} {customerKey, amount, orderId, orderName} approves at once and answers the
-//   Payment object with status DONE. Documented: the core API reference (자동결제 승인) and the Payment object
-//   (paymentKey, orderId, orderName, status, totalAmount, balanceAmount, suppliedAmount and vat, method "카드",
-//   approvedAt with +09:00, card {...}, cancels, failure, version "2022-11-16"): docs.tosspayments.com
-//   guides/apis/cancel-payment and reference/error-codes show full objects. Assumed: `type` is "BILLING" for a
+//   Payment object with status DONE. Documented: the Payment object (paymentKey, orderId, orderName, status,
+//   totalAmount, balanceAmount, suppliedAmount and vat, method "카드", approvedAt with +09:00, card {...}, cancels,
+//   failure, version "2022-11-16"), shown whole on guides/apis/cancel-payment and reference/error-codes; the call
+//   and its body in the forum's request logs. Assumed: `type` is "BILLING" for a
 //   billing approval (recalled from the Payment object's reference, not re-read).
-// - customerKey must be the key's: 400 NOT_MATCHES_CUSTOMER_KEY. Documented: a 400 with this code in a request log
-//   on techchat.tosspayments.com, and the error-codes page.
-// - A card payment is at least 100 won: 400 BELOW_MINIMUM_AMOUNT. Documented: error-codes page ("신용카드는
+// - customerKey must be the key's: 400 NOT_MATCHES_CUSTOMER_KEY. Documented (forum): a request log answered 400
+//   with this code, "빌링키 생성시에 보낸 customerkey와 결제 승인시 보낸 customerkey가 다를 때".
+// - A card payment is at least 100 won: 400 BELOW_MINIMUM_AMOUNT. Documented: reference/error-codes ("신용카드는
 //   결제금액이 100원 이상"). Amounts are JSON integers (the reference's examples); assumed: a string, a fraction or
 //   a boolean is 400 INVALID_REQUEST.
 // - orderId is 6–64 characters of A-Z a-z 0-9 - _ =. From the contract's wording of Toss's rule (the page was
 //   not re-read here); assumed: anything else is 400 INVALID_REQUEST.
-// - An orderId is approved once: DUPLICATED_ORDER_ID (documented in the billing approval's errors, "이미 승인 및
-//   취소가 진행된 중복된 주문번호") and ALREADY_PROCESSED_PAYMENT (documented 400, "이미 처리된 결제"). Assumed: which
+// - An orderId is approved once: DUPLICATED_ORDER_ID (documented, transcribed, in the billing approval's errors:
+//   "이미 승인 및 취소가 진행된 중복된 주문번호") and ALREADY_PROCESSED_PAYMENT (documented 400, "이미 처리된 결제"). Assumed: which
 //   one answers: the same charge again (same key and amount) is ALREADY_PROCESSED_PAYMENT, another charge reusing
 //   the orderId DUPLICATED_ORDER_ID; both 400. A refused charge leaves its orderId free (the message says
 //   "approved or cancelled").
-// - An unknown billing key: 400 INVALID_BILL_KEY_REQUEST. The code is documented for billing approvals ("빌링키
-//   인증이 완료되지 않았거나 유효하지 않은"); its status 400 is assumed.
+// - An unknown billing key: 400 INVALID_BILL_KEY_REQUEST. The code is documented (transcribed) for billing
+//   approvals ("빌링키 인증이 완료되지 않았거나 유효하지 않은"); its status 400 is assumed.
 // - Idempotency-Key on every POST: the first answer is replayed for the same key, API key, path and method, for 15
 //   days from the first request; a key over 300 characters is 400 INVALID_IDEMPOTENCY_KEY; the same key while the
 //   first call runs is 409 IDEMPOTENT_REQUEST_PROCESSING; GET ignores the header. Documented:
-//   docs.tosspayments.com/guides/using-api/idempotency-key. Assumed: error answers are replayed too (the page
-//   warns not to retry an error under a new key), a call that was never processed (a connection reset or a 500
-//   before anything was booked) keeps no answer, and the body is not compared (a forum report on techchat shows
-//   another payment's request answered with the first one's).
+//   guides/using-api/idempotency-key. Assumed: error answers are replayed too (the page warns not to retry an
+//   error under a new key), a call that was never processed (a connection reset or a 500 before anything was
+//   booked) keeps no answer, and the body is not compared (a forum report shows another payment's request, sent
+//   under the same key, answered with the first one's).
 // - GET /v1/payments/orders/{orderId} and GET /v1/payments/{paymentKey} answer the Payment; none: 404
-//   NOT_FOUND_PAYMENT. Documented: core API reference (결제 조회) and the error-codes page's example. A refused
+//   NOT_FOUND_PAYMENT. Documented: reference/error-codes (its example error is this one, 404). A refused
 //   charge is kept as status ABORTED with `failure` {code, message} (documented: "이미 일어난 결제 기록을 조회했을
 //   때는 Payment 객체의 failure 필드에"); by orderId, the approval wins over refused attempts (assumed).
 // - POST /v1/payments/{paymentKey}/cancel {cancelReason, cancelAmount?}: without cancelAmount the whole (remaining)
 //   amount; each cancel is appended to `cancels` with its refundableAmount; status PARTIAL_CANCELED then CANCELED.
 //   Documented: guides/apis/cancel-payment (부분 취소). More than the balance: 403 NOT_CANCELABLE_AMOUNT
-//   (documented 403, "취소 할 수 없는 금액"); a cancelled payment: 400 ALREADY_CANCELED_PAYMENT (the code is in
-//   Toss's cancel errors as transcribed by client code; its status is assumed); a refused (ABORTED) payment: 403
-//   NOT_CANCELABLE_PAYMENT (documented 403). cancelReason up to 200 characters (assumed).
+//   (documented, transcribed, 403 "취소 할 수 없는 금액"); a refused (ABORTED) payment: 403 NOT_CANCELABLE_PAYMENT
+//   (the same). Assumed: a cancelled payment is 400 ALREADY_CANCELED_PAYMENT (the code appears in public clients'
+//   lists of Toss's cancel errors, not in the table read here); cancelReason is at most 200 characters.
 // - A second cancel request of one paymentKey within one second is not processed. Documented: guides/apis/
 //   cancel-payment ("같은 paymentKey를 이용한 취소 요청이 1초에 2번 이상 연속으로 들어오면 첫 번째 요청만
 //   처리"). Assumed: it is answered 403 FORBIDDEN_CONSECUTIVE_REQUEST (the cancel errors' "반복적인 요청은 허용되지
@@ -70,12 +75,13 @@
 // - GET /v1/settlements?startDate&endDate (yyyy-MM-dd)[&dateType=soldDate|paidOutDate][&page&size] answers an
 //   array of lines {mId, paymentKey, transactionKey, orderId, currency, method, amount, interestFee, fees,
 //   supplyAmount, vat, payOutAmount, approvedAt, soldDate, paidOutDate, cancel}; a cancel's line has a negative
-//   amount and fee and its `cancel`. Documented: guides/apis/settlements and common/apis/settlements (dateType,
-//   default soldDate), lines in techchat reports. Assumed: page from 1, size 100 by default and at most 10,000;
+//   amount and fee and its `cancel`. Documented: guides/apis/settlements and common/apis/settlements (the query,
+//   dateType defaulting to soldDate, the lines); a cancel's line as the forum shows one. Assumed: page from 1, size 100 by default and at most 10,000;
 //   paidOutDate two days after soldDate and a 2.5 % fee (a contract sets both); lines are listed as soon as they
 //   are booked.
-// - Decline faults answer with Toss's status for the code (the error-codes page: REJECT_CARD_PAYMENT and
-//   REJECT_CARD_COMPANY 403, INVALID_* 400, ...); a code the sandbox does not know answers 400 (assumed).
+// - Decline faults answer with Toss's status for the code (reference/error-codes, transcribed:
+//   REJECT_CARD_PAYMENT and REJECT_CARD_COMPANY 403, INVALID_* 400, ...); a code the sandbox does not know answers
+//   400 (assumed).
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
@@ -83,6 +89,7 @@ import { createFaultServer, registerFaultControls, type Fault, type FaultAnswers
 import { SandboxError } from '../sandbox-error.ts';
 import type { SandboxStore } from '../sandbox.store.ts';
 import { parseSettlementQuery, settlementLines } from './toss-settlements.ts';
+import { withQuery } from '../window.page.ts';
 import { renderTossWindowError, renderTossWindowPage, type TossWindowTerms } from './toss-window.page.ts';
 import { TOSS_OPERATIONS, type TossOperation, type TossSandboxState } from './toss.state.ts';
 
@@ -199,12 +206,6 @@ function windowTerms(params: Record<string, unknown>, clientKey: string): TossWi
     if (!/^https?:\/\//.test(url)) reject(400, 'INVALID_REQUEST', 'successUrl and failUrl must be http(s) URLs');
   }
   return terms;
-}
-
-function withQuery(target: string, fields: Record<string, string>): string {
-  const url = new URL(target);
-  for (const [key, value] of Object.entries(fields)) url.searchParams.set(key, value);
-  return url.toString();
 }
 
 /** Where the window sends the browser: successUrl with customerKey and a fresh authKey, or failUrl with the refusal. */

@@ -6,6 +6,7 @@
 // can keep, and `restore` puts records kept before back, as the Danal sandbox does.
 import { createFaultQueue, type FaultQueue, type Processed } from '../faults.ts';
 import { SandboxError } from '../sandbox-error.ts';
+import { createChangeLog, renumberLedger } from '../sandbox.store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import {
   cardFor,
@@ -146,10 +147,10 @@ export function createTossSandboxState(options: { clock: Clock; mId: string }): 
   let answers = new Map<string, KeptAnswer>();
   const inFlight = new Set<string>();
   let entries: TossLedgerEntry[] = [];
-  let changes: TossRecord[] = [];
+  const changes = createChangeLog<TossRecord>();
 
   const now = () => clock.now().toISOString();
-  const changed = (kind: TossRecord['kind'], id: string, value: unknown) => changes.push({ kind, id, value: structuredClone(value) });
+  const changed = changes.record;
   const savePayment = (payment: TossPayment) => changed('payment', payment.paymentKey, payment);
 
   function book(entry: Omit<TossLedgerEntry, 'seq'>): void {
@@ -332,7 +333,7 @@ export function createTossSandboxState(options: { clock: Clock; mId: string }): 
       answers = new Map();
       inFlight.clear();
       entries = [];
-      changes = [];
+      changes.take();
     },
 
     restore(records) {
@@ -345,14 +346,9 @@ export function createTossSandboxState(options: { clock: Clock; mId: string }): 
         else if (kind === 'answer') answers.set(id, value as KeptAnswer);
         else entries.push(value as TossLedgerEntry);
       }
-      entries.sort((a, b) => a.seq - b.seq || a.at.localeCompare(b.at));
-      for (const [index, entry] of entries.entries()) entry.seq = index + 1;
+      renumberLedger(entries);
     },
 
-    takeChanges() {
-      const taken = changes;
-      changes = [];
-      return taken;
-    },
+    takeChanges: () => changes.take(),
   };
 }
