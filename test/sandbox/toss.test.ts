@@ -557,6 +557,28 @@ describe('faults', () => {
   });
 });
 
+describe('controls', () => {
+  it('mints billing keys without a window, which charge under every rule; a reset forgets them', async () => {
+    const minted = await control('POST', '/_control/billing-keys', { customerKeys: ['bulk-1', 'bulk-2'] });
+    expect(minted.keys).toEqual([
+      { billingKey: expect.stringMatching(/=$/), customerKey: 'bulk-1' },
+      { billingKey: expect.stringMatching(/=$/), customerKey: 'bulk-2' },
+    ]);
+    const [first, second] = minted.keys;
+    expect((await charge(first.billingKey, order('order-bulk-1', 9900, 'bulk-1'))).status).toBe(200);
+    expect(await charge(second.billingKey, order('order-bulk-2', 9900, 'bulk-1'))).toMatchObject({ status: 400, body: { code: 'NOT_MATCHES_CUSTOMER_KEY' } });
+    const bad = await fetch(`${base}/_control/billing-keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customerKeys: ['x'] }),
+    });
+    expect(bad.status).toBe(400);
+    await control('POST', '/_control/reset', {});
+    expect(await ledger()).toEqual([]);
+    expect(await charge(first.billingKey, order('order-bulk-3', 9900, 'bulk-1'))).toMatchObject({ status: 400, body: { code: 'INVALID_BILL_KEY_REQUEST' } });
+  });
+});
+
 describe('mounted beside the Danal sandbox', () => {
   it('shares the app’s clock with it, and keeps what it issued across a restart', async () => {
     await control('PUT', '/_control/clock', { now: '2027-05-01T00:00:00Z' }, base.replace(/\/toss$/, ''));
