@@ -357,6 +357,25 @@ describe('Idempotency-Key', () => {
     expect(await ledger()).toHaveLength(2);
   });
 
+  it('a decline that is no processed call’s answer (our credentials, the first call running, Toss failing) is not replayed', async () => {
+    const key = await issueKey('cust-1');
+    for (const [code, status] of [
+      ['IDEMPOTENT_REQUEST_PROCESSING', 409],
+      ['UNAUTHORIZED_KEY', 401],
+      ['FAILED_INTERNAL_SYSTEM_PROCESSING', 500],
+    ] as const) {
+      await fault({ operation: 'CHARGE', kind: 'decline', code });
+      expect(await charge(key, order(`order-${status}-x`), `idem-${code}`)).toMatchObject({ status, body: { code } });
+      expect(await charge(key, order(`order-${status}-x`), `idem-${code}`)).toMatchObject({ status: 200, body: { status: 'DONE' } });
+    }
+    // A card's refusal is an answer: replayed.
+    await fault({ operation: 'CHARGE', kind: 'decline', code: 'REJECT_CARD_PAYMENT' });
+    const refused = await charge(key, order('order-refused-x'), 'idem-refused-x');
+    expect(refused).toMatchObject({ status: 403, body: { code: 'REJECT_CARD_PAYMENT' } });
+    expect(await charge(key, order('order-refused-x'), 'idem-refused-x')).toEqual(refused);
+    expect(await ledger()).toHaveLength(3);
+  });
+
   it('refuses a key longer than 300 characters; is per path (a cancel under a charge’s key is its own call)', async () => {
     const key = await issueKey('cust-1');
     expect(await charge(key, order('order-long-1'), 'k'.repeat(301))).toMatchObject({ status: 400, body: { code: 'INVALID_IDEMPOTENCY_KEY' } });

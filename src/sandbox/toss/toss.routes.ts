@@ -56,8 +56,9 @@
 //   first call runs is 409 IDEMPOTENT_REQUEST_PROCESSING; GET ignores the header. Documented:
 //   guides/using-api/idempotency-key. Assumed: error answers are replayed too (the page warns not to retry an
 //   error under a new key), a call that was never processed (a connection reset or a 500 before anything was
-//   booked) keeps no answer, and the body is not compared (a forum report shows another payment's request, sent
-//   under the same key, answered with the first one's).
+//   booked, our credentials refused, a 409 for a running first call) keeps no answer, and the body is not
+//   compared (a forum report shows another payment's request, sent under the same key, answered with the first
+//   one's).
 // - GET /v1/payments/orders/{orderId} and GET /v1/payments/{paymentKey} answer the Payment; none: 404
 //   NOT_FOUND_PAYMENT. Documented: reference/error-codes (its example error is this one, 404). A refused
 //   charge is kept as status ABORTED with `failure` {code, message} (documented: "이미 일어난 결제 기록을 조회했을
@@ -106,8 +107,12 @@ export interface TossSandboxRoutesOptions {
 const IDEMPOTENCY_KEY_MAX = 300;
 const CUSTOMER_KEY = /^[A-Za-z0-9\-_=.@]{2,50}$/;
 
-/** Toss's HTTP status for the codes a decline fault may choose, and whether the card refused (kept ABORTED). */
-const DECLINES: Record<string, { status: number; refusal: boolean }> = {
+/**
+ * Toss's HTTP status for the codes a decline fault may choose; whether the card refused (kept ABORTED); and, with
+ * `unkept`, an answer that is no processed call's and is not kept for an Idempotency-Key: our credentials refused
+ * before the call is read, the first call still running, or Toss failing inside.
+ */
+const DECLINES: Record<string, { status: number; refusal: boolean; unkept?: true }> = {
   REJECT_CARD_PAYMENT: { status: 403, refusal: true },
   REJECT_CARD_COMPANY: { status: 403, refusal: true },
   FDS_ERROR: { status: 403, refusal: true },
@@ -125,22 +130,22 @@ const DECLINES: Record<string, { status: number; refusal: boolean }> = {
   DUPLICATED_ORDER_ID: { status: 400, refusal: false },
   INVALID_API_KEY: { status: 400, refusal: false },
   NOT_SUPPORTED_METHOD: { status: 400, refusal: false },
-  UNAUTHORIZED_KEY: { status: 401, refusal: false },
-  INCORRECT_BASIC_AUTH_FORMAT: { status: 403, refusal: false },
+  UNAUTHORIZED_KEY: { status: 401, refusal: false, unkept: true },
+  INCORRECT_BASIC_AUTH_FORMAT: { status: 403, refusal: false, unkept: true },
   FORBIDDEN_REQUEST: { status: 403, refusal: false },
   NOT_CANCELABLE_PAYMENT: { status: 403, refusal: false },
   NOT_CANCELABLE_AMOUNT: { status: 403, refusal: false },
   FORBIDDEN_CONSECUTIVE_REQUEST: { status: 403, refusal: false },
   ALREADY_CANCELED_PAYMENT: { status: 400, refusal: false },
   NOT_FOUND_PAYMENT: { status: 404, refusal: false },
-  IDEMPOTENT_REQUEST_PROCESSING: { status: 409, refusal: false },
-  FAILED_INTERNAL_SYSTEM_PROCESSING: { status: 500, refusal: false },
-  FAILED_PAYMENT_INTERNAL_SYSTEM_PROCESSING: { status: 500, refusal: false },
-  UNKNOWN_PAYMENT_ERROR: { status: 500, refusal: false },
+  IDEMPOTENT_REQUEST_PROCESSING: { status: 409, refusal: false, unkept: true },
+  FAILED_INTERNAL_SYSTEM_PROCESSING: { status: 500, refusal: false, unkept: true },
+  FAILED_PAYMENT_INTERNAL_SYSTEM_PROCESSING: { status: 500, refusal: false, unkept: true },
+  UNKNOWN_PAYMENT_ERROR: { status: 500, refusal: false, unkept: true },
 };
 const DEFAULT_DECLINE = 'REJECT_CARD_PAYMENT';
 
-function declineOf(fault: Fault): { code: string; status: number; refusal: boolean } {
+function declineOf(fault: Fault): { code: string; status: number; refusal: boolean; unkept?: true } {
   const code = fault.code ?? DEFAULT_DECLINE;
   return { code, ...(DECLINES[code] ?? { status: 400, refusal: true }) };
 }
@@ -242,7 +247,8 @@ function process(handle: () => unknown): Processed {
 /**
  * A POST operation: the Idempotency-Key first (a replay answers the first answer; the same key while its first call
  * runs is 409), then the fault, then the operation. What the call answered is kept for the key before it is sent,
- * so a lost answer is replayed; a call never processed (reset, unbooked 500) keeps nothing and can be sent again.
+ * so a lost answer is replayed; a call never processed (reset, unbooked 500, a 401 or 409 decline) keeps nothing
+ * and can be sent again.
  */
 async function serveOperation(
   context: CallContext,
@@ -272,7 +278,7 @@ async function serveOperation(
     fault = await faults.awaitFault(state, operation, reply);
     if (fault === 'aborted') return settle();
     if (fault && !fault.booked) {
-      if (fault.kind !== 'decline') {
+      if (fault.kind !== 'decline' || declineOf(fault).unkept) {
         await settle();
         return faults.apply(fault, reply);
       }
