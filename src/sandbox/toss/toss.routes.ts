@@ -235,7 +235,7 @@ interface CallContext {
 }
 
 /** The operation's own answer: what it returned (200), or its refusal in Toss's shape. */
-function process(handle: () => unknown): Processed {
+function answerOf(handle: () => unknown): Processed {
   try {
     return { status: 200, body: handle() };
   } catch (error) {
@@ -285,7 +285,7 @@ async function serveOperation(
       // A decline is Toss's answer: kept for the key like any other, and a card's refusal is kept ABORTED.
       if (declineOf(fault).refusal) onRefusal?.(fault);
       answer = FAULT_ANSWERS.decline(fault);
-    } else answer = process(handle);
+    } else answer = answerOf(handle);
   } catch (error) {
     await settle();
     throw error;
@@ -300,7 +300,7 @@ async function serveRead(context: CallContext, reply: FastifyReply, operation: T
   const fault = await context.faults.awaitFault(context.state, operation, reply);
   if (fault === 'aborted') return;
   if (fault && !fault.booked) return context.faults.apply(fault, reply);
-  const answer = process(handle);
+  const answer = answerOf(handle);
   if (fault) return context.faults.apply(fault, reply, answer);
   return reply.status(answer.status).send(answer.body);
 }
