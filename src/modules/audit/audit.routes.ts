@@ -3,22 +3,9 @@
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import type { Db } from '../../db/prisma.ts';
-import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { named, TAGS } from '../../lib/api-document.ts';
-import { Cursor, Limit, StringEnum, pageOf } from '../shared/schemas.ts';
-
-const ENTITY_TYPES = ['payment', 'subscription', 'registration', 'order', 'webhook_endpoint', 'settlement_import', 'scheduler', 'clock'];
-
-const AuditQuery = Type.Object(
-  {
-    entityType: Type.Optional(StringEnum(ENTITY_TYPES)),
-    entityId: Type.Optional(Type.String({ maxLength: 200 })),
-    actor: Type.Optional(Type.String({ maxLength: 200 })),
-    limit: Limit,
-    cursor: Type.Optional(Cursor),
-  },
-  { additionalProperties: false },
-);
+import { pageOf } from '../shared/schemas.ts';
+import { AuditQuery, listAudit } from './audit.queries.ts';
 
 const AuditEntry = named(
   'AuditEntry',
@@ -53,29 +40,7 @@ export function auditRoutes(deps: { db: Db }) {
           response: { 200: AuditPage },
         },
       },
-      async (request) => {
-        const { entityType, entityId, actor, limit, cursor } = request.query;
-        const rows = await db.auditEvent.findMany({
-          where: { entityType, entityId, actor, ...afterCursor(decodeCursor(cursor)) },
-          orderBy: PAGE_ORDER,
-          take: limit + 1,
-        });
-        const page = toPage(rows, limit);
-        return {
-          items: page.items.map((row) => ({
-            id: row.id,
-            at: row.createdAt.toISOString(),
-            actor: row.actor,
-            action: row.action,
-            entityType: row.entityType,
-            entityId: row.entityId,
-            reason: row.reason ?? undefined,
-            before: row.before ?? undefined,
-            after: row.after ?? undefined,
-          })),
-          nextCursor: page.nextCursor,
-        };
-      },
+      async (request) => listAudit(db, request.query),
     );
   };
 }

@@ -11,7 +11,7 @@ import { IdParams } from '../shared/schemas.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
 import { formatKst, formatKstDate, isoInstant } from './korea-time.ts';
 import { formatWon, formatWonNumber, refusalInWords } from './money.ts';
-import { type Speech, speech } from '../i18n/messages.ts';
+import { type MessageKey, type Params, type Speech, speech } from '../i18n/messages.ts';
 
 /** What every template receives besides its own data (layout: navigation, operator, CSRF token for its forms). */
 export interface PageContext extends Speech {
@@ -54,25 +54,40 @@ export async function renderPage(
   return reply.viewAsync(`${template}.eta`, { ...context, ...data });
 }
 
+/**
+ * Words a template writes from the catalog: a message key, or a key with its placeholders; an amount in `money` is
+ * written by the page's own money formatter (it.money: "9,900 KRW" / "9,900원"), never formatted here.
+ */
+export type Words = MessageKey | { key: MessageKey; params?: Params; money?: Record<string, number> };
+
 /** One field of an action form besides the ones every action has (`_csrf`, `idempotencyKey`, "Reason"). */
 export type FormField =
-  | { name: string; label: string; kind: 'text' | 'number'; required?: boolean; hint?: string }
-  | { name: string; label: string; kind: 'choice'; choices: Array<{ value: string; label: string }> };
+  | { name: string; label: MessageKey; kind: 'text' | 'number'; required?: boolean; hint?: Words }
+  | { name: string; label: MessageKey; kind: 'choice'; choices: ReadonlyArray<{ value: string; label: MessageKey }> };
 
 /**
- * An action form as views/partials/action-form.eta renders it. Its idempotency key is made now, when the page is
- * rendered: submitting the same rendered form twice (a double click, a resent POST) acts once.
+ * An action form as views/partials/action-form.eta renders it: a box with its heading (h3) and a sentence of what it
+ * does, its fields, a required Reason and its button; `danger` marks what cannot be undone (cancel, refund, charge)
+ * with the destructive style. Its idempotency key is made now, when the page is rendered: submitting the same
+ * rendered form twice (a double click, a resent POST) acts once.
  */
 export interface ActionForm {
   action: string;
-  button: string;
+  heading: MessageKey;
+  description: Words;
+  button: MessageKey;
   fields: FormField[];
   idempotencyKey: string;
   danger?: boolean;
 }
 
-export function actionForm(action: string, button: string, fields: FormField[] = [], options: { danger?: boolean } = {}): ActionForm {
-  return { action, button, fields, idempotencyKey: randomUUID(), danger: options.danger };
+export function actionForm(
+  action: string,
+  words: { heading: MessageKey; description: Words; button: MessageKey },
+  fields: FormField[] = [],
+  options: { danger?: boolean } = {},
+): ActionForm {
+  return { action, ...words, fields, idempotencyKey: randomUUID(), danger: options.danger };
 }
 
 /** The fields every action form posts besides its own (all text, as a form sends them). */
