@@ -22,24 +22,39 @@ const dropBlank = async (request: FastifyRequest) => {
   dropBlankFields(request.query);
 };
 
-/** One changed field: its value before and after, written as JSON (strings as they are); absent is "". */
+/**
+ * A value of before or after as the page writes it: an amount of won (the shapes' amount fields) by the page's money
+ * formatter, an instant in Korea time, anything else as text (JSON for what is not a string); absent is empty.
+ */
+export type Shown = { kind: 'money'; value: number } | { kind: 'instant'; value: string } | { kind: 'text'; value: string };
+
+/** One changed field: its value before and after. */
 export interface Change {
   field: string;
-  before: string;
-  after: string;
+  before: Shown;
+  after: Shown;
 }
 
-const shown = (value: unknown): string => (value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
+/** The API shapes' fields that hold won (payments, subscriptions, refunds). */
+const MONEY_FIELDS = new Set(['amount', 'canceledAmount', 'pendingAmount', 'lastAmount', 'remaining']);
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+function shown(field: string, value: unknown): Shown {
+  if (typeof value === 'number' && MONEY_FIELDS.has(field)) return { kind: 'money', value };
+  if (typeof value === 'string' && INSTANT.test(value)) return { kind: 'instant', value };
+  return { kind: 'text', value: value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value) };
+}
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The fields that differ between before and after (both objects), in their order; a value that is no object is one row. */
 export function changesOf(before: unknown, after: unknown): Change[] {
   if (before === undefined && after === undefined) return [];
-  if (!isRecord(before) && !isRecord(after)) return [{ field: '', before: shown(before), after: shown(after) }];
+  if (!isRecord(before) && !isRecord(after)) return [{ field: '', before: shown('', before), after: shown('', after) }];
   const b = isRecord(before) ? before : {};
   const a = isRecord(after) ? after : {};
   const fields = [...new Set([...Object.keys(b), ...Object.keys(a)])];
-  return fields.filter((field) => shown(b[field]) !== shown(a[field])).map((field) => ({ field, before: shown(b[field]), after: shown(a[field]) }));
+  return fields.filter((field) => !same(b[field], a[field])).map((field) => ({ field, before: shown(field, b[field]), after: shown(field, a[field]) }));
 }
 
 /** The console page of an audit entry's entity, where it has one. */
