@@ -11,6 +11,7 @@ import { IdParams } from '../shared/schemas.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
 import { formatKst, formatKstDate, isoInstant } from './korea-time.ts';
 import { formatWon, formatWonNumber, refusalInWords } from './money.ts';
+import type { Catalog } from '../i18n/catalog.ko.ts';
 import { type MessageKey, type Params, type Speech, speech } from '../i18n/messages.ts';
 
 /** What every template receives besides its own data (layout: navigation, operator, CSRF token for its forms). */
@@ -81,13 +82,21 @@ export interface ActionForm {
   danger?: boolean;
 }
 
-export function actionForm(
-  action: string,
-  words: { heading: MessageKey; description: Words; button: MessageKey },
-  fields: FormField[] = [],
-  options: { danger?: boolean } = {},
-): ActionForm {
-  return { action, ...words, fields, idempotencyKey: randomUUID(), danger: options.danger };
+/** The actions the catalog words (console.records.actions.<name>: heading, description, button). */
+export type ActionName = Exclude<keyof Catalog['console']['records']['actions'], 'wholeWonTitle'>;
+
+/** The form of action `name` posting to `action`, its heading, sentence and button the catalog's words for `name`. */
+export function actionForm(action: string, name: ActionName, fields: FormField[] = [], options: { danger?: boolean } = {}): ActionForm {
+  const words = `console.records.actions.${name}` as const;
+  return {
+    action,
+    heading: `${words}.heading`,
+    description: `${words}.description`,
+    button: `${words}.button`,
+    fields,
+    idempotencyKey: randomUUID(),
+    danger: options.danger,
+  };
 }
 
 /** The fields every action form posts besides its own (all text, as a form sends them). */

@@ -17,13 +17,6 @@ const OUTCOMES = [
   { value: 'SUCCEEDED', label: 'console.records.actions.resolve.succeeded' },
   { value: 'FAILED', label: 'console.records.actions.resolve.failed' },
 ] as const;
-/** Each action's heading, sentence and button (console.records.actions.<name>). */
-const words = (name: 'resolve' | 'refund' | 'settleRefund' | 'externalRefund') =>
-  ({
-    heading: `console.records.actions.${name}.heading`,
-    description: `console.records.actions.${name}.description`,
-    button: `console.records.actions.${name}.button`,
-  }) as const;
 const PageQuery = Type.Object({ older: Type.Optional(Type.String({ maxLength: 300 })), done: Type.Optional(Type.String({ maxLength: 40 })) });
 const Text = Type.Optional(Type.String({ maxLength: 200 }));
 
@@ -40,7 +33,7 @@ export function paymentPage(deps: ConsoleDeps) {
       const rest = payment.amount - payment.canceledAmount;
       // Resolve: an UNKNOWN payment, or a FAILED one a settlement file shows approved (the service decides; 409 else).
       if (payment.status === 'UNKNOWN' || (payment.status === 'FAILED' && payment.needsAttention)) {
-        forms.resolve = actionForm(`${page(id)}/resolve`, words('resolve'), [
+        forms.resolve = actionForm(`${page(id)}/resolve`, 'resolve', [
           { name: 'outcome', label: 'console.records.actions.resolve.outcome', kind: 'choice', choices: OUTCOMES },
           {
             name: 'transactionId',
@@ -53,7 +46,7 @@ export function paymentPage(deps: ConsoleDeps) {
       if (refundable) {
         forms.refund = actionForm(
           `${page(id)}/refund`,
-          words('refund'),
+          'refund',
           [
             {
               name: 'amount',
@@ -66,7 +59,7 @@ export function paymentPage(deps: ConsoleDeps) {
         );
       }
       if (payment.refundOutcomeUnknown) {
-        forms.settleRefund = actionForm(`${page(id)}/refund-outcome`, words('settleRefund'), [
+        forms.settleRefund = actionForm(`${page(id)}/refund-outcome`, 'settleRefund', [
           { name: 'outcome', label: 'console.records.actions.settleRefund.outcome', kind: 'choice', choices: OUTCOMES },
         ]);
       }
@@ -75,7 +68,7 @@ export function paymentPage(deps: ConsoleDeps) {
       if (refundable) {
         forms.externalRefund = actionForm(
           `${page(id)}/external-refund`,
-          words('externalRefund'),
+          'externalRefund',
           [
             {
               name: 'amount',

@@ -25,13 +25,6 @@ const WHEN = [
   { value: 'now', label: 'console.records.actions.cancel.now' },
   { value: 'periodEnd', label: 'console.records.actions.cancel.periodEnd' },
 ] as const;
-/** Each action's heading, sentence and button (console.records.actions.<name>). */
-const words = (name: 'charge' | 'pause' | 'resume' | 'cancel') =>
-  ({
-    heading: `console.records.actions.${name}.heading`,
-    description: `console.records.actions.${name}.description`,
-    button: `console.records.actions.${name}.button`,
-  }) as const;
 
 export function subscriptionPage(deps: ConsoleDeps) {
   const { db } = deps.service;
@@ -54,12 +47,12 @@ export function subscriptionPage(deps: ConsoleDeps) {
       const subscription = serializeSubscription(row);
       const live = subscription.status !== 'CANCELED';
       const forms: Record<string, ActionForm> = {};
-      if (live && subscription.status !== 'PAUSED') forms.charge = actionForm(`${page(id)}/charge`, words('charge'), [], { danger: true });
-      if (live && subscription.status !== 'PAUSED') forms.pause = actionForm(`${page(id)}/pause`, words('pause'));
-      if (subscription.status === 'PAUSED') forms.resume = actionForm(`${page(id)}/resume`, words('resume'));
+      if (live && subscription.status !== 'PAUSED') forms.charge = actionForm(`${page(id)}/charge`, 'charge', [], { danger: true });
+      if (live && subscription.status !== 'PAUSED') forms.pause = actionForm(`${page(id)}/pause`, 'pause');
+      if (subscription.status === 'PAUSED') forms.resume = actionForm(`${page(id)}/resume`, 'resume');
       if (live) {
         const when = { name: 'when', label: 'console.records.actions.cancel.when', kind: 'choice', choices: WHEN } as const;
-        forms.cancel = actionForm(`${page(id)}/cancel`, words('cancel'), [when], { danger: true });
+        forms.cancel = actionForm(`${page(id)}/cancel`, 'cancel', [when], { danger: true });
       }
       return renderPage(request, reply, 'subscription', {
         title: `Subscription ${subscription.orderName}`,
