@@ -40,7 +40,7 @@ export const recordsEn: Catalog['console']['records'] = {
     },
     cancel: {
       heading: 'Cancel subscription',
-      description: 'Ends the subscription: now, or at the end of the period already paid for. It cannot be undone here; the customer must subscribe again.',
+      description: 'Ends the subscription: now, or at the end of the period already paid for. This page cannot undo it.',
       button: 'Cancel subscription',
       when: 'When',
       now: 'Now',

@@ -40,7 +40,7 @@ export const recordsKo = {
     },
     cancel: {
       heading: '구독 해지',
-      description: '구독을 지금 또는 이미 결제된 기간이 끝날 때 해지합니다. 여기서는 되돌릴 수 없으며, 고객이 다시 구독해야 합니다.',
+      description: '구독을 지금 또는 이미 결제된 기간이 끝날 때 해지합니다. 이 화면에서는 되돌릴 수 없습니다.',
       button: '구독 해지',
       when: '해지 시점',
       now: '지금',
