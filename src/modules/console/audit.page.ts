@@ -1,13 +1,13 @@
 // The Audit page (/console/audit, docs/operating.md "Operator console"): the audit trail newest first with the filters
 // of GET /admin/audit (entity type, entity id, actor) and its keyset pages, read through the same query
-// (audit/audit.queries.ts listAudit). Each entry: its time in Korea time, the actor (an operator `admin:<name>`, a
-// customer `customer:<userId>`, an import `settlement-import:<id>`), the action in words, the entity linked to its
-// console page, the reason, and what changed between before and after, field by field. Audit entries hold no secret
-// (audit.ts writes the shapes the API shows), and the page shows nothing the admin route does not.
+// (audit/audit.queries.ts listAudit). Each entry: its time in Korea time, the actor (an operator `admin:<name>`; a
+// customer `customer:<userId>`, linked to their subscriptions; an import `settlement-import:<id>`, linked to its
+// reconciliation page), the action in words, the entity linked to its console page, the reason, and what changed
+// between before and after, field by field. Audit entries hold no secret (audit.ts writes the shapes the API shows;
+// test/modules/checkout/no-secrets.test.ts reads this page too), and the page shows nothing the admin route does not.
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app-types.ts';
-import { type AuditEntryShape, AuditQuery, listAudit } from '../audit/audit.queries.ts';
-import { ENTITY_TYPES } from '../audit/audit.queries.ts';
+import { type AuditEntryShape, AuditQuery, ENTITY_TYPES, listAudit } from '../audit/audit.queries.ts';
 import { ko } from '../i18n/catalog.ko.ts';
 import { lookup } from '../i18n/messages.ts';
 import { renderPage } from './console-page.ts';
@@ -16,6 +16,15 @@ import { dropBlankFields, listHref } from './list-filters.ts';
 
 const PATH = '/console/audit';
 const SETTLEMENT_ACTOR = /^settlement-import:([0-9a-f-]{36})$/;
+const CUSTOMER_ACTOR = /^customer:(.+)$/;
+
+/** Where an actor links: an import to its reconciliation page, a customer to their subscriptions; an operator nowhere. */
+function actorHref(actor: string): string | undefined {
+  const importId = SETTLEMENT_ACTOR.exec(actor)?.[1];
+  if (importId) return `/console/reconciliation?import=${importId}`;
+  const userId = CUSTOMER_ACTOR.exec(actor)?.[1];
+  return userId ? listHref('/console/subscriptions', { userId }) : undefined;
+}
 
 /** A form's blank fields filter nothing: dropped before the query is validated. */
 const dropBlank = async (request: FastifyRequest) => {
@@ -86,7 +95,7 @@ export function auditPage(deps: ConsoleDeps) {
           ...entry,
           actionKey: actionKey(entry.action),
           href: entityHref(entry),
-          importId: SETTLEMENT_ACTOR.exec(entry.actor)?.[1],
+          actorHref: actorHref(entry.actor),
           changes: changesOf(entry.before, entry.after),
         })),
         next: page.nextCursor ? listHref(PATH, paging, page.nextCursor) : undefined,

@@ -2,6 +2,7 @@
 // drives them in Chromium): a PAST_DUE subscription says why and when it is tried again, as the charging pass then
 // does it (RETRY_DELAYS here 1d,3d,7d, so a MOBILE retry can fall outside its ±5-day window); the reconciliation
 // summary counts the refunds made outside the gateway and its totals add up.
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { formatKst } from '../../../src/modules/console/korea-time.ts';
 import { TEST_ADMIN_TOKEN } from '../../helpers/app.ts';
@@ -145,5 +146,28 @@ describe('the reconciliation summary', () => {
     expect(summary.ledger).toMatchObject({ net: 35_900, externalRefunds: { count: 2, amount: 7_500 } });
     const revenue = await adminGet<{ items: Array<{ net: number }> }>(running.app, '/admin/reports/revenue?from=2027-03-10&to=2027-03-10');
     expect(revenue.items.map((p) => p.net)).toEqual([28_400]);
+  });
+});
+
+describe('the Audit page', () => {
+  it('links a customer actor to their subscriptions and an import actor to its reconciliation page, and says an unknown action as its code', async () => {
+    await setClock(running.app, kst('2027-03-10T09:00:00'));
+    const id = await subscribe(running.app, { userId: 'audit-customer' });
+    const importId = '7d1f4c2e-0b7a-4c55-9a51-3f0e2b9c8a11';
+    // Entries as the portal (actor customer:<userId>) and a settlement import (settlement-import:<id>) write them.
+    await running.app.db.auditEvent.createMany({
+      data: [
+        { actor: 'customer:audit-customer', action: 'subscription.cancel_at_period_end', entityType: 'subscription', entityId: id, reason: 'moving abroad' },
+        { actor: `settlement-import:${importId}`, action: 'payment.future_action', entityType: 'payment', entityId: randomUUID(), reason: 'settlement file' },
+      ],
+    });
+    const html = await consolePage('/console/audit?actor=customer:audit-customer');
+    expect(html).toContain('<a href="/console/subscriptions?userId=audit-customer" aria-label="customer:audit-customer"');
+    expect(textOf(html, 'audit')).toContain('Set to cancel at the end of the period subscription.cancel_at_period_end');
+    expect(html).toContain(`href="/console/subscriptions/${id}"`);
+    const byImport = await consolePage(`/console/audit?actor=settlement-import:${importId}`);
+    expect(byImport).toContain(`<a href="/console/reconciliation?import=${importId}" aria-label="settlement-import:${importId}"`);
+    // An action the catalog has no words for yet shows its code alone, never an error.
+    expect(textOf(byImport, 'audit')).toContain('payment.future_action');
   });
 });
