@@ -3,6 +3,7 @@
 // the two show the same entries in the same order with the same filters.
 import { Type, type Static } from 'typebox';
 import type { Db } from '../../db/prisma.ts';
+import { named } from '../../lib/api-document.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
 import { Cursor, Limit, StringEnum } from '../shared/schemas.ts';
 
@@ -22,18 +23,25 @@ export const AuditQuery = Type.Object(
 );
 export type AuditQuery = Static<typeof AuditQuery>;
 
-/** An entry as the API shows it (AuditEntry in audit.routes.ts). Audit entries hold no secret (audit.ts): before/after are shapes the API shows too. */
-export interface AuditEntryShape {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  entityType: string;
-  entityId: string;
-  reason?: string;
-  before?: unknown;
-  after?: unknown;
-}
+/** An entry as the API shows it (GET /admin/audit's AuditEntry). Audit entries hold no secret (audit.ts): before/after are shapes the API shows too. */
+export const AuditEntry = named(
+  'AuditEntry',
+  Type.Object(
+    {
+      id: Type.String(),
+      at: Type.String({ format: 'date-time' }),
+      actor: Type.String(),
+      action: Type.String(),
+      entityType: Type.String(),
+      entityId: Type.String(),
+      reason: Type.Optional(Type.String()),
+      before: Type.Optional(Type.Unknown()),
+      after: Type.Optional(Type.Unknown()),
+    },
+    { description: 'Who did what to which entity, when and why, with the entity before and after' },
+  ),
+);
+export type AuditEntryShape = Static<typeof AuditEntry>;
 
 /** One page of the trail, newest first, and the cursor of the next page (null on the last). */
 export async function listAudit(db: Db, query: AuditQuery): Promise<{ items: AuditEntryShape[]; nextCursor: string | null }> {
