@@ -557,7 +557,7 @@ describe('with JavaScript off', () => {
       const cancel = page.locator(`form[action="/console/subscriptions/${subscriptionId}/cancel"]`);
       await cancel.getByLabel('At the end of the period').check();
       await cancel.getByLabel('Reason').fill('customer is moving abroad');
-      await cancel.getByRole('button', { name: 'Cancel' }).click();
+      await cancel.getByRole('button', { name: 'Cancel subscription', exact: true }).click();
       await page.waitForURL(`${baseUrl}/console/subscriptions/${subscriptionId}?done=cancel`);
       await expect(page.locator('#subscription-status').textContent()).resolves.toContain('cancels at the end of the period');
       expect(await getSubscription(app, subscriptionId)).toMatchObject({ status: 'ACTIVE', cancelAtPeriodEnd: true });

@@ -11,10 +11,11 @@ import { ValidationError } from '../../lib/errors.ts';
 import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
+import { termFor } from './code-words.ts';
 import { formatKst, formatKstDate, isoInstant } from './korea-time.ts';
 import { formatWonNumber, refusalInWords } from './money.ts';
 import type { Catalog } from '../i18n/catalog.ko.ts';
-import { CATALOGS, LOCALES, type Locale, type MessageKey, type Speech, speech } from '../i18n/messages.ts';
+import { LOCALES, type Locale, type MessageKey, type Params, type Speech, speech } from '../i18n/messages.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,18 +31,6 @@ export const ConsoleLocale = Type.Union(LOCALES.map((locale) => Type.Literal(loc
 
 /** How the request's console page speaks (its language's translator and formatters). */
 export const speechOf = (request: FastifyRequest): Speech => speech(request.consoleLocale);
-
-/**
- * A code as the console shows it. In English the code itself, as the admin API, the CSV exports and the documents
- * name it ("UNKNOWN", "MISMATCHED": operators and their tools match these); in Korean its word from the catalog's
- * `words` section, or the code itself when the catalog has no word for it (an operator needs the code, never a
- * generic word).
- */
-export function termFor(locale: Locale, group: keyof Catalog['words'], code: string | null | undefined): string {
-  if (code === null || code === undefined) return '';
-  if (locale === 'en') return code;
-  return (CATALOGS[locale].words[group] as Record<string, string>)[code] ?? code;
-}
 
 /** A code of the service (a status, a reason) and the catalog's group of words for it; none for a gateway's own code. */
 export interface Code {
@@ -119,25 +108,48 @@ export async function renderPage(
   return reply.viewAsync(`${template}.eta`, { ...context, ...data, ...done });
 }
 
+/**
+ * Words a template writes from the catalog: a message key, or a key with its placeholders; an amount in `money` is
+ * written by the page's own money formatter (it.money: "9,900 KRW" / "9,900원"), never formatted here.
+ */
+export type Words = MessageKey | { key: MessageKey; params?: Params; money?: Record<string, number> };
+
 /** One field of an action form besides the ones every action has (`_csrf`, `idempotencyKey`, "Reason"). */
 export type FormField =
-  | { name: string; label: string; kind: 'text' | 'number'; required?: boolean; hint?: string }
-  | { name: string; label: string; kind: 'choice'; choices: Array<{ value: string; label: string }> };
+  | { name: string; label: MessageKey; kind: 'text' | 'number'; required?: boolean; hint?: Words }
+  | { name: string; label: MessageKey; kind: 'choice'; choices: ReadonlyArray<{ value: string; label: MessageKey }> };
 
 /**
- * An action form as views/partials/action-form.eta renders it. Its idempotency key is made now, when the page is
- * rendered: submitting the same rendered form twice (a double click, a resent POST) acts once.
+ * An action form as views/partials/action-form.eta renders it: a box with its heading (h3) and a sentence of what it
+ * does, its fields, a required Reason and its button; `danger` marks what cannot be undone (cancel, refund, charge)
+ * with the destructive style. Its idempotency key is made now, when the page is rendered: submitting the same
+ * rendered form twice (a double click, a resent POST) acts once.
  */
 export interface ActionForm {
   action: string;
-  button: string;
+  heading: MessageKey;
+  description: Words;
+  button: MessageKey;
   fields: FormField[];
   idempotencyKey: string;
   danger?: boolean;
 }
 
-export function actionForm(action: string, button: string, fields: FormField[] = [], options: { danger?: boolean } = {}): ActionForm {
-  return { action, button, fields, idempotencyKey: randomUUID(), danger: options.danger };
+/** The actions the catalog words (console.records.actions.<name>: heading, description, button). */
+export type ActionName = Exclude<keyof Catalog['console']['records']['actions'], 'wholeWonTitle'>;
+
+/** The form of action `name` posting to `action`, its heading, sentence and button the catalog's words for `name`. */
+export function actionForm(action: string, name: ActionName, fields: FormField[] = [], options: { danger?: boolean } = {}): ActionForm {
+  const words = `console.records.actions.${name}` as const;
+  return {
+    action,
+    heading: `${words}.heading`,
+    description: `${words}.description`,
+    button: `${words}.button`,
+    fields,
+    idempotencyKey: randomUUID(),
+    danger: options.danger,
+  };
 }
 
 /** The fields every action form posts besides its own (all text, as a form sends them). */

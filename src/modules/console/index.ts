@@ -128,6 +128,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
       await pages.register(listPages(deps));
       await pages.register(reconciliationPage(deps));
       await pages.register(reportsPage(deps));
+      await pages.register((await import('./audit.page.ts')).auditPage(deps));
     });
   };
 }

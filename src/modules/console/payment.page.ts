@@ -10,13 +10,13 @@ import { IdParams } from '../shared/schemas.ts';
 import { ExternalRefundBody, RefundBody, RefundResolveBody, ResolveBody } from '../payments/payments.schemas.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { actionForm, optional, registerAction, renderPage, wholeNumber, type ActionForm } from './console-page.ts';
-import { formatWon } from './money.ts';
+import { codeInWords } from './code-words.ts';
 import { readTimeline } from './timeline.queries.ts';
 
 const OUTCOMES = [
-  { value: 'SUCCEEDED', label: 'Succeeded' },
-  { value: 'FAILED', label: 'Failed' },
-];
+  { value: 'SUCCEEDED', label: 'console.records.actions.resolve.succeeded' },
+  { value: 'FAILED', label: 'console.records.actions.resolve.failed' },
+] as const;
 const PageQuery = Type.Object({ older: Type.Optional(Type.String({ maxLength: 300 })), done: Type.Optional(Type.String({ maxLength: 40 })) });
 const Text = Type.Optional(Type.String({ maxLength: 200 }));
 
@@ -30,31 +30,37 @@ export function paymentPage(deps: ConsoleDeps) {
       const [payment, timeline] = await Promise.all([payments.getPayment(id), readTimeline(db, { paymentId: id }, request.query.older)]);
       const refundable = payment.status === 'SUCCEEDED' && payment.canceledAmount < payment.amount && !payment.refundOutcomeUnknown;
       const forms: Record<string, ActionForm> = {};
+      const rest = payment.amount - payment.canceledAmount;
       // Resolve: an UNKNOWN payment, or a FAILED one a settlement file shows approved (the service decides; 409 else).
       if (payment.status === 'UNKNOWN' || (payment.status === 'FAILED' && payment.needsAttention)) {
-        forms.resolve = actionForm(`${page(id)}/resolve`, 'Resolve', [
-          { name: 'outcome', label: 'Outcome', kind: 'choice', choices: OUTCOMES },
-          { name: 'transactionId', label: 'Transaction ID', kind: 'text', hint: 'The gateway’s transactionId; required for Succeeded' },
+        forms.resolve = actionForm(`${page(id)}/resolve`, 'resolve', [
+          { name: 'outcome', label: 'console.records.actions.resolve.outcome', kind: 'choice', choices: OUTCOMES },
+          {
+            name: 'transactionId',
+            label: 'console.records.actions.resolve.transactionId',
+            kind: 'text',
+            hint: 'console.records.actions.resolve.transactionIdHint',
+          },
         ]);
       }
       if (refundable) {
         forms.refund = actionForm(
           `${page(id)}/refund`,
-          'Refund',
+          'refund',
           [
             {
               name: 'amount',
-              label: 'Amount',
+              label: 'console.records.actions.refund.amount',
               kind: 'number',
-              hint: `Won; leave empty for the rest (${formatWon(payment.amount - payment.canceledAmount)})`,
+              hint: { key: 'console.records.actions.refund.amountHint', money: { rest } },
             },
           ],
           { danger: true },
         );
       }
       if (payment.refundOutcomeUnknown) {
-        forms.settleRefund = actionForm(`${page(id)}/refund-outcome`, 'Settle refund', [
-          { name: 'outcome', label: 'Refund outcome', kind: 'choice', choices: OUTCOMES },
+        forms.settleRefund = actionForm(`${page(id)}/refund-outcome`, 'settleRefund', [
+          { name: 'outcome', label: 'console.records.actions.settleRefund.outcome', kind: 'choice', choices: OUTCOMES },
         ]);
       }
       // Offered when a gateway refund would be (something remains, no refund of unknown outcome); the service decides
@@ -62,21 +68,26 @@ export function paymentPage(deps: ConsoleDeps) {
       if (refundable) {
         forms.externalRefund = actionForm(
           `${page(id)}/external-refund`,
-          'Record external refund',
+          'externalRefund',
           [
             {
               name: 'amount',
-              label: 'Amount',
+              label: 'console.records.actions.externalRefund.amount',
               kind: 'number',
               required: true,
-              hint: `Won paid back outside the gateway (e.g. a bank transfer); no gateway call is made. At most ${formatWon(payment.amount - payment.canceledAmount)}`,
+              hint: { key: 'console.records.actions.externalRefund.amountHint', money: { rest } },
             },
-            { name: 'reference', label: 'Reference', kind: 'text', hint: 'Optional: where the money went, e.g. the transfer’s reference' },
+            {
+              name: 'reference',
+              label: 'console.records.actions.externalRefund.reference',
+              kind: 'text',
+              hint: 'console.records.actions.externalRefund.referenceHint',
+            },
           ],
           { danger: true },
         );
       }
-      return renderPage(request, reply, 'payment', { title: `Payment ${payment.orderId}`, payment, timeline, forms, done: request.query.done });
+      return renderPage(request, reply, 'payment', { title: `Payment ${payment.orderId}`, payment, timeline, forms, codeInWords, done: request.query.done });
     });
 
     registerAction(scope, idempotency, {

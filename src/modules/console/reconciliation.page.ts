@@ -1,8 +1,9 @@
 // Reconciliation (/console/reconciliation, docs/operating.md "Operator console"; docs/reconciliation.md "Reconciling with the gateway"):
 // upload a settlement file (a multipart form with its CSRF token and an idempotency key made when the page was
 // rendered) through the import service of POST /admin/settlement-imports, under that route's idempotency scope and
-// with the operator named; the import's summary; the period's summary; the lines by status (the admin list's filters
-// and keyset pages); and the whole filtered list as CSV (the admin route's CSV). No rule of its own.
+// with the operator named; the import's summary; the period's summary (refunds outside the gateway included); the
+// lines by status (the admin list's filters and keyset pages); and the whole filtered list as CSV (the admin route's
+// CSV). No rule of its own.
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
@@ -16,6 +17,7 @@ import { getImport, itemsCsv, listImports, listItems, summarizePeriod, summaryPe
 import { ItemsQuery, KoreaDate } from '../reconciliation/reconciliation.schemas.ts';
 import { who } from '../shared/admin-actions.ts';
 import { Uuid } from '../shared/schemas.ts';
+import { codeWithWord } from './code-words.ts';
 import { renderPage } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { dropBlankFields, listHref } from './list-filters.ts';
@@ -40,6 +42,25 @@ const UploadBody = Type.Object(
 interface UploadedFile {
   filename?: string;
   bytes: Buffer;
+}
+
+/**
+ * The period's summary with the refunds made outside the gateway added to our side, so the totals add up:
+ * - the settlement files' net (approvals − cancels) is compared with our ledger's gateway net (approvals − refunds
+ *   through the gateway): refunds outside the gateway (an operator's bank transfer, record-external-refund.ts) appear
+ *   in no settlement file, so they are never in either of these two;
+ * - our ledger after every refund = approvals − refunds through the gateway − refunds outside it, i.e. gateway net −
+ *   external refunds (count and amount: refunds + external refunds); it is what the revenue report's net counts
+ *   for the same Korea dates (reports/revenue-report.ts: external refunds by the date they were recorded).
+ * test/modules/console/reconciliation-summary.test.ts checks these sums on the page.
+ */
+function withExternalRefunds(summary: Awaited<ReturnType<typeof summarizePeriod>>) {
+  const { refunds, externalRefunds, net } = summary.ledger;
+  return {
+    ...summary,
+    allRefunds: { count: refunds.count + externalRefunds.count, amount: refunds.amount + externalRefunds.amount },
+    netAfterExternal: net - externalRefunds.amount,
+  };
 }
 
 const dropBlank = async (request: FastifyRequest) => {
@@ -77,7 +98,7 @@ export function reconciliationPage(deps: ConsoleDeps) {
           filters,
           selected,
           recent: recent.items,
-          summary: await summarizePeriod(db, period),
+          summary: withExternalRefunds(await summarizePeriod(db, period)),
           lines: lines.items,
           next: lines.nextCursor ? listHref(PATH, paging, lines.nextCursor) : undefined,
           first: cursor ? listHref(PATH, paging) : undefined,
@@ -85,6 +106,7 @@ export function reconciliationPage(deps: ConsoleDeps) {
           idempotencyKey: randomUUID(),
           maxBytes: config.settlementMaxBytes,
           refusal,
+          codeWithWord,
         },
         statusCode,
       );

@@ -1,7 +1,8 @@
 // The Subscription page (/console/subscriptions/:id): terms and status, the billing key's masked description, its
 // latest payments, the timeline, and the operators' actions, each through the admin route's own service under the
 // admin route's idempotency scope: Charge now (POST /admin/subscriptions/:id/charge, charge-now.ts), Pause and Resume
-// (POST /admin/subscriptions/:id/pause|resume, pause-resume.ts), Cancel (POST /admin/subscriptions/:id/cancel, cancel.ts).
+// (POST /admin/subscriptions/:id/pause|resume, pause-resume.ts), Cancel subscription (POST /admin/subscriptions/:id/cancel,
+// cancel.ts). A PAST_DUE subscription says why and when it is tried again (past-due.ts).
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import { who } from '../shared/admin-actions.ts';
@@ -13,15 +14,17 @@ import { AdminCancelBody } from '../subscriptions/subscriptions.schemas.ts';
 import { serializeSubscription } from '../subscriptions/subscriptions.shape.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { actionForm, registerAction, renderPage, type ActionForm } from './console-page.ts';
+import { codeInWords } from './code-words.ts';
+import { pastDueFacts } from './past-due.ts';
 import { readTimeline } from './timeline.queries.ts';
 
 /** The latest payments shown; the Payments list (filtered by subscription) pages through all of them. */
 const PAYMENTS_SHOWN = 36;
 const PageQuery = Type.Object({ older: Type.Optional(Type.String({ maxLength: 300 })), done: Type.Optional(Type.String({ maxLength: 40 })) });
 const WHEN = [
-  { value: 'now', label: 'Now' },
-  { value: 'periodEnd', label: 'At the end of the period' },
-];
+  { value: 'now', label: 'console.records.actions.cancel.now' },
+  { value: 'periodEnd', label: 'console.records.actions.cancel.periodEnd' },
+] as const;
 
 export function subscriptionPage(deps: ConsoleDeps) {
   const { db } = deps.service;
@@ -44,17 +47,22 @@ export function subscriptionPage(deps: ConsoleDeps) {
       const subscription = serializeSubscription(row);
       const live = subscription.status !== 'CANCELED';
       const forms: Record<string, ActionForm> = {};
-      if (live && subscription.status !== 'PAUSED') forms.charge = actionForm(`${page(id)}/charge`, 'Charge now', [], { danger: true });
-      if (live && subscription.status !== 'PAUSED') forms.pause = actionForm(`${page(id)}/pause`, 'Pause');
-      if (subscription.status === 'PAUSED') forms.resume = actionForm(`${page(id)}/resume`, 'Resume');
-      if (live) forms.cancel = actionForm(`${page(id)}/cancel`, 'Cancel', [{ name: 'when', label: 'When', kind: 'choice', choices: WHEN }], { danger: true });
+      if (live && subscription.status !== 'PAUSED') forms.charge = actionForm(`${page(id)}/charge`, 'charge', [], { danger: true });
+      if (live && subscription.status !== 'PAUSED') forms.pause = actionForm(`${page(id)}/pause`, 'pause');
+      if (subscription.status === 'PAUSED') forms.resume = actionForm(`${page(id)}/resume`, 'resume');
+      if (live) {
+        const when = { name: 'when', label: 'console.records.actions.cancel.when', kind: 'choice', choices: WHEN } as const;
+        forms.cancel = actionForm(`${page(id)}/cancel`, 'cancel', [when], { danger: true });
+      }
       return renderPage(request, reply, 'subscription', {
         title: `Subscription ${subscription.orderName}`,
         subscription,
         payments: payments.slice(0, PAYMENTS_SHOWN),
         morePayments: payments.length > PAYMENTS_SHOWN,
         timeline,
+        pastDue: await pastDueFacts(db, deps.service.config, subscription),
         forms,
+        codeInWords,
         done: request.query.done,
       });
     });

@@ -5,7 +5,6 @@
 // tables (events by the (objectId, pos) index, audit by (entityType, entityId, createdAt), attempts by payment).
 import { sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';
 import { ValidationError } from '../../lib/errors.ts';
-import { formatWon } from './money.ts';
 
 export interface TimelineEntry {
   source: 'event' | 'audit' | 'attempt';
@@ -16,15 +15,16 @@ export interface TimelineEntry {
   reason: string | null;
   /** The gateway's code of an attempt. */
   code: string | null;
-  /** The gateway's message of an attempt; the amount (formatted as everywhere on the console) and orderId it carried. */
+  /** The orderId and transactionId an attempt carried. */
   detail: string | null;
+  /** The gateway's message of an attempt. */
+  message: string | null;
+  /** The amount of an attempt, in won (the page writes it with its money formatter). */
+  amount: number | null;
   /** The payment (or subscription) the entry belongs to. */
   ref: string;
   key: string;
 }
-
-/** A row of the statement: an attempt's gateway message and amount apart, for the amount to be formatted here. */
-type TimelineRow = TimelineEntry & { message: string | null; amount: number | null };
 
 export const TIMELINE_PAGE = 200;
 
@@ -78,14 +78,8 @@ export async function readTimeline(
          FROM "payment_attempts" t WHERE t."paymentId" IN (SELECT "id" FROM ids) AND ${before(attemptAt, 't."id"::text')}
          ORDER BY ${attemptAt} DESC, t."id" DESC LIMIT ${take})
     ) x ORDER BY x."at" DESC, x."key" DESC LIMIT ${take}`;
-  const rows = await sqlQuery<TimelineRow>(db, sql, values);
-  // An attempt's detail reads "gateway message · 9,900 KRW · orderId · transactionId": the amount by formatWon.
-  const entries = rows
-    .slice(0, limit)
-    .map(
-      ({ message, amount, ...entry }): TimelineEntry =>
-        entry.source === 'attempt' ? { ...entry, detail: [message, formatWon(amount), entry.detail].filter(Boolean).join(' · ') } : entry,
-    );
+  const rows = await sqlQuery<TimelineEntry>(db, sql, values);
+  const entries = rows.slice(0, limit);
   const last = entries.at(-1);
   return { entries, older: rows.length > limit && last ? encodeTimelineCursor(last) : null };
 }

@@ -1,6 +1,7 @@
 // The English message catalog: the same keys as catalog.ko.ts (its header says how they are checked).
 import type { Catalog } from './catalog.ko.ts';
 import { frameEn } from './console-frame.en.ts';
+import { recordsEn } from './console-records.en.ts';
 
 export const en: Catalog = {
   common: {
@@ -115,10 +116,9 @@ export const en: Catalog = {
     // The console's frame: layout, language switch, sign-in, lists, needs attention, search, reports, error pages.
     frame: frameEn,
 
-    // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms.
-    records: {
-      audit: 'Audit',
-    },
+    // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms
+    // (their own file, console-records.<language>.ts).
+    records: recordsEn,
   },
 
   portal: {

@@ -7,6 +7,8 @@
 
 import { frameKo } from './console-frame.ko.ts';
 
+import { recordsKo } from './console-records.ko.ts';
+
 export const ko = {
   common: {
     languageName: '한국어',
@@ -120,10 +122,9 @@ export const ko = {
     // The console's frame: layout, language switch, sign-in, lists, needs attention, search, reports, error pages.
     frame: frameKo,
 
-    // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms.
-    records: {
-      audit: '감사 기록',
-    },
+    // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms
+    // (their own file, console-records.<language>.ts).
+    records: recordsKo,
   },
 
   portal: {

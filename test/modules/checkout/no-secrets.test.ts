@@ -1,11 +1,12 @@
 // Secrets never leak (docs/architecture.md, invariant 8): across whole registration, order, charging and operator flows, no log
-// line, response body, audit event, stored idempotent response or stored gateway response carries a billing key, the gateway secret key, or a customer's phone number; logs carry no names.
+// line, response body (the console's Audit and Subscription pages among them), audit event, stored idempotent response or stored gateway response carries a billing key, the gateway secret key, or a customer's phone number; logs carry no names.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import type { App } from '../../../src/app.ts';
 import { createKeyring } from '../../../src/lib/crypto.ts';
 import { readBillingKey } from '../../../src/modules/billing-keys/billing-keys.service.ts';
-import { apiHeaders, LogCapture, startTestApp, TEST_ENCRYPTION_KEYS, TEST_SECRET_KEY } from '../../helpers/app.ts';
+import { apiHeaders, LogCapture, startTestApp, TEST_ADMIN_TOKEN, TEST_ENCRYPTION_KEYS, TEST_SECRET_KEY } from '../../helpers/app.ts';
+import { consoleCookie } from '../../helpers/console.ts';
 import { decideWindow, follow } from '../../helpers/checkout.ts';
 import { adminHeaders } from '../../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
@@ -89,6 +90,12 @@ describe('the whole flow', () => {
     await record(app.inject({ method: 'GET', url: '/admin/payments', headers: adminHeaders }));
     await record(app.inject({ method: 'GET', url: '/admin/subscriptions', headers: adminHeaders }));
     await record(app.inject({ method: 'GET', url: '/metrics' }));
+    // The console's Audit page shows the trail's before and after, and the record pages their subscriptions.
+    const cookie = await consoleCookie(app, TEST_ADMIN_TOKEN);
+    expect((await record(app.inject({ method: 'GET', url: '/console/audit?limit=100', headers: { cookie } }))).statusCode).toBe(200);
+    for (const { id } of await app.db.subscription.findMany({ select: { id: true } })) {
+      expect((await record(app.inject({ method: 'GET', url: `/console/subscriptions/${id}`, headers: { cookie } }))).statusCode).toBe(200);
+    }
     bodies.push(JSON.stringify(await app.db.auditEvent.findMany()), JSON.stringify(await app.db.idempotencyRecord.findMany()));
     bodies.push(JSON.stringify(await app.db.paymentAttempt.findMany({ select: { rawResponse: true, gatewayMessage: true } })));
 

@@ -5,7 +5,7 @@
 // Korean with none of the English navigation, heading or button words left.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
-import { termFor } from '../../../src/modules/console/console-page.ts';
+import { termFor } from '../../../src/modules/console/code-words.ts';
 import { refusalInWords } from '../../../src/modules/console/money.ts';
 import { speech } from '../../../src/modules/i18n/messages.ts';
 import { apiHeaders, buildTestApp, startTestApp, TEST_ADMIN_TOKEN } from '../../helpers/app.ts';
@@ -68,10 +68,10 @@ async function switchTo(app: App, cookie: string, page: string, locale: string, 
 }
 
 describe('codes and refusals in words', () => {
-  it('a code is itself in English (the API’s word), its catalog word in Korean, and itself again when the catalog has none', () => {
+  it('a code is itself in English (the API’s word), its catalog word with the code beside it in Korean, and itself alone when the catalog has none', () => {
     expect(termFor('en', 'paymentStatus', 'UNKNOWN')).toBe('UNKNOWN');
-    expect(termFor('ko', 'paymentStatus', 'UNKNOWN')).toBe('결과 확인 중');
-    expect(termFor('ko', 'reconciliationStatus', 'MISMATCHED')).toBe('불일치');
+    expect(termFor('ko', 'paymentStatus', 'UNKNOWN')).toBe('결과 확인 중 (UNKNOWN)');
+    expect(termFor('ko', 'reconciliationStatus', 'MISMATCHED')).toBe('불일치 (MISMATCHED)');
     expect(termFor('ko', 'attentionReason', 'A_CODE_NOT_IN_THE_CATALOG')).toBe('A_CODE_NOT_IN_THE_CATALOG');
     expect(termFor('ko', 'attentionReason', null)).toBe('');
   });
@@ -300,10 +300,10 @@ describe('the console’s frame in Korean', () => {
     expect(layout).toContain('대응 결제 없음');
     expect(layout).toContain('판매자가 중지');
     expect(layout).toContain('T-KO-UNMATCHED-1 · 30,000원');
-    expect(seen.get('/console/subscriptions')).toMatch(/카드\s+이용 중\s+9,900원\s+매월/);
-    expect(seen.get('/console/payments')).toMatch(/첫 결제\s+카드\s+9,900원\s+결제 완료/);
-    expect(seen.get('/console/search?q=user-ko')).toContain('이용 중 · user-ko');
-    expect(seen.get('/console/search?q=T-KO-UNMATCHED-1')).toContain('승인 · 30,000원');
+    expect(seen.get('/console/subscriptions')).toMatch(/카드 \(CARD\)\s+이용 중 \(ACTIVE\)\s+9,900원\s+매월/);
+    expect(seen.get('/console/payments')).toMatch(/첫 결제 \(INITIAL\)\s+카드 \(CARD\)\s+9,900원\s+결제 완료 \(SUCCEEDED\)/);
+    expect(seen.get('/console/search?q=user-ko')).toContain('이용 중 (ACTIVE) · user-ko');
+    expect(seen.get('/console/search?q=T-KO-UNMATCHED-1')).toContain('승인 (APPROVAL) · 30,000원');
     expect(seen.get('/console/reports')).toContain('월별 MRR 변동');
   });
 });
