@@ -59,6 +59,9 @@ export const EnvSchema = Type.Object({
   SETTLEMENT_MAX_BYTES: Type.Integer({ minimum: 1, default: 20_971_520 }),
   CONSOLE_SESSION_KEYS: Type.Optional(Text),
   CONSOLE_SESSION_TTL: Type.String({ default: '8h' }),
+  PORTAL_LINK_TTL: Type.String({ default: '1h' }),
+  PORTAL_SESSION_TTL: Type.String({ default: '1h' }),
+  PORTAL_RETURN_ORIGINS: Type.Optional(Text),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -184,6 +187,20 @@ export function parseTrustProxy(value: string): boolean | number | string {
   return entries.join(',');
 }
 
+/**
+ * PORTAL_RETURN_ORIGINS: comma-separated http(s) origins (scheme, host and port; no path); unset, the origin of
+ * RETURN_URL, else none (a portal session then takes no returnUrl).
+ */
+export function parseReturnOrigins(value: string | undefined, returnUrl: string | undefined): string[] {
+  if (value === undefined) return returnUrl !== undefined && isHttpUrl(returnUrl) ? [new URL(returnUrl).origin] : [];
+  return splitList(value).map((entry) => {
+    const url = isHttpUrl(entry) ? new URL(entry) : undefined;
+    if (!url || url.origin !== entry.replace(/\/$/, ''))
+      throw new ConfigError(`PORTAL_RETURN_ORIGINS: "${entry}" is not an origin (https://host[:port], no path)`);
+    return url.origin;
+  });
+}
+
 function stripTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
@@ -227,6 +244,11 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   const eventRetentionMs = attempt(() => parseDuration(env.EVENT_RETENTION, 'EVENT_RETENTION')) ?? 0;
   const consoleSessionKeys = attempt(() => parseConsoleSessionKeys(env.CONSOLE_SESSION_KEYS)) ?? [];
   const consoleSessionTtlMs = attempt(() => parseDuration(env.CONSOLE_SESSION_TTL, 'CONSOLE_SESSION_TTL')) ?? 0;
+  const portal = {
+    linkTtlMs: attempt(() => parseDuration(env.PORTAL_LINK_TTL, 'PORTAL_LINK_TTL')) ?? 0,
+    sessionTtlMs: attempt(() => parseDuration(env.PORTAL_SESSION_TTL, 'PORTAL_SESSION_TTL')) ?? 0,
+    returnOrigins: attempt(() => parseReturnOrigins(env.PORTAL_RETURN_ORIGINS, env.RETURN_URL)) ?? [],
+  };
   const cronCheck = validateDetailed(env.SCHEDULER_CRON);
   if (!cronCheck.valid) {
     const why = cronCheck.errors.map((e) => `${e.field}: ${e.message}`).join(', ');
@@ -279,6 +301,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     eventRetentionMs,
     consoleSessionKeys,
     consoleSessionTtlMs,
+    portal,
   });
 }
 
@@ -299,6 +322,7 @@ function toConfig(
     eventRetentionMs: number;
     consoleSessionKeys: Buffer[];
     consoleSessionTtlMs: number;
+    portal: { linkTtlMs: number; sessionTtlMs: number; returnOrigins: string[] };
   },
 ) {
   const production = env.NODE_ENV === 'production';
@@ -376,6 +400,15 @@ function toConfig(
       sessionTtlMs: parsed.consoleSessionTtlMs,
       /** Cookies are Secure in production (served over HTTPS there). */
       secureCookies: production,
+    },
+    /** The customer portal (docs/operating.md "Customer portal"); its cookies are signed with the console's keys. */
+    portal: {
+      /** How long an unused portal link stays valid, in real time. */
+      linkTtlMs: parsed.portal.linkTtlMs,
+      /** How long a portal session lasts once its link was opened, in real time. */
+      sessionTtlMs: parsed.portal.sessionTtlMs,
+      /** The origins (`https://shop.example`) a portal session's returnUrl may point at. */
+      returnOrigins: parsed.portal.returnOrigins,
     },
   };
 }
