@@ -15,7 +15,7 @@ export const PAYMENTS_SHOWN = 24;
 
 const DoneQuery = Type.Object({ done: Type.Optional(Type.String({ maxLength: 40 })) });
 const LanguageBody = Type.Object(
-  { _csrf: Type.String(), locale: Type.String({ maxLength: 5 }), next: Type.Optional(Type.String({ maxLength: 300 })) },
+  { _csrf: Type.Optional(Type.String()), locale: Type.String({ maxLength: 5 }), next: Type.Optional(Type.String({ maxLength: 300 })) },
   { additionalProperties: false },
 );
 

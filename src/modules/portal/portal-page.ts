@@ -121,7 +121,8 @@ export async function ownedSubscriptionId(db: Db, session: PortalSession, id: st
   return row && row.userId === session.userId ? row.id : undefined;
 }
 
-const FormBase = { _csrf: Type.String(), idempotencyKey: Type.String({ minLength: 1, maxLength: 200 }) };
+/** `_csrf` is checked by the CSRF guard (a missing one is its 403, like a wrong one), not by the schema. */
+const FormBase = { _csrf: Type.Optional(Type.String()), idempotencyKey: Type.String({ minLength: 1, maxLength: 200 }) };
 
 /**
  * How long a second submit of a form (a double tap) waits for the first one's outcome: longer than a gateway call may
