@@ -156,6 +156,7 @@ export const en: Catalog = {
       withdrawalWINDOW_PASSED: 'The withdrawal period after your first payment has passed, so a withdrawal with a full refund is no longer possible.',
       withdrawalUSED: 'You have started using the service, so a withdrawal with a full refund is no longer possible.',
       withdrawalCANCELED: 'This subscription is already cancelled, so it cannot be withdrawn.',
+      withdrawalNEEDS_ATTENTION: 'A payment or refund of this subscription is being checked, so it cannot be withdrawn right now. Please try again later.',
     },
     subscription: {
       heading: 'Subscription',

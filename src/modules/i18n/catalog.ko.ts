@@ -157,6 +157,7 @@ export const ko = {
       withdrawalWINDOW_PASSED: '첫 결제 후 청약철회 기간이 지나 청약철회(전액 환불)는 할 수 없습니다.',
       withdrawalUSED: '서비스 이용을 시작하셔서 청약철회(전액 환불)는 할 수 없습니다.',
       withdrawalCANCELED: '이미 해지된 구독이라 청약철회는 할 수 없습니다.',
+      withdrawalNEEDS_ATTENTION: '지난 결제나 환불을 확인하는 중이라 지금은 청약철회를 할 수 없습니다. 잠시 후 다시 시도해 주세요.',
     },
     subscription: {
       heading: '구독 정보',

@@ -66,11 +66,11 @@ export function portalRoutes(deps: PortalDeps) {
     });
     await scope.register(fastifyStatic, { root: path.join(HERE, 'public'), prefix: '/static/', decorateReply: false, maxAge: '1h' });
 
-    scope.setErrorHandler(function portalError(error: Error & { statusCode?: number; code?: string }, request, reply) {
+    scope.setErrorHandler(function portalError(error: Error & { statusCode?: number; code?: string; details?: { reason?: unknown } }, request, reply) {
       const statusCode = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
       if (statusCode >= 500) request.log.error({ err: error }, 'portal page failed');
       const code = error.code?.startsWith('FST_CSRF') ? 'FST_CSRF' : statusCode === 429 ? 'RATE_LIMITED' : error.code;
-      return renderPortalError(request, reply, statusCode, statusCode >= 500 ? undefined : code);
+      return renderPortalError(request, reply, statusCode, statusCode >= 500 ? undefined : code, error.details);
     });
     scope.setNotFoundHandler(function portalNotFound(request, reply) {
       return renderPortalError(request, reply, 404, 'NOT_FOUND');

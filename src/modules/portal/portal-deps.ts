@@ -19,7 +19,7 @@ export type WithdrawalOffer =
       refundTotal: number;
       payments: Array<{ id: string; amount: number; approvedAt: Date | null; refundable: 'GATEWAY' | 'EXTERNAL' }>;
     }
-  | { available: false; reason: 'OFF' | 'NOT_PAID' | 'WINDOW_PASSED' | 'USED' | 'CANCELED' };
+  | { available: false; reason: 'OFF' | 'NOT_PAID' | 'WINDOW_PASSED' | 'USED' | 'CANCELED' | 'NEEDS_ATTENTION' };
 
 /** The customer's actions and reads, each audited as `customer:<userId>` with the portal session by the service. */
 export interface PortalActions {

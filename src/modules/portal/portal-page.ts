@@ -63,9 +63,15 @@ export async function renderPortal(
   return reply.viewAsync(`${template}.eta`, { ...context, ...data, locale });
 }
 
-/** A coded error as the customer reads it: its sentence from the catalog, else a general one (never the API's message). */
-export function errorSentence(locale: Locale, code: string | undefined): string {
+/**
+ * A coded error as the customer reads it: its sentence from the catalog, else a general one (never the API's message).
+ * A refused withdrawal says why (its details.reason, as the confirmation page would).
+ */
+export function errorSentence(locale: Locale, code: string | undefined, details?: { reason?: unknown }): string {
   const errors = CATALOGS[locale].portal.errors as Record<string, string>;
+  const withdrawal = CATALOGS[locale].portal.cancel as Record<string, string>;
+  if (code === 'WITHDRAWAL_NOT_AVAILABLE' && typeof details?.reason === 'string' && Object.hasOwn(withdrawal, `withdrawal${details.reason}`))
+    return withdrawal[`withdrawal${details.reason}`]!;
   if (code && /^[A-Z_]+$/.test(code) && errors[code]) return errors[code];
   if (code?.startsWith('FST_CSRF')) return lookup(CATALOGS[locale], 'common.formExpired')!;
   if (code === 'IDEMPOTENCY_KEY_REUSED') return lookup(CATALOGS[locale], 'common.formExpired')!;
@@ -74,7 +80,7 @@ export function errorSentence(locale: Locale, code: string | undefined): string 
 }
 
 /** The error page: a heading and the sentence, in the session's language, with the way back to the overview. */
-export function renderPortalError(request: FastifyRequest, reply: FastifyReply, statusCode: number, code: string | undefined) {
+export function renderPortalError(request: FastifyRequest, reply: FastifyReply, statusCode: number, code: string | undefined, details?: { reason?: unknown }) {
   const locale = request.portal?.locale ?? 'ko';
   const t = speech(locale).t;
   const notFound = statusCode === 404;
@@ -84,7 +90,7 @@ export function renderPortalError(request: FastifyRequest, reply: FastifyReply, 
     'error',
     {
       title: t(notFound ? 'portal.errors.notFoundHeading' : 'portal.errors.heading'),
-      message: errorSentence(locale, notFound ? 'NOT_FOUND' : code),
+      message: errorSentence(locale, notFound ? 'NOT_FOUND' : code, details),
       back: request.portal ? '/portal' : undefined,
     },
     statusCode,
@@ -161,7 +167,10 @@ export function registerPortalAction<P extends TProperties>(
       async () => ({ statusCode: 200, body: (await spec.act(actorOf(session), id, fields as Static<TObject<P>>)) ?? null }),
       { waitForRunningMs: SECOND_SUBMIT_WAIT_MS },
     );
-    if (outcome.statusCode >= 400) return renderPortalError(request, reply, outcome.statusCode, (outcome.body as { code?: string }).code);
+    if (outcome.statusCode >= 400) {
+      const stored = outcome.body as { code?: string; details?: { reason?: unknown } };
+      return renderPortalError(request, reply, outcome.statusCode, stored.code, stored.details);
+    }
     const next = spec.done(id, outcome.body);
     return next ? reply.redirect(next, 303) : renderPortalError(request, reply, 409, undefined);
   });

@@ -118,7 +118,8 @@ describe('forms', () => {
   it('are refused without their CSRF token (a page in words), and nothing is done', async () => {
     const page = await getPage(app, jar, '/portal');
     const form = formOf(page.body, `/portal/subscriptions/${card}/payment-method`);
-    for (const fields of [{ idempotencyKey: form.idempotencyKey }, { _csrf: 'forged', idempotencyKey: form.idempotencyKey }]) {
+    const refused: Array<Record<string, string>> = [{ idempotencyKey: form.idempotencyKey }, { _csrf: 'forged', idempotencyKey: form.idempotencyKey }];
+    for (const fields of refused) {
       const response = await postForm(app, jar, `/portal/subscriptions/${card}/payment-method`, fields);
       expect(response.statusCode).toBe(403);
       expect(response.body).toContain('이 양식은 더 이상 유효하지 않습니다');
