@@ -20,7 +20,8 @@ import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { migrate } from '../src/db/migrator.ts';
 import { freePort } from '../test/setup/global-setup.ts';
 import { writeResults } from './charging.bench.ts';
-import { seedHistory } from './seed.ts';
+import { cookieHeader, cookiesOf } from './cookies.ts';
+import { fillHistory, seedHistory } from './seed.ts';
 import { BENCH_ADMIN_TOKEN, startService } from './service-process.ts';
 
 const SECONDS = Number(process.env.BENCH_CONSOLE_SECONDS ?? 10);
@@ -30,17 +31,6 @@ const PAYMENTS = Number(process.env.BENCH_SEED_PAYMENTS ?? 1_000_000);
 const MONTHS = Number(process.env.BENCH_SEED_MONTHS ?? 36);
 const TARGET_MS = 100;
 const SESSION_KEYS = Buffer.alloc(32, 3).toString('base64');
-
-/** The Set-Cookie headers of a response as one Cookie header (name=value pairs). */
-function cookiesOf(response: Response, jar: Map<string, string>): Map<string, string> {
-  for (const line of response.headers.getSetCookie()) {
-    const [pair] = line.split(';');
-    const at = pair!.indexOf('=');
-    jar.set(pair!.slice(0, at).trim(), pair!.slice(at + 1).trim());
-  }
-  return jar;
-}
-const cookieHeader = (jar: Map<string, string>) => [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
 
 /** Signs in through the login form, as a browser does: its CSRF cookie and token, then the admin token. */
 async function signIn(base: string): Promise<string> {
@@ -59,41 +49,6 @@ async function signIn(base: string): Promise<string> {
   cookiesOf(response, jar);
   if (!jar.has('console_session')) throw new Error('sign-in set no session cookie');
   return cookieHeader(jar);
-}
-
-/**
- * The Subscription page's subject: the monthly subscription with the most cycles, its latest `months` cycles made
- * whole. The seeder drops its surplus cycles at random, so no subscription keeps a full run; the missing ones are
- * copied from its latest payment and that payment's first attempt (new ids, orderIds and transactionIds; the cycle's
- * month earlier), succeeded. The payments' own triggers write their events, as the service's writes would.
- */
-async function fillHistory(client: pg.Client, months: number): Promise<{ subscriptionId: string; payments: number; added: number }> {
-  const { rows } = await client.query<{ subscriptionId: string; cycle: number }>(
-    `SELECT p."subscriptionId", max(p."cycle")::int AS "cycle" FROM "payments" p JOIN "subscriptions" s ON s."id" = p."subscriptionId"
-      WHERE s."intervalUnit" = 'month' AND s."intervalCount" = 1 AND s."method" = 'CARD'
-      GROUP BY p."subscriptionId" ORDER BY max(p."cycle") DESC, p."subscriptionId" LIMIT 1`,
-  );
-  const target = rows[0]!;
-  const shift = (column: string) => `to_jsonb(t."${column}" - make_interval(months => t."cycle" - g))`;
-  const added = await client.query(
-    `WITH t AS (SELECT * FROM "payments" WHERE "subscriptionId" = $1 AND "cycle" = $2),
-     made AS (
-       INSERT INTO "payments"
-       SELECT (jsonb_populate_record(NULL::"payments", to_jsonb(t) || jsonb_build_object('id', gen_random_uuid(), 'cycle', g, 'status', 'SUCCEEDED',
-                 'attentionReason', NULL, 'canceledAmount', 0, 'orderId', t."orderId" || '-h' || g, 'transactionId', coalesce(t."transactionId", 'tx') || '-h' || g,
-                 'approvedAt', ${shift('createdAt')}, 'createdAt', ${shift('createdAt')}, 'updatedAt', ${shift('createdAt')}))).*
-         FROM t CROSS JOIN generate_series(greatest(1, $2 - $3 + 1), $2) g
-        WHERE NOT EXISTS (SELECT 1 FROM "payments" p WHERE p."subscriptionId" = $1 AND p."cycle" = g)
-       RETURNING "id", "orderId", "transactionId", "createdAt")
-     INSERT INTO "payment_attempts"
-     SELECT (jsonb_populate_record(NULL::"payment_attempts", to_jsonb(a) || jsonb_build_object('id', gen_random_uuid(), 'paymentId', m."id",
-               'orderId', m."orderId", 'transactionId', m."transactionId", 'status', 'SUCCEEDED', 'approvedAt', m."createdAt", 'sentAt', m."createdAt",
-               'completedAt', m."createdAt", 'createdAt', m."createdAt", 'updatedAt', m."createdAt"))).*
-       FROM made m CROSS JOIN LATERAL (SELECT * FROM "payment_attempts" WHERE "paymentId" = (SELECT "id" FROM t) ORDER BY "attemptNumber" LIMIT 1) a`,
-    [target.subscriptionId, target.cycle, months],
-  );
-  const count = await client.query<{ n: number }>(`SELECT count(*)::int AS "n" FROM "payments" WHERE "subscriptionId" = $1`, [target.subscriptionId]);
-  return { subscriptionId: target.subscriptionId, payments: count.rows[0]!.n, added: added.rowCount ?? 0 };
 }
 
 /** The pages' subjects: the subscription with 36 months of history, and a cursor 5,000 payments deep. */

@@ -325,3 +325,38 @@ export async function seedHistory(connectionString: string, options: HistoryOpti
     await client.end();
   }
 }
+
+/**
+ * A customer with a long history (the console's Subscription page, the portal's overview): the monthly subscription with the most cycles, its latest `months` cycles made
+ * whole. The seeder drops its surplus cycles at random, so no subscription keeps a full run; the missing ones are
+ * copied from its latest payment and that payment's first attempt (new ids, orderIds and transactionIds; the cycle's
+ * month earlier), succeeded. The payments' own triggers write their events, as the service's writes would.
+ */
+export async function fillHistory(client: pg.Client, months: number): Promise<{ subscriptionId: string; payments: number; added: number }> {
+  const { rows } = await client.query<{ subscriptionId: string; cycle: number }>(
+    `SELECT p."subscriptionId", max(p."cycle")::int AS "cycle" FROM "payments" p JOIN "subscriptions" s ON s."id" = p."subscriptionId"
+      WHERE s."intervalUnit" = 'month' AND s."intervalCount" = 1 AND s."method" = 'CARD'
+      GROUP BY p."subscriptionId" ORDER BY max(p."cycle") DESC, p."subscriptionId" LIMIT 1`,
+  );
+  const target = rows[0]!;
+  const shift = (column: string) => `to_jsonb(t."${column}" - make_interval(months => t."cycle" - g))`;
+  const added = await client.query(
+    `WITH t AS (SELECT * FROM "payments" WHERE "subscriptionId" = $1 AND "cycle" = $2),
+     made AS (
+       INSERT INTO "payments"
+       SELECT (jsonb_populate_record(NULL::"payments", to_jsonb(t) || jsonb_build_object('id', gen_random_uuid(), 'cycle', g, 'status', 'SUCCEEDED',
+                 'attentionReason', NULL, 'canceledAmount', 0, 'orderId', t."orderId" || '-h' || g, 'transactionId', coalesce(t."transactionId", 'tx') || '-h' || g,
+                 'approvedAt', ${shift('createdAt')}, 'createdAt', ${shift('createdAt')}, 'updatedAt', ${shift('createdAt')}))).*
+         FROM t CROSS JOIN generate_series(greatest(1, $2 - $3 + 1), $2) g
+        WHERE NOT EXISTS (SELECT 1 FROM "payments" p WHERE p."subscriptionId" = $1 AND p."cycle" = g)
+       RETURNING "id", "orderId", "transactionId", "createdAt")
+     INSERT INTO "payment_attempts"
+     SELECT (jsonb_populate_record(NULL::"payment_attempts", to_jsonb(a) || jsonb_build_object('id', gen_random_uuid(), 'paymentId', m."id",
+               'orderId', m."orderId", 'transactionId', m."transactionId", 'status', 'SUCCEEDED', 'approvedAt', m."createdAt", 'sentAt', m."createdAt",
+               'completedAt', m."createdAt", 'createdAt', m."createdAt", 'updatedAt', m."createdAt"))).*
+       FROM made m CROSS JOIN LATERAL (SELECT * FROM "payment_attempts" WHERE "paymentId" = (SELECT "id" FROM t) ORDER BY "attemptNumber" LIMIT 1) a`,
+    [target.subscriptionId, target.cycle, months],
+  );
+  const count = await client.query<{ n: number }>(`SELECT count(*)::int AS "n" FROM "payments" WHERE "subscriptionId" = $1`, [target.subscriptionId]);
+  return { subscriptionId: target.subscriptionId, payments: count.rows[0]!.n, added: added.rowCount ?? 0 };
+}

@@ -58,7 +58,7 @@ import { createConsoleSessions } from './modules/console/console-sessions.ts';
 import { portalRoutes } from './modules/portal/index.ts';
 import { createPortalSessions } from './modules/portal/portal-sessions.ts';
 import { portalSessionsRoutes } from './modules/portal/portal-sessions.routes.ts';
-import { pendingPortalActions } from './modules/portal/portal-actions.pending.ts';
+import { createPortalActions } from './modules/portal/portal-actions.ts';
 
 export type { App } from './app-types.ts';
 
@@ -256,7 +256,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           service: deps,
           sessions: portalSessions,
           idempotency,
-          actions: pendingPortalActions(deps, paymentActions),
+          actions: createPortalActions(deps),
           payments: paymentActions,
         }),
       );

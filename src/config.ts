@@ -56,9 +56,11 @@ export const EnvSchema = Type.Object({
   WEBHOOK_ALLOW_HTTP: Type.Optional(Type.Boolean()),
   EVENT_RETENTION: Type.String({ default: '90d' }),
   CONSENT_REQUIRED: Type.Boolean({ default: true }),
+  PORTAL_WITHDRAWAL: Type.String({ default: '7d' }),
   SETTLEMENT_MAX_BYTES: Type.Integer({ minimum: 1, default: 20_971_520 }),
   CONSOLE_SESSION_KEYS: Type.Optional(Text),
   CONSOLE_SESSION_TTL: Type.String({ default: '8h' }),
+  CONSOLE_LOCALE: Type.Union([Type.Literal('en'), Type.Literal('ko')], { default: 'en' }),
   PORTAL_LINK_TTL: Type.String({ default: '1h' }),
   PORTAL_SESSION_TTL: Type.String({ default: '1h' }),
   PORTAL_RETURN_ORIGINS: Type.Optional(Text),
@@ -105,6 +107,11 @@ async function validateEnv(source: NodeJS.ProcessEnv): Promise<Env> {
   } finally {
     await holder.close();
   }
+}
+
+/** PORTAL_WITHDRAWAL: a duration, or `off` (the portal never offers withdrawal): null. */
+function parseWithdrawal(value: string): number | null {
+  return value.trim() === 'off' ? null : parseDuration(value, 'PORTAL_WITHDRAWAL');
 }
 
 function splitList(value: string | undefined): string[] {
@@ -242,6 +249,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   const webhookRetryDelaysMs = attempt(() => parseDurationList(env.WEBHOOK_RETRY_DELAYS, 'WEBHOOK_RETRY_DELAYS', { gaps: true })) ?? [];
   const webhookDisableAfterMs = attempt(() => parseDuration(env.WEBHOOK_DISABLE_AFTER, 'WEBHOOK_DISABLE_AFTER')) ?? 0;
   const eventRetentionMs = attempt(() => parseDuration(env.EVENT_RETENTION, 'EVENT_RETENTION')) ?? 0;
+  const portalWithdrawalMs = attempt(() => parseWithdrawal(env.PORTAL_WITHDRAWAL)) ?? null;
   const consoleSessionKeys = attempt(() => parseConsoleSessionKeys(env.CONSOLE_SESSION_KEYS)) ?? [];
   const consoleSessionTtlMs = attempt(() => parseDuration(env.CONSOLE_SESSION_TTL, 'CONSOLE_SESSION_TTL')) ?? 0;
   const portal = {
@@ -301,6 +309,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     eventRetentionMs,
     consoleSessionKeys,
     consoleSessionTtlMs,
+    portalWithdrawalMs,
     portal,
   });
 }
@@ -322,6 +331,7 @@ function toConfig(
     eventRetentionMs: number;
     consoleSessionKeys: Buffer[];
     consoleSessionTtlMs: number;
+    portalWithdrawalMs: number | null;
     portal: { linkTtlMs: number; sessionTtlMs: number; returnOrigins: string[] };
   },
 ) {
@@ -390,6 +400,8 @@ function toConfig(
     eventRetentionMs: parsed.eventRetentionMs,
     /** docs/architecture.md, invariant 13 (consent before more money); false only for a merchant exempt from it. */
     consentRequired: env.CONSENT_REQUIRED,
+    /** How long after a subscription's first payment the customer may withdraw (청약철회) in the portal; null: never. */
+    portalWithdrawalMs: parsed.portalWithdrawalMs,
     /** The largest settlement file an import accepts (413 beyond). */
     settlementMaxBytes: env.SETTLEMENT_MAX_BYTES,
     logLevel: env.LOG_LEVEL,
@@ -400,6 +412,8 @@ function toConfig(
       sessionTtlMs: parsed.consoleSessionTtlMs,
       /** Cookies are Secure in production (served over HTTPS there). */
       secureCookies: production,
+      /** The console's language until an operator chooses another for their session (and on the sign-in page). */
+      locale: env.CONSOLE_LOCALE,
     },
     /** The customer portal (docs/operating.md "Customer portal"); its cookies are signed with the console's keys. */
     portal: {

@@ -15,6 +15,10 @@ interface DevSecrets {
 
 export const SANDBOX_SECRET_KEY = 'sandbox_sk_0123456789abcdef';
 export const SANDBOX_MERCHANT_ID = 'SANDBOX_MERCHANT';
+/** The Toss sandbox's keys (src/sandbox/toss/): test keys in Toss's format, good for the sandbox only. */
+export const TOSS_SANDBOX_SECRET_KEY = 'test_sk_sandbox0123456789abcdef';
+export const TOSS_SANDBOX_CLIENT_KEY = 'test_ck_sandbox0123456789abcdef';
+export const TOSS_SANDBOX_MID = 'tsandbox';
 
 function token(prefix: string): string {
   return `${prefix}_${randomBytes(24).toString('base64url')}`;

@@ -35,7 +35,21 @@ describe('loadConfig', () => {
       amountMax: { CARD: undefined, MOBILE: undefined },
       embeddedDbPort: 54329,
       logLevel: 'info',
+      console: { sessionTtlMs: 8 * 3_600_000, locale: 'en' },
     });
+  });
+
+  it('CONSOLE_LOCALE is the console’s language: en or ko, anything else refused naming it', async () => {
+    expect((await loadConfig({ CONSOLE_LOCALE: 'ko' })).console.locale).toBe('ko');
+    expect((await loadConfig({ CONSOLE_LOCALE: '' })).console.locale).toBe('en');
+    await expect(loadConfig({ CONSOLE_LOCALE: 'fr' })).rejects.toThrow(/CONSOLE_LOCALE/);
+  });
+
+  it('PORTAL_WITHDRAWAL: 7 days by default, a duration, or off (null: the portal never offers withdrawal)', async () => {
+    expect((await loadConfig({})).portalWithdrawalMs).toBe(7 * 86_400_000);
+    expect((await loadConfig({ PORTAL_WITHDRAWAL: '14d' })).portalWithdrawalMs).toBe(14 * 86_400_000);
+    expect((await loadConfig({ PORTAL_WITHDRAWAL: 'off' })).portalWithdrawalMs).toBeNull();
+    await expect(loadConfig({ PORTAL_WITHDRAWAL: 'a week' })).rejects.toThrow(/PORTAL_WITHDRAWAL: "a week" is not a duration/);
   });
 
   it('reads only the source it is given, not process.env', async () => {

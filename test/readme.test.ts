@@ -325,12 +325,12 @@ describe('README and docs/', () => {
   it('the citation rules see what they look for', () => {
     const sample = [
       '// the charge (docs/architecture.md "Recurring charging", invariants 4 and 5; README "Setup")',
-      '-- see docs/operating.md',
+      '-- see docs/reconciliation.md',
       '-- "Revenue reports"; docs/architecture.md, invariant 15',
     ].join('\n');
     expect(sectionCitations(sample).map((c) => [c.doc, c.heading, c.line])).toEqual([
       ['docs/architecture.md', 'Recurring charging', 1],
-      ['docs/operating.md', 'Revenue reports', 2],
+      ['docs/reconciliation.md', 'Revenue reports', 2],
     ]);
     expect(invariantCitations(sample).map((c) => c.number)).toEqual([4, 5, 15]);
     expect(readmeCitations(sample).map((c) => c.heading)).toEqual(['Setup']);

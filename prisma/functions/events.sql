@@ -9,7 +9,8 @@
 --
 -- Serves every TypeScript writer of those four tables: the state moves (ledger/payment.state.ts,
 -- subscription.state.ts, checkout.state.ts), the charge record (payments/charge.record.ts), cancel, change-price,
--- trials, replace-payment-method, refund-payment, record-external-refund (a payment's refunds in its event), and the
+-- trials, usage, withdraw, refund-due, replace-payment-method, refund-payment, record-external-refund (a payment's
+-- refunds in its event), and the
 -- feed and dispatcher (events/events.service.ts calls assign_event_sequences).
 --
 -- Applied by the migrator after the versioned migrations whenever this file changes (src/db/apply-functions.ts).
@@ -184,12 +185,12 @@ END $$;
 
 CREATE OR REPLACE TRIGGER "subscriptions_merchant_events_insert" AFTER INSERT ON "subscriptions" FOR EACH ROW
   EXECUTE FUNCTION "record_merchant_event"('subscription',
-    '{status,amount,orderName,intervalUnit,intervalCount,itemCode,currentPeriodStart,currentPeriodEnd,nextChargeAt,cancelAtPeriodEnd,canceledAt,cancelReason,needsAttention,attentionReason,billingKeyId,method,trialEnd,trialWillEndAt,pendingAmount}',
+    '{status,amount,orderName,intervalUnit,intervalCount,itemCode,currentPeriodStart,currentPeriodEnd,nextChargeAt,cancelAtPeriodEnd,canceledAt,cancelReason,needsAttention,attentionReason,billingKeyId,method,trialEnd,trialWillEndAt,pendingAmount,usageStartedAt,refundDue}',
     '{leaseOwner,leaseExpiresAt}');
 CREATE OR REPLACE TRIGGER "subscriptions_merchant_events" AFTER UPDATE ON "subscriptions" FOR EACH ROW
-  WHEN (ROW(OLD."status", OLD."amount", OLD."orderName", OLD."intervalUnit", OLD."intervalCount", OLD."itemCode", OLD."currentPeriodStart", OLD."currentPeriodEnd", OLD."nextChargeAt", OLD."cancelAtPeriodEnd", OLD."canceledAt", OLD."cancelReason", OLD."needsAttention", OLD."attentionReason", OLD."billingKeyId", OLD."method", OLD."trialEnd", OLD."trialWillEndAt", OLD."pendingAmount", OLD."updatedAt") IS DISTINCT FROM ROW(NEW."status", NEW."amount", NEW."orderName", NEW."intervalUnit", NEW."intervalCount", NEW."itemCode", NEW."currentPeriodStart", NEW."currentPeriodEnd", NEW."nextChargeAt", NEW."cancelAtPeriodEnd", NEW."canceledAt", NEW."cancelReason", NEW."needsAttention", NEW."attentionReason", NEW."billingKeyId", NEW."method", NEW."trialEnd", NEW."trialWillEndAt", NEW."pendingAmount", NEW."updatedAt"))
+  WHEN (ROW(OLD."status", OLD."amount", OLD."orderName", OLD."intervalUnit", OLD."intervalCount", OLD."itemCode", OLD."currentPeriodStart", OLD."currentPeriodEnd", OLD."nextChargeAt", OLD."cancelAtPeriodEnd", OLD."canceledAt", OLD."cancelReason", OLD."needsAttention", OLD."attentionReason", OLD."billingKeyId", OLD."method", OLD."trialEnd", OLD."trialWillEndAt", OLD."pendingAmount", OLD."usageStartedAt", OLD."refundDue", OLD."updatedAt") IS DISTINCT FROM ROW(NEW."status", NEW."amount", NEW."orderName", NEW."intervalUnit", NEW."intervalCount", NEW."itemCode", NEW."currentPeriodStart", NEW."currentPeriodEnd", NEW."nextChargeAt", NEW."cancelAtPeriodEnd", NEW."canceledAt", NEW."cancelReason", NEW."needsAttention", NEW."attentionReason", NEW."billingKeyId", NEW."method", NEW."trialEnd", NEW."trialWillEndAt", NEW."pendingAmount", NEW."usageStartedAt", NEW."refundDue", NEW."updatedAt"))
   EXECUTE FUNCTION "record_merchant_event"('subscription',
-    '{status,amount,orderName,intervalUnit,intervalCount,itemCode,currentPeriodStart,currentPeriodEnd,nextChargeAt,cancelAtPeriodEnd,canceledAt,cancelReason,needsAttention,attentionReason,billingKeyId,method,trialEnd,trialWillEndAt,pendingAmount}',
+    '{status,amount,orderName,intervalUnit,intervalCount,itemCode,currentPeriodStart,currentPeriodEnd,nextChargeAt,cancelAtPeriodEnd,canceledAt,cancelReason,needsAttention,attentionReason,billingKeyId,method,trialEnd,trialWillEndAt,pendingAmount,usageStartedAt,refundDue}',
     '{leaseOwner,leaseExpiresAt}');
 
 CREATE OR REPLACE TRIGGER "payments_merchant_events_insert" AFTER INSERT ON "payments" FOR EACH ROW

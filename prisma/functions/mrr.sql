@@ -1,4 +1,4 @@
--- MRR movements (docs/operating.md "Revenue reports"): the ledger the MRR report reads, written by the database in the
+-- MRR movements (docs/reconciliation.md "Revenue reports"): the ledger the MRR report reads, written by the database in the
 -- transaction of every change of a subscription that moves its MRR, whoever writes it (the Prisma writers and the
 -- one-statement charge record alike), so that for every period ending = starting + new + expansion + reactivation −
 -- contraction − churn, to the won. Movements are kept, never changed or removed (guards.sql; docs/architecture.md,
@@ -15,7 +15,7 @@
 --
 -- Applied by the migrator after the versioned migrations whenever this file changes (src/db/apply-functions.ts).
 
--- A subscription's MRR (docs/operating.md "Revenue reports"), the SQL twin of src/modules/reports/mrr.ts's
+-- A subscription's MRR (docs/reconciliation.md "Revenue reports"), the SQL twin of src/modules/reports/mrr.ts's
 -- subscriptionMrr (test/modules/reports/mrr.test.ts compares them on the migrated database): the amount per month,
 -- rounded half up per subscription, in integers (round(n / d) half up = (2n + d) div 2d); nothing unless ACTIVE or
 -- PAST_DUE. In bigint: a daily amount over about 70 million won is over 2^31 a month.

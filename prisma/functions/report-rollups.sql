@@ -1,4 +1,4 @@
--- Report roll-ups (docs/operating.md "Revenue reports"): the revenue, recovery and MRR reports read pre-aggregated
+-- Report roll-ups (docs/reconciliation.md "Revenue reports"): the revenue, recovery and MRR reports read pre-aggregated
 -- figures (revenue_days, recovery_cycles, recovery_months, mrr_months) instead of every payment of their range. The
 -- database keeps them in the transaction of each change, whoever writes it (Prisma writers, the one-statement charge
 -- record, a resolve, reconciliation), so they can never disagree with the rows they sum once committed.

@@ -1,4 +1,4 @@
--- The settlement queue (docs/operating.md "Reconciling with the gateway"): settlement_items, the reconciliation items
+-- The settlement queue (docs/reconciliation.md "Reconciling with the gateway"): settlement_items, the reconciliation items
 -- an operator must see, are derived from the imported lines and the ledger by one matching statement
 -- (src/modules/reconciliation/match-settlement.ts), and rewritten by src/modules/reconciliation/settlement-items.ts
 -- whenever what they were computed from changes. A change of the ledger that may move an item (a payment or attempt

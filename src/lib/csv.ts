@@ -1,4 +1,4 @@
-// The service's one CSV writer (docs/operating.md "Revenue reports"), for the reports, the reconciliation list and the console's exports: UTF-8 with a
+// The service's one CSV writer (docs/reconciliation.md "Revenue reports"), for the reports, the reconciliation list and the console's exports: UTF-8 with a
 // BOM (so spreadsheet programs read it as UTF-8), a header row of the JSON field names with nested ones joined by
 // dots (byMethod.CARD.net), one row per item, times in UTC ISO-8601, RFC 4180 quoting, null as an empty field.
 type Cell = string | number | boolean | null | undefined | Date;

@@ -21,6 +21,8 @@ declare module 'fastify' {
 }
 
 export const SANDBOX_PREFIX = '/sandbox';
+/** The Toss sandbox, beside the Danal one (docs/architecture.md "The Toss sandbox"). */
+export const TOSS_SANDBOX_PREFIX = `${SANDBOX_PREFIX}/toss`;
 
 async function gatewayPlugin(app: FastifyInstance) {
   const { config } = app;
@@ -34,15 +36,18 @@ async function gatewayPlugin(app: FastifyInstance) {
   } else {
     // Imported here, not at the top: a service given PAYMENT_API_BASE_URL (production) never loads the sandbox's
     // modules (nor holds their resident memory, docs/benchmarks.md).
-    const [{ createSandboxState }, { sandboxRoutes }, { createSandboxStore }] = await Promise.all([
+    const [{ createSandboxState }, { sandboxRoutes }, { createSandboxStore }, { tossSandbox }] = await Promise.all([
       import('../sandbox/sandbox.state.ts'),
       import('../sandbox/sandbox.routes.ts'),
       import('../sandbox/sandbox.store.ts'),
+      import('../sandbox/toss/toss-mount.ts'),
     ]);
     // The sandbox remembers what it issued across restarts, in the service's database (its own schema).
     sandbox = createSandboxState({ clock: app.clock, merchantId });
     const store = createSandboxStore(app.db, sandbox);
     await app.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
+    // Toss's sandbox on the same clock, keeping its state beside the Danal sandbox's.
+    await app.register(tossSandbox, { prefix: TOSS_SANDBOX_PREFIX, clock: app.clock, db: app.db });
     const privateSandbox = Fastify({ loggerInstance: app.log.child({ component: 'sandbox' }) });
     await privateSandbox.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
     baseUrl = `${await privateSandbox.listen({ host: '127.0.0.1', port: 0 })}${SANDBOX_PREFIX}`;

@@ -2,15 +2,14 @@
 // JSON only, per-call fault injection, the hosted window, and controls under /_control (served only here).
 // Mounted under /sandbox by the app in development, or standalone (src/sandbox/server.ts).
 import { timingSafeEqual } from 'node:crypto';
-import type { Socket } from 'node:net';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import { basicAuthorization } from '../gateway/client.ts';
 import { isAmountString, PAYMENT_METHODS, type PaymentMethod } from '../gateway/fields.ts';
 import type { GatewayOperationName } from '../gateway/types.ts';
-import { isSimulated } from '../lib/clock.ts';
-import { renderAutoPost, renderWindowError, renderWindowPage } from './window.page.ts';
-import { SandboxError, type Fault, type FaultKind, type SandboxState, type WindowTerms } from './sandbox.state.ts';
+import { renderAutoPost, renderWindowError, renderWindowPage, withQuery } from './window.page.ts';
+import { SandboxError, type SandboxState, type WindowTerms } from './sandbox.state.ts';
+import { createFaultServer, registerFaultControls, type FaultAnswers } from './faults.ts';
 import type { SandboxStore } from './sandbox.store.ts';
 import { settlementExport } from './settlement-export.ts';
 
@@ -23,10 +22,21 @@ export interface SandboxRoutesOptions {
   prefix: string;
 }
 
-const FAULT_KINDS: FaultKind[] = ['latency', 'decline', 'timeout', 'http_500', 'malformed', 'truncated', 'reset', 'mismatch'];
 const OPERATIONS: Array<GatewayOperationName | 'ANY'> = ['ANY', 'CONFIRM_PAYMENT', 'ISSUE_KEY', 'BILLING_CONFIRM', 'CANCEL'];
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** What faults answer, in the interface's words. */
+const FAULT_ANSWERS: FaultAnswers = {
+  decline: (fault) => ({ status: 400, body: { code: fault.code ?? 'REJECTED_BY_ISSUER', message: fault.message ?? 'declined (sandbox fault)' } }),
+  serverError: { code: 'INTERNAL_SERVER_ERROR', message: 'sandbox fault: internal error' },
+  malformedBody: '{"code":"SUCCESS","message":"approved","transactionId":',
+  approvedBody: { code: 'SUCCESS', message: 'approved' },
+  mismatch(body, field) {
+    // An approval that answers a different orderId or amount than was asked: the client must not trust it.
+    if (field === 'orderId') body.orderId = `${String(body.orderId ?? '')}X`;
+    else body.amount = String(Number(body.amount ?? 0) + 1);
+    return body;
+  },
+};
 
 function equalSecret(given: string | undefined, expected: string): boolean {
   if (given === undefined) return false;
@@ -66,12 +76,6 @@ function windowTerms(params: Record<string, unknown>): WindowTerms {
   };
 }
 
-function withQuery(target: string, fields: Record<string, string>): string {
-  const url = new URL(target);
-  for (const [key, value] of Object.entries(fields)) url.searchParams.set(key, value);
-  return url.toString();
-}
-
 /** Where the window sends the browser, and with which fields. */
 function windowResult(
   state: SandboxState,
@@ -105,7 +109,6 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
   // Nothing is served before what was kept is back in memory.
   if (store) app.addHook('onRequest', async () => store.ready());
   const expectedAuthorization = basicAuthorization(options.secretKey);
-  const held = new Set<Socket>();
 
   if (!app.hasContentTypeParser('application/x-www-form-urlencoded')) await app.register(formbody);
 
@@ -117,15 +120,7 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     return reply.status(status).send({ code, message: status < 500 ? error.message : 'sandbox error' });
   });
 
-  // Ends the calls this server holds (until released) when it closes, or they would keep it from closing. Only
-  // its own: the app's mounted routes share the state with its private listener, which closes after the app has
-  // drained its gateway calls (plugins/gateway.ts), so a call held there may still be released meanwhile.
-  const closing = new AbortController();
-  app.addHook('preClose', async () => {
-    closing.abort();
-    for (const socket of held) socket.destroy();
-    held.clear();
-  });
+  const faults = createFaultServer(app, FAULT_ANSWERS);
 
   function checkCall(request: FastifyRequest) {
     if (!equalSecret(request.headers.authorization, expectedAuthorization)) {
@@ -135,65 +130,12 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     if (!/^application\/json(\s*;.*)?$/i.test(type)) throw new SandboxError(415, 'INVALID_CONTENT_TYPE', 'Content-Type must be application/json');
   }
 
-  async function applyFault(fault: Fault, reply: FastifyReply, processed?: { status: number; body: unknown }) {
-    const socket = reply.raw.socket;
-    switch (fault.kind) {
-      case 'latency':
-        return reply.status(processed!.status).send(processed!.body);
-      case 'mismatch': {
-        // An approval that answers a different orderId or amount than was asked: the client must not trust it.
-        const body = { ...(processed!.body as Record<string, unknown>) };
-        if (fault.field === 'orderId') body.orderId = `${String(body.orderId ?? '')}X`;
-        else body.amount = String(Number(body.amount ?? 0) + 1);
-        return reply.status(processed!.status).send(body);
-      }
-      case 'decline':
-        return reply.status(400).send({ code: fault.code ?? 'REJECTED_BY_ISSUER', message: fault.message ?? 'declined (sandbox fault)' });
-      case 'http_500':
-        return reply.status(500).send({ code: 'INTERNAL_SERVER_ERROR', message: 'sandbox fault: internal error' });
-      case 'malformed':
-        return reply.status(200).type('application/json').send('{"code":"SUCCESS","message":"approved","transactionId":');
-      case 'truncated': {
-        reply.hijack();
-        const body = JSON.stringify(processed?.body ?? { code: 'SUCCESS', message: 'approved' });
-        reply.raw.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
-        reply.raw.write(body.slice(0, Math.floor(body.length / 2)));
-        setTimeout(() => socket?.destroy(), 20);
-        return;
-      }
-      case 'reset':
-        reply.hijack();
-        (socket as (Socket & { resetAndDestroy?: () => void }) | null)?.resetAndDestroy?.();
-        socket?.destroy();
-        return;
-      case 'timeout': {
-        // The call was processed (and booked) but no answer ever comes: the client's timeout decides.
-        reply.hijack();
-        if (!socket) return;
-        held.add(socket);
-        const timer = setTimeout(() => socket.destroy(), fault.holdMs);
-        socket.once('close', () => {
-          clearTimeout(timer);
-          held.delete(socket);
-        });
-        return;
-      }
-    }
-  }
-
   function gatewayRoute(path: string, operation: GatewayOperationName, handle: (body: unknown) => Record<string, unknown>) {
     app.post(path, async (request, reply) => {
       checkCall(request);
-      const fault = state.takeFault(operation);
-      if (fault?.until === 'released') {
-        if (!(await state.hold(fault, operation, closing.signal))) {
-          // Aborted by a reset or a close: the connection drops, nothing is booked.
-          reply.hijack();
-          reply.raw.socket?.destroy();
-          return;
-        }
-      } else if (fault && fault.latencyMs > 0) await sleep(fault.latencyMs);
-      if (fault && !fault.booked) return applyFault(fault, reply);
+      const fault = await faults.awaitFault(state, operation, reply);
+      if (fault === 'aborted') return;
+      if (fault && !fault.booked) return faults.apply(fault, reply);
       let processed: { status: number; body: unknown };
       try {
         processed = { status: 200, body: handle(request.body) };
@@ -202,7 +144,7 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
         processed = { status: error.statusCode, body: { code: error.code, message: error.message } };
       }
       await keep();
-      if (fault) return applyFault(fault, reply, processed);
+      if (fault) return faults.apply(fault, reply, processed);
       return reply.status(processed.status).send(processed.body);
     });
   }
@@ -259,30 +201,7 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     return settlementExport(state.ledger(), { encoding, delimiter: query.delimiter === 'tab' ? '\t' : ',' });
   });
 
-  app.get('/_control/faults', async () => ({ faults: state.faults() }));
-
-  app.post('/_control/faults', async (request, reply) => {
-    const spec = (request.body ?? {}) as Record<string, unknown>;
-    if (!FAULT_KINDS.includes(spec.kind as FaultKind)) throw new SandboxError(400, 'INVALID_REQUEST', `kind must be one of ${FAULT_KINDS.join(', ')}`);
-    if (spec.operation !== undefined && !OPERATIONS.includes(spec.operation as GatewayOperationName)) {
-      throw new SandboxError(400, 'INVALID_REQUEST', `operation must be one of ${OPERATIONS.join(', ')}`);
-    }
-    if (spec.field !== undefined && spec.field !== 'orderId' && spec.field !== 'amount') {
-      throw new SandboxError(400, 'INVALID_REQUEST', 'field must be orderId or amount');
-    }
-    if (spec.until !== undefined && spec.until !== 'released') throw new SandboxError(400, 'INVALID_REQUEST', "until must be 'released'");
-    if (spec.until !== undefined && spec.latencyMs !== undefined) {
-      throw new SandboxError(400, 'INVALID_REQUEST', 'latencyMs and until are alternatives: a call waits for one or the other');
-    }
-    for (const name of ['count', 'latencyMs', 'holdMs']) {
-      const value = spec[name];
-      if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0)) {
-        throw new SandboxError(400, 'INVALID_REQUEST', `${name} must be a whole number`);
-      }
-    }
-    const fault = state.addFault(spec as never);
-    return reply.status(201).send(fault);
-  });
+  registerFaultControls(app, { controls: state, operations: OPERATIONS, clock: state.clock });
 
   // Fixture for bulk tests and benchmarks: keys for many customers without a window each. Charges made with
   // them go through every rule like any other.
@@ -294,33 +213,6 @@ export async function sandboxRoutes(app: FastifyInstance, options: SandboxRoutes
     const keys = state.mintCardKeys(userIds as string[]);
     await keep();
     return reply.status(201).send({ keys });
-  });
-
-  app.delete('/_control/faults', async () => ({ cleared: state.clearFaults() }));
-
-  // Calls parked by a fault with until 'released': which have arrived, and letting them go on.
-  app.get('/_control/held', async () => ({ held: state.held() }));
-
-  app.post('/_control/release', async (request) => {
-    const { faultId } = (request.body ?? {}) as { faultId?: unknown };
-    if (faultId !== undefined && !(Number.isInteger(faultId) && (faultId as number) > 0)) {
-      throw new SandboxError(400, 'INVALID_REQUEST', 'faultId must be a fault id');
-    }
-    return { released: state.release(faultId as number | undefined) };
-  });
-
-  app.get('/_control/clock', async () => ({
-    now: state.clock.now().toISOString(),
-    settable: isSimulated(state.clock),
-  }));
-
-  app.put('/_control/clock', async (request) => {
-    const { now } = (request.body ?? {}) as { now?: string };
-    if (!isSimulated(state.clock)) throw new SandboxError(409, 'CLOCK_NOT_SIMULATED', 'this sandbox shares a system clock');
-    const instant = new Date(String(now));
-    if (Number.isNaN(instant.getTime())) throw new SandboxError(400, 'INVALID_REQUEST', 'now must be an ISO-8601 instant');
-    state.clock.set(instant);
-    return { now: state.clock.now().toISOString(), settable: true };
   });
 
   app.post('/_control/reset', async () => {

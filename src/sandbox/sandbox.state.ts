@@ -17,17 +17,14 @@ import {
 } from '../gateway/fields.ts';
 import type { GatewayOperationName } from '../gateway/types.ts';
 import type { Clock } from '../lib/clock.ts';
+import { createFaultQueue, type FaultQueue, type FaultSpec as AnyFaultSpec } from './faults.ts';
+import { SandboxError } from './sandbox-error.ts';
+import { createChangeLog, renumberLedger } from './sandbox.store.ts';
 import { formatGatewayDateTime, KOREA_ZONE, MOBILE_WINDOW_DAYS, mobileWindowOffsetDays, sameCalendarMonth } from '../lib/calendar.ts';
 
-export class SandboxError extends Error {
-  readonly statusCode: number;
-  readonly code: string;
-  constructor(statusCode: number, code: string, message: string) {
-    super(message);
-    this.statusCode = statusCode;
-    this.code = code;
-  }
-}
+export { SandboxError } from './sandbox-error.ts';
+export type { FaultKind } from './faults.ts';
+export type FaultSpec = AnyFaultSpec<GatewayOperationName>;
 
 export interface WindowTerms {
   method: PaymentMethod;
@@ -93,61 +90,6 @@ export interface LedgerEntry {
   verification?: boolean;
 }
 
-export type FaultKind = 'latency' | 'decline' | 'timeout' | 'http_500' | 'malformed' | 'truncated' | 'reset' | 'mismatch';
-
-export interface FaultSpec {
-  operation?: GatewayOperationName | 'ANY';
-  kind: FaultKind;
-  /** How many matching calls this fault applies to (default 1). */
-  count?: number;
-  latencyMs?: number;
-  code?: string;
-  message?: string;
-  /** Whether the call is processed (and money booked) before the fault; defaults per kind. */
-  booked?: boolean;
-  /** timeout: how long the connection is held open without an answer (default 5 minutes). */
-  holdMs?: number;
-  /** mismatch: which field of an approval is answered differently from the request (default amount). */
-  field?: 'orderId' | 'amount';
-  /**
-   * 'released': each matching call waits, where latencyMs would sleep, until POST /_control/release lets it go: a
-   * condition a test sets, not a clock a loaded machine can outrun. Then the fault's kind applies as usual.
-   */
-  until?: 'released';
-}
-
-/** A call waiting on a fault with until 'released' (GET /_control/held). */
-export interface HeldCall {
-  id: number;
-  faultId: number;
-  operation: GatewayOperationName;
-  since: string;
-}
-
-export interface Fault extends Required<Pick<FaultSpec, 'kind' | 'count'>> {
-  id: number;
-  operation: GatewayOperationName | 'ANY';
-  latencyMs: number;
-  code?: string;
-  message?: string;
-  booked: boolean;
-  holdMs: number;
-  field: 'orderId' | 'amount';
-  until?: 'released';
-}
-
-/** Faults that by default strike after the call was processed: the charge is booked, the answer is lost. */
-const BOOKED_BY_DEFAULT: Record<FaultKind, boolean> = {
-  latency: true,
-  decline: false,
-  timeout: true,
-  http_500: false,
-  malformed: true,
-  truncated: true,
-  reset: false,
-  mismatch: true,
-};
-
 const CARRIERS = ['SKT', 'KTF', 'LGT'];
 const CARD_NAMES = ['Sandbox Card', 'Hana Sandbox', 'Shinhan Sandbox'];
 const WINDOW_TRANSACTION_TTL_MS = 30 * 60_000;
@@ -179,7 +121,8 @@ export interface SandboxRecord {
   value: unknown;
 }
 
-export interface SandboxState {
+/** With the queued faults and held calls (src/sandbox/faults.ts). */
+export interface SandboxState extends FaultQueue<GatewayOperationName> {
   readonly merchantId: string;
   readonly clock: Clock;
   authorizeWindow(terms: WindowTerms): string;
@@ -190,18 +133,6 @@ export interface SandboxState {
   ledger(): LedgerEntry[];
   /** Test and benchmark fixture: CARD billing keys as if issued with issueKeyOnly (nothing booked). */
   mintCardKeys(userIds: string[]): Array<{ billingKey: string; userId: string }>;
-  addFault(spec: FaultSpec): Fault;
-  takeFault(operation: GatewayOperationName): Fault | undefined;
-  faults(): Fault[];
-  clearFaults(): number;
-  /**
-   * Parks a call taken by a fault with until 'released': true once released, false if aborted by a reset or by
-   * `signal` (the server that took the call closing), so nothing stays parked across a reset or a close.
-   */
-  hold(fault: Fault, operation: GatewayOperationName, signal?: AbortSignal): Promise<boolean>;
-  held(): HeldCall[];
-  /** Lets the held calls (of one fault, or all) go on; how many. */
-  release(faultId?: number): number;
   /** Forgets everything, held calls aborted. */
   reset(): void;
   /** Adds what a store kept before (a state is restored once, before it serves). */
@@ -224,14 +155,11 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
   let charges = new Map<string, Charge>();
   let orderIds = new Set<string>();
   let entries: LedgerEntry[] = [];
-  let faultQueue: Fault[] = [];
-  let faultSeq = 0;
-  const heldCalls = new Map<number, HeldCall & { resume: (released: boolean) => void }>();
-  let heldSeq = 0;
-  let changes: SandboxRecord[] = [];
+  const faultQueue = createFaultQueue<GatewayOperationName>();
+  const changes = createChangeLog<SandboxRecord>();
 
   const now = () => clock.now();
-  const changed = (kind: SandboxRecord['kind'], id: string, value: unknown) => changes.push({ kind, id, value: structuredClone(value) });
+  const changed = changes.record;
   const saveWindow = (window: WindowTransaction) => changed('window', window.id, window);
   const saveKey = (key: SandboxKey) => changed('key', key.billingKey, key);
   const saveCharge = (record: Charge) => changed('charge', record.transactionId, record);
@@ -263,18 +191,6 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
     return body;
   }
 
-  /** Resumes the held calls that `which` selects with `released`; how many. */
-  function resumeHeld(which: (call: HeldCall) => boolean, released: boolean): number {
-    let count = 0;
-    for (const [id, call] of heldCalls) {
-      if (!which(call)) continue;
-      heldCalls.delete(id);
-      call.resume(released);
-      count += 1;
-    }
-    return count;
-  }
-
   function takeWindow(body: Record<string, unknown>, use: 'ISSUE_KEY' | 'CONFIRM_PAYMENT'): WindowTransaction {
     const window = windows.get(String(body.transactionId));
     if (!window) reject(404, 'NOT_FOUND_TRANSACTION', 'no authenticated transaction with this transactionId');
@@ -288,6 +204,7 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
   }
 
   return {
+    ...faultQueue,
     merchantId,
     clock,
 
@@ -497,69 +414,14 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
       });
     },
 
-    addFault(spec) {
-      const fault: Fault = {
-        id: ++faultSeq,
-        operation: spec.operation ?? 'ANY',
-        kind: spec.kind,
-        count: spec.count ?? 1,
-        latencyMs: spec.latencyMs ?? 0,
-        code: spec.code,
-        message: spec.message,
-        booked: spec.kind === 'decline' ? false : (spec.booked ?? BOOKED_BY_DEFAULT[spec.kind]),
-        holdMs: spec.holdMs ?? 5 * 60_000,
-        field: spec.field ?? 'amount',
-        ...(spec.until ? { until: spec.until } : {}),
-      };
-      faultQueue.push(fault);
-      return fault;
-    },
-
-    takeFault(operation) {
-      const fault = faultQueue.find((f) => f.count > 0 && (f.operation === 'ANY' || f.operation === operation));
-      if (!fault) return undefined;
-      fault.count -= 1;
-      faultQueue = faultQueue.filter((f) => f.count > 0);
-      return { ...fault };
-    },
-
-    faults: () => faultQueue.map((f) => ({ ...f })),
-
-    clearFaults() {
-      const count = faultQueue.length;
-      faultQueue = [];
-      return count;
-    },
-
-    hold(fault, operation, signal) {
-      if (signal?.aborted) return Promise.resolve(false);
-      const id = ++heldSeq;
-      // The wall clock, not the sandbox's (a simulated one may stand still): when the call arrived, for people reading.
-      const since = new Date().toISOString();
-      const onAbort = () => resumeHeld((call) => call.id === id, false);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      return new Promise<boolean>((resolve) => {
-        const resume = (released: boolean) => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(released);
-        };
-        heldCalls.set(id, { id, faultId: fault.id, operation, since, resume });
-      });
-    },
-
-    held: () => [...heldCalls.values()].map(({ id, faultId, operation, since }) => ({ id, faultId, operation, since })),
-
-    release: (faultId) => resumeHeld((call) => faultId === undefined || call.faultId === faultId, true),
-
     reset() {
-      resumeHeld(() => true, false);
+      faultQueue.reset();
       windows = new Map();
       keys = new Map();
       charges = new Map();
       orderIds = new Set();
       entries = [];
-      faultQueue = [];
-      changes = [];
+      changes.take();
     },
 
     restore(records) {
@@ -572,15 +434,9 @@ export function createSandboxState(options: { clock: Clock; merchantId: string }
         else if (record.kind === 'order') orderIds.add(record.id);
         else entries.push(record.value as LedgerEntry);
       }
-      // In booking order; numbered afresh, since two sandboxes that once shared a database may both have used a number.
-      entries.sort((a, b) => a.seq - b.seq || a.at.localeCompare(b.at));
-      for (const [index, entry] of entries.entries()) entry.seq = index + 1;
+      renumberLedger(entries);
     },
 
-    takeChanges() {
-      const taken = changes;
-      changes = [];
-      return taken;
-    },
+    takeChanges: () => changes.take(),
   };
 }

@@ -1,4 +1,5 @@
-// npm run sandbox: the sandbox gateway alone, on SANDBOX_PORT, with its own settable clock.
+// npm run sandbox: the sandbox gateways alone, on SANDBOX_PORT, with their own settable clock: Danal's at the
+// root, Toss's under /toss (src/sandbox/toss/), sharing the clock.
 import Fastify from 'fastify';
 import { ConfigError, loadConfig } from '../config.ts';
 import { SANDBOX_MERCHANT_ID, SANDBOX_SECRET_KEY } from '../dev-secrets.ts';
@@ -7,6 +8,7 @@ import { createLogger } from '../lib/logger.ts';
 import { createRedactor } from '../lib/redact.ts';
 import { createSandboxState } from './sandbox.state.ts';
 import { sandboxRoutes } from './sandbox.routes.ts';
+import { tossSandbox } from './toss/toss-mount.ts';
 
 try {
   const config = await loadConfig();
@@ -14,8 +16,10 @@ try {
   const merchantId = config.gateway.merchantId ?? SANDBOX_MERCHANT_ID;
   const logger = createLogger({ level: config.logLevel, redactor: createRedactor([secretKey]) });
   const app = Fastify({ loggerInstance: logger });
-  const state = createSandboxState({ clock: createSimulatedClock(), merchantId });
+  const clock = createSimulatedClock();
+  const state = createSandboxState({ clock, merchantId });
   await app.register(sandboxRoutes, { state, secretKey, prefix: '' });
+  await app.register(tossSandbox, { prefix: '/toss', clock });
   await app.listen({ host: config.host, port: config.sandboxPort });
   logger.info({ merchantId }, 'sandbox gateway ready');
   const stop = async () => {

@@ -1,4 +1,4 @@
-// The sandbox's own ledger as the gateway's merchant console exports it (docs/operating.md "Reconciling with the gateway"): Korean
+// The sandbox's own ledger as the gateway's merchant console exports it (docs/reconciliation.md "Reconciling with the gateway"): Korean
 // headers, amounts with thousands separators (a cancel's with a minus sign), Korea time, UTF-8 with BOM or CP949
 // (what Excel on Korean Windows writes), comma- or tab-separated. A cancel row carries the original payment's
 // transactionId, its own number in a column of its own. The card check of a key-only registration (charged and

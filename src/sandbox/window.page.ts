@@ -1,14 +1,15 @@
-// The sandbox's hosted window: the terms the customer is asked to approve, and Approve / Decline buttons.
+// The sandbox's hosted window: the terms the customer is asked to approve, and Approve / Decline buttons. Its
+// escaping, style and hidden fields serve the Toss sandbox's window too (toss/toss-window.page.ts).
 import type { WindowTerms } from './sandbox.state.ts';
 
-const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const STYLE = `body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
+export const STYLE = `body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
 h1{font-size:1.3rem}dl{display:grid;grid-template-columns:auto 1fr;gap:.4rem 1rem}dt{color:#666}
 .actions{display:flex;gap:1rem;margin-top:1.5rem}button{font-size:1rem;padding:.6rem 1.4rem;border-radius:.4rem;border:1px solid #888;cursor:pointer}
 #approve{background:#1a7f37;color:#fff;border-color:#1a7f37}.note{color:#666;font-size:.85rem;margin-top:2rem}`;
 
-function hiddenInputs(params: Record<string, string>): string {
+export function hiddenInputs(params: Record<string, string>): string {
   return Object.entries(params)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('');
@@ -43,4 +44,11 @@ export function renderAutoPost(target: string, fields: Record<string, string>): 
 export function renderWindowError(message: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Sandbox window error</title><style>${STYLE}</style></head>
 <body><h1>The payment window cannot open</h1><p>${escapeHtml(message)}</p></body></html>`;
+}
+
+/** A result page's address: `target` with the window's fields added to its query (what it had is kept). */
+export function withQuery(target: string, fields: Record<string, string>): string {
+  const url = new URL(target);
+  for (const [key, value] of Object.entries(fields)) url.searchParams.set(key, value);
+  return url.toString();
 }

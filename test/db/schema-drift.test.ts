@@ -44,6 +44,7 @@ const SQL_ONLY_CHECKS = [
   'external_refunds.external_refunds_reason_length',
   'external_refunds.external_refunds_reference_length',
   'payment_attempts.payment_attempts_reason_only_refunds',
+  'console_sessions.console_sessions_locale_check',
 ];
 const SQL_ONLY_PARTIAL_INDEXES = [
   'payment_attempts.payment_attempts_billing_orderId_key(orderId) WHERE (operation = \'BILLING_CONFIRM\'::"GatewayOperation")',

@@ -2,7 +2,8 @@
 // package, driven by playwright-core, as test/e2e/browser.test.ts): a list filtered and paged, a settlement file made
 // by the sandbox's own export uploaded and its summary shown, the reports' chart and a table whose numbers are
 // GET /admin/reports/mrr's, the exports answering CSV with a BOM. Every page is checked with axe-core (injected from
-// node_modules) and every request the pages make is recorded: none may leave the service's origin.
+// node_modules) and every request the pages make is recorded: none may leave the service's origin. In Korean too: the
+// language switch on a page, kept in the session from page to page, and the sign-in page's link to Korean.
 // Without Chromium these tests are skipped with a note; .ci/run sets REQUIRE_BROWSER_TESTS=1, which turns a missing
 // Chromium into a failure, so CI always runs them.
 import { randomUUID } from 'node:crypto';
@@ -14,7 +15,7 @@ import type { MrrMonth } from '../../src/modules/reports/mrr-report.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, runPass, setClock, subscribe } from '../helpers/billing.ts';
 import { adminGet, sandboxSettlementFile } from '../helpers/settlement.ts';
-import { browserTests, expectAccessible } from '../helpers/browser.ts';
+import { browserTests, expectAccessible, expectFitsWindow } from '../helpers/browser.ts';
 
 const OPERATOR = 'bora';
 const kst = (local: string) => new Date(`${local}+09:00`);
@@ -391,6 +392,97 @@ describe('Reports', () => {
         '2026-09',
         '2026-10',
       ]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('the console in Korean', () => {
+  /** The page's language and heading, and whether any English word of the navigation, headings or buttons is left. */
+  async function pageInKorean(page: Page) {
+    const lang = await page.locator('html').getAttribute('lang');
+    const heading = await page.getByRole('heading', { level: 1 }).textContent();
+    const text = await page.evaluate<string>('document.body.innerText');
+    const english = [
+      'Needs attention',
+      'Subscriptions',
+      'Payments',
+      'Reconciliation',
+      'Reports',
+      'Search',
+      'Sign out',
+      'Filter',
+      'Show',
+      'Next page',
+      'Export',
+    ];
+    return { lang, heading, english: english.filter((word) => new RegExp(`\\b${word}\\b`).test(text)) };
+  }
+
+  it('switches on a page with a plain form, stays Korean on the next page (kept in the session), and switches back', async () => {
+    const { context, page } = await signedIn({ width: 1280, height: 800 });
+    try {
+      await page.goto(`${baseUrl}/console/subscriptions?status=ACTIVE`);
+      await Promise.all([page.waitForURL(/status=ACTIVE/), page.getByRole('button', { name: '한국어' }).click()]);
+      await page.waitForLoadState();
+      // The same page (its filter kept), now in Korean.
+      expect(new URL(page.url()).search).toBe('?status=ACTIVE');
+      await expect(pageInKorean(page)).resolves.toEqual({ lang: 'ko', heading: '구독', english: [] });
+      expect(await page.getByRole('navigation', { name: '콘솔' }).getByRole('link', { name: '구독', exact: true }).getAttribute('aria-current')).toBe('page');
+      await expect(page.getByLabel('상태').inputValue()).resolves.toBe('ACTIVE');
+      // pages-user-0 pays 9,900 won a month.
+      await expect(page.locator('td.num', { hasText: /^9,900원$/ }).count()).resolves.toBe(1);
+      await expectZoneNamedOnce(page);
+      await expectAccessible(page);
+
+      // Another page, through the navigation: still Korean.
+      await page.getByRole('navigation', { name: '콘솔' }).getByRole('link', { name: '결제', exact: true }).click();
+      await page.waitForURL(`${baseUrl}/console/payments`);
+      await expect(pageInKorean(page)).resolves.toEqual({ lang: 'ko', heading: '결제', english: [] });
+      await expect(page.locator('td.num', { hasText: /^9,900원$/ }).count()).resolves.toBeGreaterThan(0);
+      await expectAccessible(page);
+      await expectFitsWindow(page);
+      for (const [path, heading] of [
+        ['/console', '확인 필요'],
+        ['/console/reports', '보고서'],
+        ['/console/search?q=pages-user-0', '검색'],
+      ] as const) {
+        await page.goto(`${baseUrl}${path}`);
+        await expect(pageInKorean(page), path).resolves.toEqual({ lang: 'ko', heading, english: [] });
+        await expectAccessible(page);
+        await expectFitsWindow(page);
+      }
+      await page.goto(`${baseUrl}/console/reports`);
+      await expect(page.getByRole('img', { name: '월별 MRR 변동, 2025-12 ~ 2026-11 (KRW)' }).count()).resolves.toBe(1);
+      await page.goto(`${baseUrl}/console/search?q=pages-user-0`);
+
+      // Back to English, on the page it was chosen on.
+      await Promise.all([page.waitForURL(/\/console\/search\?q=pages-user-0$/), page.getByRole('button', { name: 'English' }).click()]);
+      await page.waitForLoadState();
+      await expect(page.locator('html').getAttribute('lang')).resolves.toBe('en');
+      await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Search');
+      await page.getByRole('navigation').getByRole('link', { name: 'Reports', exact: true }).click();
+      await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Reports');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('the sign-in page in Korean (its link from the English one) starts a Korean session', async () => {
+    const context = await browser.newContext();
+    context.on('request', (request) => requested.push(request.url()));
+    const page = await context.newPage();
+    try {
+      await page.goto(`${baseUrl}/console/login?next=%2Fconsole%2Freports`);
+      await page.getByRole('link', { name: '한국어' }).click();
+      await page.waitForURL(/lang=ko/);
+      await expect(page.locator('html').getAttribute('lang')).resolves.toBe('ko');
+      await expectAccessible(page);
+      await page.getByLabel('관리자 토큰').fill(TEST_ADMIN_TOKEN);
+      await page.getByRole('button', { name: '로그인' }).click();
+      await page.waitForURL(`${baseUrl}/console/reports`);
+      await expect(pageInKorean(page)).resolves.toEqual({ lang: 'ko', heading: '보고서', english: [] });
     } finally {
       await context.close();
     }

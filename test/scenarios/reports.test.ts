@@ -1,4 +1,4 @@
-// Issue #23: the revenue reports, told through the public routes with the simulated clock (docs/operating.md "Revenue reports").
+// Issue #23: the revenue reports, told through the public routes with the simulated clock (docs/reconciliation.md "Revenue reports").
 // Each definition of a movement by the month it lands in; the month boundary at 00:00 Korea time; refunds in revenue,
 // never in MRR; recovery of declined cycles; the CSV rendering; the metrics' gauges.
 import { randomUUID } from 'node:crypto';

@@ -12,6 +12,8 @@ export interface AuditInput {
   before?: unknown;
   after?: unknown;
   requestId?: string;
+  /** A customer's action in the portal: the portal session it came through, kept in the entry's `after`. */
+  portalSessionId?: string;
 }
 
 export async function writeAudit(tx: Prisma.TransactionClient, input: AuditInput): Promise<void> {
@@ -23,15 +25,18 @@ export async function writeAudit(tx: Prisma.TransactionClient, input: AuditInput
       entityId: input.entityId,
       reason: input.reason,
       before: (input.before ?? undefined) as Prisma.InputJsonValue | undefined,
-      after: (input.after ?? undefined) as Prisma.InputJsonValue | undefined,
+      after: (input.portalSessionId ? { ...(input.after as object | undefined), portalSessionId: input.portalSessionId } : (input.after ?? undefined)) as
+        | Prisma.InputJsonValue
+        | undefined,
       requestId: input.requestId,
     },
   });
 }
 
-/** Who asked, and why, as the services receive it from the routes. */
+/** Who asked, and why, as the services receive it from the routes (a customer's: `customer:<userId>`, its portal session). */
 export interface Actor {
   actor: string;
   reason: string;
   requestId?: string;
+  portalSessionId?: string;
 }

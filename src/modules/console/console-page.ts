@@ -1,6 +1,8 @@
 // How a console page renders inside the layout and how a form posts an operator's action (the one helper every
 // page module uses; see index.ts for the steps). Pages are Eta templates under views/ (escaping by default:
 // `<%= %>` escapes, `<%~ %>` is only for HTML rendered by a template), wrapped in views/layout.eta by @fastify/view.
+// Every page speaks the operator's language (request.consoleLocale: the session's choice, else CONSOLE_LOCALE): its
+// words from the catalog's `console` section (it.t), codes by it.term, money by it.won, times in Korea time (it.kst).
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
@@ -10,8 +12,52 @@ import type { App } from '../../app-types.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
 import { formatKst, formatKstDate, isoInstant } from './korea-time.ts';
-import { formatWon, formatWonNumber, refusalInWords } from './money.ts';
-import { type Speech, speech } from '../i18n/messages.ts';
+import { formatWonNumber, refusalInWords } from './money.ts';
+import type { Catalog } from '../i18n/catalog.ko.ts';
+import { CATALOGS, LOCALES, type Locale, type MessageKey, type Speech, speech } from '../i18n/messages.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The language of a console page: CONSOLE_LOCALE (index.ts), the session's choice (the guard), or the sign-in link's. */
+    consoleLocale: Locale;
+    /** The console session of a signed-in request (set by the session guard). */
+    consoleSessionId?: string;
+  }
+}
+
+/** A language the console speaks, as a form or query field. */
+export const ConsoleLocale = Type.Union(LOCALES.map((locale) => Type.Literal(locale)));
+
+/** How the request's console page speaks (its language's translator and formatters). */
+export const speechOf = (request: FastifyRequest): Speech => speech(request.consoleLocale);
+
+/**
+ * A code as the console shows it. In English the code itself, as the admin API, the CSV exports and the documents
+ * name it ("UNKNOWN", "MISMATCHED": operators and their tools match these); in Korean its word from the catalog's
+ * `words` section, or the code itself when the catalog has no word for it (an operator needs the code, never a
+ * generic word).
+ */
+export function termFor(locale: Locale, group: keyof Catalog['words'], code: string | null | undefined): string {
+  if (code === null || code === undefined) return '';
+  if (locale === 'en') return code;
+  return (CATALOGS[locale].words[group] as Record<string, string>)[code] ?? code;
+}
+
+/** A code of the service (a status, a reason) and the catalog's group of words for it; none for a gateway's own code. */
+export interface Code {
+  group?: keyof Catalog['words'];
+  code: string;
+}
+
+/** A status and codes as the page says them: "MISMATCHED: AMOUNT, DATE" / "불일치: 금액, 날짜"; either may be absent. */
+function codesFor(locale: Locale, status: Code | undefined, codes: Code[] = []): string {
+  const say = (c: Code) => (c.group ? termFor(locale, c.group, c.code) : c.code);
+  const reasons = codes.map(say).join(', ');
+  return [status ? say(status) : '', reasons].filter(Boolean).join(': ');
+}
+
+/** A kind of row on Needs attention and Search ("Settlement line", also its rows' data-kind) in the page's language. */
+const kindKey = (kind: string) => `console.frame.kind.${kind.toLowerCase().replace(/ (\w)/g, (_, c: string) => c.toUpperCase())}` as MessageKey;
 
 /** What every template receives besides its own data (layout: navigation, operator, CSRF token for its forms). */
 export interface PageContext extends Speech {
@@ -19,15 +65,29 @@ export interface PageContext extends Speech {
   operator?: string;
   csrf: string;
   path: string;
+  /** The page the language switch comes back to: this one (a GET), else the page the form was on. */
+  here: string;
   kst: typeof formatKst;
   kstDate: typeof formatKstDate;
-  won: typeof formatWon;
+  /** Won in the page's language: "9,900원" / "9,900 KRW". */
+  won: Speech['money'];
   /** Won without the unit, for columns headed KRW. */
   wonNumber: typeof formatWonNumber;
   iso: typeof isoInstant;
+  term: (group: keyof Catalog['words'], code: string | null | undefined) => string;
+  codes: (status: Code | undefined, codes?: Code[]) => string;
+  kind: (kind: string) => string;
 }
 
-/** Renders `views/<template>.eta` inside the layout, with `data` as `it` (plus PageContext). */
+/** The actions a record page says it has done after their 303 (`?done=<action>`, views/partials/done.eta). */
+const DONE = ['resolve', 'refund', 'refund-outcome', 'external-refund', 'charge', 'pause', 'resume', 'cancel'] as const;
+const doneSentence = (says: Speech, done: unknown) =>
+  DONE.includes(done as (typeof DONE)[number]) ? says.t(`console.frame.done.${done as (typeof DONE)[number]}`) : undefined;
+
+/**
+ * Renders `views/<template>.eta` inside the layout, with `data` as `it` (plus PageContext). A `done` in `data` (the
+ * action a 303 came back from) reaches the template as the sentence saying it is done, in the page's language.
+ */
 export async function renderPage(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -36,22 +96,27 @@ export async function renderPage(
   statusCode = 200,
 ) {
   const p = request.principal;
+  const says = speechOf(request);
   const context: PageContext = {
-    // The console's language: English until the per-operator switch (CONSOLE_LOCALE, kept in the session) lands.
-    ...speech('en'),
+    ...says,
     title: data.title,
     operator: p ? (p.name ?? `admin ${p.fingerprint}`) : undefined,
     csrf: reply.generateCsrf(),
     path: request.url.split('?')[0]!,
+    here: request.method === 'GET' ? request.url : (backLink(request) ?? '/console'),
     kst: formatKst,
     kstDate: formatKstDate,
-    won: formatWon,
+    won: says.money,
     wonNumber: formatWonNumber,
     iso: isoInstant,
+    term: (group, code) => termFor(says.locale, group, code),
+    codes: (status, codes) => codesFor(says.locale, status, codes),
+    kind: (kind) => says.t(kindKey(kind)),
   };
   // Pages show operators' data: never cached by a browser or a proxy.
   reply.status(statusCode).header('cache-control', 'no-store').type('text/html; charset=utf-8');
-  return reply.viewAsync(`${template}.eta`, { ...context, ...data });
+  const done = 'done' in data ? { done: doneSentence(says, data.done) } : {};
+  return reply.viewAsync(`${template}.eta`, { ...context, ...data, ...done });
 }
 
 /** One field of an action form besides the ones every action has (`_csrf`, `idempotencyKey`, "Reason"). */
@@ -86,9 +151,9 @@ const FormBase = { _csrf: Type.String(), idempotencyKey: Type.String({ minLength
 const SECOND_SUBMIT_WAIT_MS = 45_000;
 
 /** The form's words for a body the admin route's schema refuses: "Amount must be >= 1". */
-function describeInvalid(schema: TSchema, body: unknown, labels: Record<string, string>): string {
+function describeInvalid(schema: TSchema, body: unknown, labels: Record<string, string>, says: Speech): string {
   const [first] = Value.Errors(schema, body);
-  if (!first) return 'The form is not valid';
+  if (!first) return says.t('console.frame.error.formInvalid');
   const field = first.instancePath.replace(/^\//, '') || String((first.params as { requiredProperties?: string[] }).requiredProperties?.[0] ?? '');
   return `${labels[field] ?? field} ${first.message}`;
 }
@@ -127,7 +192,7 @@ export function registerAction<P extends TProperties, B extends TSchema>(
     const { id } = request.params as { id: string };
     const { _csrf, idempotencyKey, ...fields } = request.body as Record<string, string>;
     const body = spec.toBody({ ...fields, reason: fields.reason!.trim() } as never);
-    if (!Value.Check(spec.adminBody, body)) throw new ValidationError(describeInvalid(spec.adminBody, body, labels));
+    if (!Value.Check(spec.adminBody, body)) throw new ValidationError(describeInvalid(spec.adminBody, body, labels, speechOf(request)));
     const { outcome } = await idempotency.once(
       scopeOf('POST', spec.adminRoute, id),
       idempotencyKey!,
@@ -158,15 +223,16 @@ export function renderError(
   statusCode: number,
   error: { code?: string; message?: string; details?: Record<string, unknown> },
 ) {
+  const says = speechOf(request);
   return renderPage(
     request,
     reply,
     'error',
     {
-      title: statusCode === 404 ? 'Not found' : 'Not done',
+      title: says.t(statusCode === 404 ? 'common.notFound' : 'console.frame.error.notDone'),
       statusCode,
       code: error.code ?? 'ERROR',
-      message: error.message === undefined ? 'Something went wrong' : refusalInWords({ ...error, message: error.message }),
+      message: error.message === undefined ? says.t('console.frame.error.somethingWrong') : refusalInWords({ ...error, message: error.message }, says),
       back: backLink(request),
     },
     statusCode,

@@ -1,9 +1,11 @@
 // The operator console (/console, docs/operating.md "Operator console"). HOW TO ADD A PAGE:
 // 1. Write `views/<name>.eta` (no <html>/<nav>: views/layout.eta wraps it). `<%= x %>` escapes; use it.kst(date)
-//    for times (Korea time; the layout names KST once), it.won(amount), and `<h1>` starting with the page's heading.
+//    for times (Korea time; the layout names KST once), it.won(amount), it.term(group, code) for a status or reason,
+//    it.t('console.…') for every word (both catalogs, src/modules/i18n), and `<h1>` starting with the page's heading.
 // 2. In a `<name>.page.ts` beside this file, export `(deps) => async (scope: App) => { scope.get('/path', …) }` whose
 //    handler reads with one or two queries (keyset pages, no N+1) and ends `return renderPage(request, reply, '<name>',
-//    { title, ...data })`. Register it below in the `pages` scope (behind the session guard), and link it in layout.eta.
+//    { title, ...data })` (the title from speechOf(request).t). Register it below in the `pages` scope (behind the session
+//    guard), and link it in layout.eta's list of navigation items.
 // 3. A form that changes something: build it with `actionForm(url, button, fields)` in the handler, render it with
 //    `<%~ include('./partials/action-form', { form: it.forms.x, csrf: it.csrf }) %>`, and register its POST with
 //    `registerAction(scope, idempotency, { url, adminRoute, fields, labels, adminBody, toBody, act, redirect })`: CSRF,
@@ -23,8 +25,8 @@ import view from '@fastify/view';
 import { Eta } from 'eta';
 import type { App } from '../../app-types.ts';
 import { TooManyAuthFailuresError } from '../../plugins/auth.ts';
-import { consoleAuthRoutes, requireConsoleSession } from './console-auth.routes.ts';
-import { renderError } from './console-page.ts';
+import { consoleAuthRoutes, consoleLocaleRoutes, identifyOperator, requireConsoleSession } from './console-auth.routes.ts';
+import { renderError, speechOf } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { listPages } from './lists.page.ts';
 import { needsAttentionPage } from './needs-attention.page.ts';
@@ -42,6 +44,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
   return async (scope: App) => {
     const { config } = deps.service;
     await scope.register(formbody);
+    // Every console request speaks CONSOLE_LOCALE until the session (the guard) or the sign-in link says otherwise.
+    scope.decorateRequest('consoleLocale', config.console.locale);
     // Nothing from another host, no inline script or style: every script and stylesheet is a file of this service.
     await scope.register(helmet, {
       contentSecurityPolicy: {
@@ -88,15 +92,21 @@ export function consoleRoutes(deps: ConsoleDeps) {
     scope.setErrorHandler((error: Error & { statusCode?: number; code?: string; details?: Record<string, unknown> }, request, reply) => {
       const statusCode = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
       if (statusCode >= 500) request.log.error({ err: error }, 'console page failed');
+      const { t } = speechOf(request);
       const message =
         error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET'
-          ? 'This form is no longer valid (it expired or did not come from this console). Reload the page and try again.'
+          ? t('common.formExpired')
           : statusCode >= 500
-            ? 'Something went wrong on the server; nothing was shown to have happened. Try again or look at the logs.'
+            ? t('console.frame.error.serverError')
             : error.message;
       return renderError(request, reply, statusCode, { code: error.code, message, details: statusCode < 500 ? error.details : undefined });
     });
-    scope.setNotFoundHandler((request, reply) => renderError(request, reply, 404, { code: 'NOT_FOUND', message: 'There is no such console page.' }));
+    // A page no route has, shown to a signed-in operator as their page (their name, language and its switch); it
+    // reveals nothing a visitor without a session could not see.
+    scope.setNotFoundHandler(async (request, reply) => {
+      await identifyOperator(scope, sessions, request);
+      return renderError(request, reply, 404, { code: 'NOT_FOUND', message: speechOf(request).t('console.frame.error.noSuchPage') });
+    });
 
     // Sign-in and sign-out: limited per client address like the other browser routes (RATE_LIMIT_BROWSER).
     await scope.register(async (auth) => {
@@ -110,6 +120,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
       await pages.register(rateLimit, { global: false, max: config.rateLimit.admin, timeWindow: 60_000 });
       pages.addHook('onRequest', pages.rateLimit());
       pages.addHook('onRequest', requireConsoleSession(pages, sessions));
+      await pages.register(consoleLocaleRoutes(sessions));
       await pages.register(needsAttentionPage(deps));
       await pages.register(searchPage(deps));
       await pages.register(subscriptionPage(deps));

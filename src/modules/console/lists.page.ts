@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app-types.ts';
 import { pageSubscriptions } from '../subscriptions/subscriptions.read.ts';
 import { serializeSubscription } from '../subscriptions/subscriptions.shape.ts';
-import { renderPage } from './console-page.ts';
+import { renderPage, speechOf } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { csvStream, PAYMENT_COLUMNS, type PageReader, SUBSCRIPTION_COLUMNS } from './list-export.ts';
 import { ConsolePaymentsQuery, ConsoleSubscriptionsQuery, dropBlankFields, listHref, toAdminFilter } from './list-filters.ts';
@@ -50,7 +50,7 @@ export function listPages(deps: ConsoleDeps) {
       const filter = toAdminFilter(request.query);
       const page = await readSubscriptions(filter)(request.query.cursor, request.query.limit);
       return renderPage(request, reply, 'subscriptions', {
-        title: 'Subscriptions',
+        title: speechOf(request).t('console.frame.nav.subscriptions'),
         filters: request.query,
         items: page.items,
         ...links('/console/subscriptions', request.query, page.nextCursor),
@@ -63,7 +63,7 @@ export function listPages(deps: ConsoleDeps) {
     scope.get('/payments', { schema: { querystring: ConsolePaymentsQuery }, preValidation: dropBlank }, async (request, reply) => {
       const page = await payments.listPayments(toAdminFilter(request.query));
       return renderPage(request, reply, 'payments', {
-        title: 'Payments',
+        title: speechOf(request).t('console.frame.nav.payments'),
         filters: request.query,
         items: page.items,
         ...links('/console/payments', request.query, page.nextCursor),

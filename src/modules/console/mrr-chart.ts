@@ -1,21 +1,23 @@
-// The Reports page's chart of MRR movements by month (docs/operating.md "Operator console", "Revenue reports"), drawn on the
+// The Reports page's chart of MRR movements by month (docs/operating.md "Operator console"; docs/reconciliation.md "Revenue reports"), drawn on the
 // server as SVG: no client-side chart library and no script, so it reads with JavaScript off and under a CSP without
 // inline script. A diverging stacked bar per month: what adds MRR (new, expansion, reactivation) above the zero line,
 // what takes it away (contraction, churn) below. The figures come straight from the MRR report (mrr-report.ts), the
 // same the table beside it shows; the SVG is an image with a <title> and a <desc> (role="img"), each bar segment has its
-// own <title> naming the month, the movement and the amount.
+// own <title> naming the month, the movement and the amount. Its words are the catalog's (`console.frame.reports`), in
+// the page's language; the axis is won without the unit (the title says KRW).
+import { type Speech, speech } from '../i18n/messages.ts';
 import type { MrrMonth } from '../reports/mrr-report.ts';
-import { formatWon, formatWonNumber } from './money.ts';
+import { formatWonNumber } from './money.ts';
 
 type Movement = 'new' | 'expansion' | 'reactivation' | 'contraction' | 'churn';
 
-/** The movements in stacking order (from the zero line outwards), with their legend label and fill. */
-export const MOVEMENTS: ReadonlyArray<{ key: Movement; label: string; sign: 1 | -1; fill: string }> = [
-  { key: 'new', label: 'New', sign: 1, fill: '#1b5e20' },
-  { key: 'expansion', label: 'Expansion', sign: 1, fill: '#43a047' },
-  { key: 'reactivation', label: 'Reactivation', sign: 1, fill: '#0277bd' },
-  { key: 'contraction', label: 'Contraction', sign: -1, fill: '#ef6c00' },
-  { key: 'churn', label: 'Churn', sign: -1, fill: '#b71c1c' },
+/** The movements in stacking order (from the zero line outwards), with their fill; their names are the table's columns. */
+export const MOVEMENTS: ReadonlyArray<{ key: Movement; sign: 1 | -1; fill: string }> = [
+  { key: 'new', sign: 1, fill: '#1b5e20' },
+  { key: 'expansion', sign: 1, fill: '#43a047' },
+  { key: 'reactivation', sign: 1, fill: '#0277bd' },
+  { key: 'contraction', sign: -1, fill: '#ef6c00' },
+  { key: 'churn', sign: -1, fill: '#b71c1c' },
 ];
 
 const WIDTH = 760;
@@ -47,15 +49,18 @@ export function scaleOf(months: readonly MrrMonth[]) {
   return { step, max: max === 0 && min === 0 ? step : max, min };
 }
 
-/** The chart as an SVG element, `id` prefixing its title and description ids (one chart per page today). */
-export function renderMrrChart(months: readonly MrrMonth[], id = 'mrr-chart'): string {
+/**
+ * The chart as an SVG element in the language of `says` (English by default), `id` prefixing its title and
+ * description ids (one chart per page today).
+ */
+export function renderMrrChart(months: readonly MrrMonth[], says: Speech = speech('en'), id = 'mrr-chart'): string {
+  const { t } = says;
+  const label = (movement: Movement) => t(`console.frame.reports.col.${movement}`);
   const first = months[0]?.month;
   const last = months[months.length - 1]?.month;
-  const range = first === last ? (first ?? 'no month') : `${first} to ${last}`;
-  const title = `MRR movements by month, ${range} (KRW)`;
-  const desc =
-    'Stacked bars per month: new, expansion and reactivation above the zero line, contraction and churn below it. ' +
-    'The table "MRR movements" lists the same figures.';
+  const range = first === last ? (first ?? t('console.frame.reports.chart.noMonth')) : t('console.frame.reports.chart.range', { from: first!, to: last! });
+  const title = t('console.frame.reports.chart.title', { range });
+  const desc = t('console.frame.reports.chart.desc');
   const { step, max, min } = scaleOf(months);
   const plotWidth = WIDTH - PLOT.left - PLOT.right;
   const plotHeight = HEIGHT - PLOT.top - PLOT.bottom;
@@ -84,7 +89,7 @@ export function renderMrrChart(months: readonly MrrMonth[], id = 'mrr-chart'): s
       const height = y(Math.min(from, to)) - top;
       parts.push(
         `<rect class="bar" data-month="${escapeXml(month.month)}" data-movement="${movement.key}" data-amount="${amount}" x="${px(x)}" y="${px(top)}" ` +
-          `width="${px(barWidth)}" height="${px(height)}" fill="${movement.fill}"><title>${escapeXml(`${month.month} ${movement.label}: ${movement.sign < 0 ? '−' : '+'}${formatWon(amount)}`)}</title></rect>`,
+          `width="${px(barWidth)}" height="${px(height)}" fill="${movement.fill}"><title>${escapeXml(`${month.month} ${label(movement.key)}: ${movement.sign < 0 ? '−' : '+'}${says.money(amount)}`)}</title></rect>`,
       );
     }
     parts.push(
@@ -95,7 +100,7 @@ export function renderMrrChart(months: readonly MrrMonth[], id = 'mrr-chart'): s
     const x = PLOT.left + index * 120;
     parts.push(
       `<rect x="${x}" y="12" width="12" height="12" fill="${movement.fill}"/>`,
-      `<text x="${x + 16}" y="22" font-size="12" fill="#212121">${escapeXml(movement.label)}${movement.sign < 0 ? ' (−)' : ''}</text>`,
+      `<text x="${x + 16}" y="22" font-size="12" fill="#212121">${escapeXml(label(movement.key))}${movement.sign < 0 ? ' (−)' : ''}</text>`,
     );
   });
 

@@ -1,31 +1,43 @@
 // What Needs attention lists (docs/operating.md "Operator console"): everything waiting for an operator, each kind read
 // with its own named predicate or existing list query (needsAttentionWhere for payments, pageSubscriptions for
 // subscriptions, listItems for reconciliation), all at once: one round of parallel indexed reads, each capped at
-// PER_KIND rows (the lists behind the "All …" links page through the rest).
+// PER_KIND rows (the lists behind the "All …" links page through the rest). Rows carry data and codes, never words:
+// views/needs-attention.eta says them in the operator's language.
 import type { Db } from '../../db/prisma.ts';
 import { needsAttentionWhere } from '../ledger/payment.queries.ts';
 import { REFUND_OUTCOME_UNKNOWN } from '../ledger/payment.state.ts';
 import { listItems } from '../reconciliation/reconciliation.queries.ts';
-import { formatWon } from './money.ts';
 import { pageSubscriptions } from '../subscriptions/subscriptions.read.ts';
+import type { Code } from './console-page.ts';
 
 export const PER_KIND = 50;
 const PAGE = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
 
-/** One row of the list: what waits, since when, why, and the page that deals with it. */
+/**
+ * Why a row waits: one of the console's sentences (catalog `console.frame.attention.reason`), or a status and the
+ * service's codes ("MISMATCHED: AMOUNT, DATE").
+ */
+export type AttentionReason =
+  | { say: 'refundOutcomeUnknown' | 'outcomeUnknown' | 'needsAttention' | 'keyIssuanceUnknown' | 'paymentOutcomeUnknown' | 'disabled' }
+  | { status?: Code; codes: Code[] };
+
+/** One row of the list: what waits (its label, and its amount when it has one), since when, why, and the page that deals with it. */
 export interface AttentionRow {
+  /** Also the row's data-kind; the page says it in words (catalog `console.frame.kind`). */
   kind: 'Payment' | 'Refund' | 'Subscription' | 'Registration' | 'Order' | 'Settlement line' | 'Webhook endpoint';
   id: string;
   href: string;
-  label: string;
-  reason: string;
+  /** An orderId, a name and a userId, a transactionId (undefined when the line has none), a URL. */
+  label: string | undefined;
+  amount?: number;
+  reason: AttentionReason;
   at: Date;
 }
 
 export interface AttentionList {
   rows: AttentionRow[];
-  /** Kinds with more rows than shown, with the list that shows them all (when there is one). */
-  more: Array<{ kind: string; href?: string }>;
+  /** Kinds with more rows than shown (catalog `console.frame.kinds`), with the list that shows them all (when there is one). */
+  more: Array<{ kind: 'payments' | 'subscriptions' | 'registrations' | 'orders' | 'settlementLines' | 'webhookEndpoints'; href?: string }>;
 }
 
 /** One kind's part of the list: its first PER_KIND rows, and the list of the rest when there are more. */
@@ -54,8 +66,13 @@ async function paymentRows(db: Db): Promise<KindRows> {
       kind: refund ? 'Refund' : 'Payment',
       id: p.id,
       href: `/console/payments/${p.id}`,
-      label: `${p.orderId} · ${formatWon(p.amount)}`,
-      reason: refund ? 'Refund outcome unknown' : p.status === 'UNKNOWN' ? 'Outcome unknown' : `${p.status}: ${p.attentionReason ?? ''}`,
+      label: p.orderId,
+      amount: p.amount,
+      reason: refund
+        ? { say: 'refundOutcomeUnknown' }
+        : p.status === 'UNKNOWN'
+          ? { say: 'outcomeUnknown' }
+          : { status: { group: 'paymentStatus', code: p.status }, codes: p.attentionReason ? [{ group: 'attentionReason', code: p.attentionReason }] : [] },
       at: p.createdAt,
     };
   });
@@ -71,7 +88,7 @@ async function subscriptionRows(db: Db): Promise<KindRows> {
       id: s.id,
       href: `/console/subscriptions/${s.id}`,
       label: `${s.orderName} · ${s.userId}`,
-      reason: s.attentionReason ?? 'Needs attention',
+      reason: s.attentionReason ? { codes: [{ group: 'attentionReason', code: s.attentionReason }] } : { say: 'needsAttention' },
       at: s.createdAt,
     }),
   );
@@ -93,7 +110,7 @@ async function registrationRows(db: Db): Promise<KindRows> {
       // Its payment's page resolves it; without one, the search shows the registration.
       href: payment ? `/console/payments/${payment.id}` : `/console/search?q=${encodeURIComponent(r.id)}`,
       label: `${r.orderId} · ${r.userId}`,
-      reason: r.failureCode ?? 'Key issuance outcome unknown',
+      reason: r.failureCode ? { codes: [{ code: r.failureCode }] } : { say: 'keyIssuanceUnknown' },
       at: r.createdAt,
     };
   });
@@ -113,7 +130,7 @@ async function orderRows(db: Db): Promise<KindRows> {
       id: o.id,
       href: o.payment ? `/console/payments/${o.payment.id}` : `/console/search?q=${encodeURIComponent(o.id)}`,
       label: o.orderId,
-      reason: o.failureCode ?? 'Payment outcome unknown',
+      reason: o.failureCode ? { codes: [{ code: o.failureCode }] } : { say: 'paymentOutcomeUnknown' },
       at: o.createdAt,
     }),
   );
@@ -131,12 +148,16 @@ async function settlementLineRows(db: Db): Promise<KindRows> {
       kind: 'Settlement line',
       id: line.id,
       href: `/console/reconciliation?status=${line.status}`,
-      label: `${line.transactionId ?? '(no transactionId)'} · ${formatWon(line.amount)}`,
-      reason: `${line.status}${line.reasons?.length ? `: ${line.reasons.join(', ')}` : ''}`,
+      label: line.transactionId ?? undefined,
+      amount: line.amount,
+      reason: {
+        status: { group: 'reconciliationStatus', code: line.status },
+        codes: (line.reasons ?? []).map((code) => ({ group: 'mismatchReason' as const, code })),
+      },
       at: new Date(line.tradedAt),
     }),
   );
-  return { rows, more: lines.nextCursor ? { kind: 'settlement lines', href: '/console/reconciliation' } : undefined };
+  return { rows, more: lines.nextCursor ? { kind: 'settlementLines', href: '/console/reconciliation' } : undefined };
 }
 
 async function endpointRows(db: Db): Promise<KindRows> {
@@ -152,9 +173,9 @@ async function endpointRows(db: Db): Promise<KindRows> {
       id: e.id,
       href: `/console/search?q=${encodeURIComponent(e.id)}`,
       label: e.url,
-      reason: e.disabledReason ?? 'Disabled',
+      reason: e.disabledReason ? { codes: [{ group: 'endpointDisabledReason', code: e.disabledReason }] } : { say: 'disabled' },
       at: e.updatedAt,
     }),
   );
-  return { rows, more: endpoints.length > PER_KIND ? { kind: 'webhook endpoints' } : undefined };
+  return { rows, more: endpoints.length > PER_KIND ? { kind: 'webhookEndpoints' } : undefined };
 }

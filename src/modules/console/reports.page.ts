@@ -1,4 +1,4 @@
-// Reports (/console/reports, docs/operating.md "Operator console", "Revenue reports"): MRR movements by month as a chart
+// Reports (/console/reports, docs/operating.md "Operator console"; docs/reconciliation.md "Revenue reports"): MRR movements by month as a chart
 // (mrr-chart.ts, server-rendered SVG) and a table, revenue and recovery by month, over the months chosen in a form
 // (by default the last 12 months to the current one by the service's clock), and each report's CSV. The figures are
 // the report routes' own (the same builders over the same Korea calendar periods) and the CSV is theirs (lib/csv.ts).
@@ -13,7 +13,7 @@ import { type Period, periodsBetween } from '../reports/periods.ts';
 import { buildRecoveryReport } from '../reports/recovery-report.ts';
 import { MonthRangeQuery } from '../reports/reports.schemas.ts';
 import { buildRevenueReport } from '../reports/revenue-report.ts';
-import { renderPage } from './console-page.ts';
+import { renderPage, speechOf } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { dropBlankFields, listHref } from './list-filters.ts';
 import { renderMrrChart } from './mrr-chart.ts';
@@ -58,11 +58,12 @@ export function reportsPage(deps: ConsoleDeps) {
         buildRecoveryReport(db, periods, zone),
       ]);
       const exportHref = (name: keyof typeof REPORTS) => listHref(`/console/reports/${name}/export`, months);
+      const says = speechOf(request);
       return renderPage(request, reply, 'reports', {
-        title: 'Reports',
+        title: says.t('console.frame.nav.reports'),
         months,
         mrr,
-        chart: renderMrrChart(mrr),
+        chart: renderMrrChart(mrr, says),
         revenue,
         recovery,
         exports: { mrr: exportHref('mrr'), revenue: exportHref('revenue'), recovery: exportHref('recovery') },

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import type { ConsoleDeps } from './console-deps.ts';
-import { renderPage } from './console-page.ts';
+import { renderPage, speechOf } from './console-page.ts';
 import { search } from './search.queries.ts';
 
 const SearchQuery = Type.Object({ q: Type.Optional(Type.String({ maxLength: 200 })) });
@@ -13,7 +13,8 @@ export function searchPage(deps: ConsoleDeps) {
     scope.get('/search', { schema: { querystring: SearchQuery } }, async (request, reply) => {
       const q = request.query.q?.trim() ?? '';
       const hits = await search(db, q);
-      return renderPage(request, reply, 'search', { title: q ? `Search: ${q}` : 'Search', q, hits });
+      const { t } = speechOf(request);
+      return renderPage(request, reply, 'search', { title: q ? t('console.frame.search.title', { q }) : t('console.frame.search.heading'), q, hits });
     });
   };
 }

@@ -4,14 +4,21 @@
 // (refunds included), checkouts and settlement lines.
 import type { Db } from '../../db/prisma.ts';
 import { isUuid } from '../../lib/input.ts';
-import { formatWon } from './money.ts';
+import type { Code } from './console-page.ts';
 
+/**
+ * One thing found: what it is (also its row's data-kind), the page that shows it, its label, and what the page says
+ * of it (a status with its reasons, an amount, a userId), as data and codes: views/search.eta says them in words.
+ */
 export interface SearchHit {
   kind: 'Payment' | 'Subscription' | 'Registration' | 'Order' | 'Webhook endpoint' | 'Settlement line';
   id: string;
   href: string;
   label: string;
-  detail: string;
+  status: Code;
+  reasons?: Code[];
+  amount?: number;
+  userId?: string;
   at: Date;
 }
 
@@ -57,7 +64,8 @@ async function paymentHits(db: Db, { q, id }: Needle): Promise<SearchHit[]> {
     id: p.id,
     href: `/console/payments/${p.id}`,
     label: p.orderId,
-    detail: `${p.status} · ${formatWon(p.amount)}`,
+    status: { group: 'paymentStatus', code: p.status },
+    amount: p.amount,
     at: p.createdAt,
   }));
 }
@@ -74,7 +82,8 @@ async function subscriptionHits(db: Db, { q, id }: Needle): Promise<SearchHit[]>
     id: s.id,
     href: `/console/subscriptions/${s.id}`,
     label: s.orderName,
-    detail: `${s.status} · ${s.userId}`,
+    status: { group: 'subscriptionStatus', code: s.status },
+    userId: s.userId,
     at: s.createdAt,
   }));
 }
@@ -87,7 +96,7 @@ async function registrationHits(db: Db, { q, id }: Needle): Promise<SearchHit[]>
   });
   return registrations.map((r) => {
     const target = r.subscription ? `/console/subscriptions/${r.subscription.id}` : r.payments[0] ? `/console/payments/${r.payments[0].id}` : undefined;
-    return { kind: 'Registration', id: r.id, href: target ?? '', label: r.orderId, detail: r.status, at: r.createdAt };
+    return { kind: 'Registration', id: r.id, href: target ?? '', label: r.orderId, status: { group: 'checkoutStatus', code: r.status }, at: r.createdAt };
   });
 }
 
@@ -102,7 +111,7 @@ async function orderHits(db: Db, { q, id }: Needle): Promise<SearchHit[]> {
     id: o.id,
     href: o.payment ? `/console/payments/${o.payment.id}` : '',
     label: o.orderId,
-    detail: o.status,
+    status: { group: 'checkoutStatus', code: o.status },
     at: o.createdAt,
   }));
 }
@@ -116,7 +125,8 @@ async function endpointHits(db: Db, { id }: Needle): Promise<SearchHit[]> {
     id: e.id,
     href: '',
     label: e.url,
-    detail: e.status === 'DISABLED' ? `DISABLED: ${e.disabledReason ?? ''}` : e.status,
+    status: { group: 'endpointStatus', code: e.status },
+    reasons: e.status === 'DISABLED' && e.disabledReason ? [{ group: 'endpointDisabledReason', code: e.disabledReason }] : [],
     at: e.createdAt,
   }));
 }
@@ -132,7 +142,8 @@ async function settlementLineHits(db: Db, { q }: Needle): Promise<SearchHit[]> {
     id: l.id,
     href: '/console/reconciliation',
     label: l.transactionId,
-    detail: `${l.type} · ${formatWon(l.amount)}`,
+    status: { group: 'settlementLineType', code: l.type },
+    amount: l.amount,
     at: l.tradedAt,
   }));
 }

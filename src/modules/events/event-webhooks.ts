@@ -51,6 +51,7 @@ const subscription = {
   currentPeriodStart: AT,
   currentPeriodEnd: '2026-12-28T01:00:00.000Z',
   nextChargeAt: '2026-12-28T01:00:00.000Z',
+  usageStartedAt: null,
   cancelAtPeriodEnd: false,
   consents: [],
   needsAttention: false,
@@ -181,7 +182,8 @@ export const EVENT_WEBHOOKS: readonly WebhookDoc[] = [
   {
     type: 'subscription.canceled',
     summary: 'A subscription was canceled',
-    description: 'Its status became CANCELED: by the merchant, an operator, the end of its period, exhausted retries, or a trial without consent.',
+    description:
+      'Its status became CANCELED: by the merchant, an operator or the customer, the end of its period, exhausted retries, a trial without consent, or the customer’s withdrawal (WITHDRAWN).',
     payload: eventOf('subscription.canceled', SubscriptionResponse),
     example: example(
       'subscription.canceled',

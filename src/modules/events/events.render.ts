@@ -27,6 +27,7 @@ export const INSTANT_FIELDS: Record<ObjectType, readonly string[]> = {
     'trialEnd',
     'trialWillEndAt',
     'pendingAmountRequestedAt',
+    'usageStartedAt',
     'changedAt',
     'createdAt',
     'updatedAt',

@@ -1,5 +1,6 @@
 // The English message catalog: the same keys as catalog.ko.ts (its header says how they are checked).
 import type { Catalog } from './catalog.ko.ts';
+import { frameEn } from './console-frame.en.ts';
 
 export const en: Catalog = {
   common: {
@@ -53,6 +54,7 @@ export const en: Catalog = {
     },
     cancelReason: {
       REQUESTED: 'Cancelled at your request',
+      CANCELED_BY_CUSTOMER: 'Cancelled by you',
       CANCELED_BY_MERCHANT: 'Cancelled by the merchant',
       CANCELED_BY_OPERATOR: 'Cancelled by the merchant’s staff',
       RETRIES_EXHAUSTED: 'Cancelled after repeated failed payments',
@@ -65,6 +67,9 @@ export const en: Catalog = {
       LEASE_EXPIRED: 'A payment was interrupted and its outcome is being checked',
       MOBILE_WINDOW_CLOSED: 'The phone payment window has passed: the payment method must be registered again',
       WITHDRAWAL_REFUND_DUE: 'The merchant is processing your withdrawal refund',
+      REFUND_OUTCOME_UNKNOWN: 'A refund’s outcome is being checked',
+      SETTLEMENT_MISMATCH: 'The settlement differs from the payment record',
+      SUBSCRIPTION_CANCELED: 'Charged after the subscription was cancelled',
       UNSPECIFIED: 'Needs a check',
     },
     paymentKind: {
@@ -73,12 +78,42 @@ export const en: Catalog = {
       MANUAL: 'Manual payment',
       ONE_TIME: 'One-time payment',
     },
+    checkoutStatus: {
+      PENDING: 'In progress',
+      COMPLETED: 'Completed',
+      FAILED: 'Failed',
+      EXPIRED: 'Expired',
+      NEEDS_ATTENTION: 'Needs attention',
+    },
+    reconciliationStatus: {
+      MATCHED: 'Matched',
+      MISMATCHED: 'Mismatched',
+      UNMATCHED: 'Unmatched',
+      MISSING: 'Missing',
+    },
+    mismatchReason: {
+      AMOUNT: 'Amount',
+      DATE: 'Date',
+      METHOD: 'Method',
+      STATUS: 'Status',
+    },
+    settlementLineType: {
+      APPROVAL: 'Approval',
+      CANCEL: 'Cancel',
+    },
+    endpointStatus: {
+      ENABLED: 'Enabled',
+      DISABLED: 'Disabled',
+    },
+    endpointDisabledReason: {
+      GONE: 'The endpoint answered 410 (gone)',
+      FAILING: 'Every delivery failed',
+      DISABLED_BY_MERCHANT: 'Disabled by the merchant',
+    },
   },
   console: {
     // The console's frame: layout, language switch, sign-in, lists, needs attention, search, reports, error pages.
-    frame: {
-      title: 'Billing console',
-    },
+    frame: frameEn,
 
     // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms.
     records: {

@@ -2,7 +2,10 @@
 // console"). Korean is the portal's first language. catalog.en.ts has the same keys (typed as this catalog's shape,
 // and test/modules/i18n/catalog.test.ts fails when a key or a `{placeholder}` exists in one language and not the
 // other). Sections: `common` (both surfaces), `words` (codes shown in words: statuses, reasons, intervals), `console`,
-// `portal`. A value may hold `{name}` placeholders, filled by t(key, { name }).
+// `portal`. A value may hold `{name}` placeholders, filled by t(key, { name }). The console's frame (`console.frame`)
+// is written in console-frame.ko.ts / console-frame.en.ts, for its size; it is part of this catalog all the same.
+
+import { frameKo } from './console-frame.ko.ts';
 
 export const ko = {
   common: {
@@ -56,6 +59,7 @@ export const ko = {
     },
     cancelReason: {
       REQUESTED: '고객 요청으로 해지',
+      CANCELED_BY_CUSTOMER: '고객이 해지',
       CANCELED_BY_MERCHANT: '판매자가 해지',
       CANCELED_BY_OPERATOR: '운영자가 해지',
       RETRIES_EXHAUSTED: '결제가 계속 실패하여 해지',
@@ -68,6 +72,9 @@ export const ko = {
       LEASE_EXPIRED: '결제 처리가 중단되어 결과를 확인하는 중입니다',
       MOBILE_WINDOW_CLOSED: '휴대폰 결제 가능 기간이 지나 결제수단을 다시 등록해야 합니다',
       WITHDRAWAL_REFUND_DUE: '청약철회 환불을 판매자가 처리하는 중입니다',
+      REFUND_OUTCOME_UNKNOWN: '환불 결과를 확인하는 중입니다',
+      SETTLEMENT_MISMATCH: '정산 내역이 결제 기록과 다릅니다',
+      SUBSCRIPTION_CANCELED: '구독 해지 후에 결제되었습니다',
       UNSPECIFIED: '확인이 필요합니다',
     },
     paymentKind: {
@@ -76,12 +83,42 @@ export const ko = {
       MANUAL: '수동 결제',
       ONE_TIME: '단건 결제',
     },
+    checkoutStatus: {
+      PENDING: '진행 중',
+      COMPLETED: '완료',
+      FAILED: '실패',
+      EXPIRED: '만료',
+      NEEDS_ATTENTION: '확인 필요',
+    },
+    reconciliationStatus: {
+      MATCHED: '일치',
+      MISMATCHED: '불일치',
+      UNMATCHED: '대응 결제 없음',
+      MISSING: '정산 누락',
+    },
+    mismatchReason: {
+      AMOUNT: '금액',
+      DATE: '날짜',
+      METHOD: '결제수단',
+      STATUS: '상태',
+    },
+    settlementLineType: {
+      APPROVAL: '승인',
+      CANCEL: '취소',
+    },
+    endpointStatus: {
+      ENABLED: '사용 중',
+      DISABLED: '사용 중지',
+    },
+    endpointDisabledReason: {
+      GONE: '엔드포인트가 410(없음)으로 응답',
+      FAILING: '전송이 계속 실패',
+      DISABLED_BY_MERCHANT: '판매자가 중지',
+    },
   },
   console: {
     // The console's frame: layout, language switch, sign-in, lists, needs attention, search, reports, error pages.
-    frame: {
-      title: '결제 관리 콘솔',
-    },
+    frame: frameKo,
 
     // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms.
     records: {

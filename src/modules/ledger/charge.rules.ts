@@ -63,7 +63,7 @@ export interface PlanContext {
 }
 
 /**
- * When a cancel at period end takes effect, which dates its churn (docs/operating.md "Revenue reports": a cancel "at period end"
+ * When a cancel at period end takes effect, which dates its churn (docs/reconciliation.md "Revenue reports": a cancel "at period end"
  * churns at that period's end), whenever the pass that ends it runs. The period's end for a subscription still in
  * it; for a PAST_DUE one, whose period ended unpaid and which counted on through its retries, the retry it is
  * cancelled instead of (its next charge). Never before the subscription's last change (changedAt: the decline, a

@@ -46,3 +46,25 @@ export function amountToCharge(
   if (!ctx.consentRequired || hasCountingConsent(ctx.consents, 'PRICE_INCREASE', ctx.now, sub.pendingAmountRequestedAt)) return sub.pendingAmount;
   return sub.amount;
 }
+
+/**
+ * Whether a consent of `kind` waits for the customer's decision at `now` (the portal's agree and decline): a price
+ * increase pending without a counting PRICE_INCREASE consent obtained since it was asked; a trial without a
+ * TRIAL_CONVERSION consent that counts at its end. TOO_EARLY: the trial ends more than the consent window away, so a
+ * consent obtained now would not count at its end (the merchant is told when the window opens, trials.ts). DECIDED:
+ * nothing waits (none pending, already agreed, or the subscription is CANCELED).
+ */
+export function consentState(
+  sub: { status: string; pendingAmount: number | null; pendingAmountRequestedAt: Date | null; trialEnd: Date | null },
+  kind: ConsentRecord['kind'],
+  consents: readonly ConsentRecord[],
+  now: Date,
+): 'WAITING' | 'DECIDED' | 'TOO_EARLY' {
+  if (sub.status === 'CANCELED') return 'DECIDED';
+  if (kind === 'PRICE_INCREASE') {
+    return sub.pendingAmount !== null && !hasCountingConsent(consents, kind, now, sub.pendingAmountRequestedAt) ? 'WAITING' : 'DECIDED';
+  }
+  if (sub.status !== 'TRIALING' || !sub.trialEnd) return 'DECIDED';
+  if (sub.trialEnd.getTime() - now.getTime() > CONSENT_WINDOW_MS) return 'TOO_EARLY';
+  return hasCountingConsent(consents, kind, sub.trialEnd < now ? now : sub.trialEnd) ? 'DECIDED' : 'WAITING';
+}

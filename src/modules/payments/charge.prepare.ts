@@ -85,7 +85,7 @@ async function settleRefusal(
       canceledAt: now,
       nextChargeAt: null,
       cancelReason: sub.cancelReason ?? 'CANCELED_AT_PERIOD_END',
-      // It churns at the period's end (docs/operating.md "Revenue reports"), whenever the pass that ends it runs.
+      // It churns at the period's end (docs/reconciliation.md "Revenue reports"), whenever the pass that ends it runs.
       changedAt: periodEndCancelAt(sub, now),
     });
     await releaseSubscription(tx, id, owner);

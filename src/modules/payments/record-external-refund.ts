@@ -1,4 +1,4 @@
-// Refunds made outside the gateway (docs/operating.md "Reconciling with the gateway", POST /admin/payments/:id/refunds/external): a MOBILE payment after
+// Refunds made outside the gateway (docs/reconciliation.md "Reconciling with the gateway", POST /admin/payments/:id/refunds/external): a MOBILE payment after
 // its calendar month cannot be cancelled at the gateway, so the merchant pays the customer back by bank transfer and
 // an operator records it here. No gateway call is made: the refund is SUCCEEDED when recorded, and counts on the
 // payment through the same write as a gateway refund's success (ledger/refund.outcomes.ts: canceledAmount, CANCELED

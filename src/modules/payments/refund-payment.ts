@@ -41,6 +41,15 @@ export function refuseBeyondRemaining(payment: RefundedPayment, amount: number):
   if (amount > remaining) throw withDetails(new RefundRefusedError.AMOUNT_EXCEEDS_REMAINING(`At most ${remaining} can be refunded`), { remaining });
 }
 
+/**
+ * Whether the gateway still cancels this payment at `now`: a MOBILE payment only within its calendar month in Korea
+ * time (the carriers bill monthly); after it, a refund is made outside the gateway (record-external-refund.ts). A CARD
+ * payment always.
+ */
+export function gatewayCancelsAt(payment: { method: 'CARD' | 'MOBILE'; approvedAt: Date | null; createdAt: Date }, now: Date): boolean {
+  return payment.method !== 'MOBILE' || sameCalendarMonth(payment.approvedAt ?? payment.createdAt, now, KOREA_ZONE);
+}
+
 export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
   const { db, gateway, clock, config, log } = deps;
 
@@ -120,7 +129,7 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
       if (payment.method === 'MOBILE') {
         if (amount !== payment.amount || payment.canceledAmount > 0)
           throw new RefundRefusedError.MOBILE_PARTIAL_CANCEL('A MOBILE payment can only be refunded in full');
-        if (!sameCalendarMonth(payment.approvedAt ?? payment.createdAt, now, KOREA_ZONE)) {
+        if (!gatewayCancelsAt(payment, now)) {
           throw new RefundRefusedError.MOBILE_CANCEL_MONTH_CLOSED('A MOBILE payment can only be refunded within its calendar month (Korea time)');
         }
       }

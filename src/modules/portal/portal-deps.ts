@@ -3,35 +3,11 @@
 // routes' payment list (the records CSV shows exactly its rows).
 import type { Idempotency } from '../idempotency/idempotency.ts';
 import type { PaymentActions } from '../payments/payment-actions.service.ts';
-import type { serializePayment } from '../payments/payments.service.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import type { serializeSubscription } from '../subscriptions/subscriptions.shape.ts';
-import type { PortalActor } from './portal-page.ts';
+import type { PortalActions } from './portal-actions.ts';
 import type { PortalSessions } from './portal-sessions.ts';
 
-export type Subscription = ReturnType<typeof serializeSubscription>;
-export type Payment = ReturnType<typeof serializePayment>;
-
-export type WithdrawalOffer =
-  | {
-      available: true;
-      until: Date;
-      refundTotal: number;
-      payments: Array<{ id: string; amount: number; approvedAt: Date | null; refundable: 'GATEWAY' | 'EXTERNAL' }>;
-    }
-  | { available: false; reason: 'OFF' | 'NOT_PAID' | 'WINDOW_PASSED' | 'USED' | 'CANCELED' | 'NEEDS_ATTENTION' };
-
-/** The customer's actions and reads, each audited as `customer:<userId>` with the portal session by the service. */
-export interface PortalActions {
-  cancel(who: PortalActor, subscriptionId: string, input: { reason?: string }): Promise<unknown>;
-  keep(who: PortalActor, subscriptionId: string): Promise<unknown>;
-  withdrawalOffer(userId: string, subscriptionId: string): Promise<WithdrawalOffer>;
-  withdraw(who: PortalActor, subscriptionId: string): Promise<unknown>;
-  consent(who: PortalActor, subscriptionId: string, kind: 'PRICE_INCREASE' | 'TRIAL_CONVERSION'): Promise<unknown>;
-  decline(who: PortalActor, subscriptionId: string): Promise<unknown>;
-  subscriptionsOf(userId: string): Promise<Subscription[]>;
-  paymentsOf(userId: string, limit: number): Promise<Payment[]>;
-}
+export type { Payment, PortalActions, Subscription, WithdrawalOffer } from './portal-actions.ts';
 
 export interface PortalDeps {
   service: ServiceDeps;

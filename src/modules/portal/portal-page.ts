@@ -10,6 +10,7 @@ import type { Db } from '../../db/prisma.ts';
 import { UUID_PATTERN } from '../../lib/input.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
 import { type Locale, lookup, CATALOGS, speech, type Speech } from '../i18n/messages.ts';
+import type { PortalActor } from './portal-actions.ts';
 import type { PortalSession } from './portal-sessions.ts';
 
 declare module 'fastify' {
@@ -17,12 +18,6 @@ declare module 'fastify' {
     /** The customer's portal session, set by the session guard of the portal's pages. */
     portal?: PortalSession;
   }
-}
-
-/** Who acts through the portal: the audit trail names `customer:<userId>` and the session. */
-export interface PortalActor {
-  userId: string;
-  portalSessionId: string;
 }
 
 export const actorOf = (session: PortalSession): PortalActor => ({ userId: session.userId, portalSessionId: session.id });

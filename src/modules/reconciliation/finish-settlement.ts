@@ -1,4 +1,4 @@
-// What a settlement file finishes (docs/architecture.md, invariant 14; docs/operating.md "Reconciling with the gateway"): a late outcome takes the live
+// What a settlement file finishes (docs/architecture.md, invariant 14; docs/reconciliation.md "Reconciling with the gateway"): a late outcome takes the live
 // path. An UNKNOWN payment that an APPROVAL line matches with the same amount is resolved SUCCEEDED with the line's
 // transactionId and trade time, and a refund of unknown outcome that a CANCEL line matches with the same amount is
 // settled SUCCEEDED, each by the operators' own code (payment-actions.service.ts `resolve`, `resolveRefund`: the same

@@ -1,4 +1,4 @@
-// POST /admin/settlement-imports (docs/operating.md "Reconciling with the gateway"): a gateway settlement file,
+// POST /admin/settlement-imports (docs/reconciliation.md "Reconciling with the gateway"): a gateway settlement file,
 // all or nothing. Read top-down: the same bytes again answer the stored import (200); the file is parsed (any invalid
 // row refuses the whole file, 422, nothing stored); its lines are stored once each (a line already imported from
 // another file is counted as a duplicate), and the import with its summary as it stands, in one transaction, one import

@@ -1,4 +1,4 @@
-// Matching settlement lines with the ledger (docs/operating.md "Reconciling with the gateway"), one set-based statement for any set of lines:
+// Matching settlement lines with the ledger (docs/reconciliation.md "Reconciling with the gateway"), one set-based statement for any set of lines:
 // - an APPROVAL line belongs to our charge attempt with its transactionId (or the payment that a settlement already
 //   resolved with it), else to the attempt with its orderId;
 // - a CANCEL line to our refund (a CANCEL attempt) of the payment with that transactionId, the k-th line of an amount
@@ -179,7 +179,7 @@ export interface ReconciliationRow {
   finish: 'RESOLVE_PAYMENT' | 'RESOLVE_REFUND' | null;
 }
 
-/** The public shape of an item (docs/operating.md "Reconciling with the gateway"). */
+/** The public shape of an item (docs/reconciliation.md "Reconciling with the gateway"). */
 export function serializeItem(row: ReconciliationRow) {
   return {
     id: row.id,

@@ -1,4 +1,4 @@
-// A settlement file's bytes to its lines, or to every reason it is refused (docs/operating.md "Reconciling with the gateway": all or nothing). The
+// A settlement file's bytes to its lines, or to every reason it is refused (docs/reconciliation.md "Reconciling with the gateway": all or nothing). The
 // encoding (UTF-8 with or without BOM, else CP949) and the delimiter (comma or tab, from the header row) are detected;
 // RFC 4180 is csv-parse's; blank lines are skipped. Errors carry the physical line (the header is line 1), at most
 // MAX_ERRORS of them. Pure: the caller stores nothing unless `errors` is empty.

@@ -1,4 +1,4 @@
-// The reconciliation reads (docs/operating.md "Reconciling with the gateway"): imports (newest first), the items of the statement and the ledger with
+// The reconciliation reads (docs/reconciliation.md "Reconciling with the gateway"): imports (newest first), the items of the statement and the ledger with
 // their status (match-settlement.ts computes it; settlement-items.ts stores it and keeps it current), and the summary of a period in Korea dates.
 import { DateTime } from 'luxon';
 import { sqlParams, sqlQuery, type Db } from '../../db/prisma.ts';

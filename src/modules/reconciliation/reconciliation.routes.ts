@@ -1,4 +1,4 @@
-// The reconciliation admin routes (docs/operating.md "Reconciling with the gateway"): import a settlement file (text/csv or multipart/form-data; its
+// The reconciliation admin routes (docs/reconciliation.md "Reconciling with the gateway"): import a settlement file (text/csv or multipart/form-data; its
 // Idempotency-Key honoured), list and read imports, list the reconciliation items (JSON pages, or the whole filtered
 // list as CSV with Accept: text/csv) and summarise a period. Mounted by app.ts under /admin, behind the admin token.
 import multipart from '@fastify/multipart';

@@ -1,4 +1,4 @@
-// The reconciliation routes' shapes (docs/operating.md "Reconciling with the gateway", "Admin routes").
+// The reconciliation routes' shapes (docs/reconciliation.md "Reconciling with the gateway"; docs/operating.md "Admin routes").
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
 import { Cursor, Limit, StringEnum, Uuid, pageOf } from '../shared/schemas.ts';

@@ -1,5 +1,5 @@
-// The columns of a gateway settlement file and how each cell is read (docs/operating.md "Reconciling with the
-// gateway"): the alias table (matched ignoring case and spaces), and one reader per field that answers the
+// The columns of a gateway settlement file and how each cell is read (docs/reconciliation.md "Reconciling with
+// the gateway"): the alias table (matched ignoring case and spaces), and one reader per field that answers the
 // parsed value or throws a FieldError naming what is wrong. Pure: no I/O, no clock.
 import { DateTime } from 'luxon';
 import { calendarDate, KOREA_ZONE, instantOfWallClock } from '../../lib/calendar.ts';

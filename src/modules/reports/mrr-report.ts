@@ -1,4 +1,4 @@
-// GET /admin/reports/mrr (docs/operating.md "Revenue reports"): MRR movements by Korea calendar month, read from the movements
+// GET /admin/reports/mrr (docs/reconciliation.md "Revenue reports"): MRR movements by Korea calendar month, read from the movements
 // ledger alone (mrr_movements, written by the database with every change that moves MRR; never the events table,
 // whose rows expire), through its sums by Korea month (mrr_months, rollups.ts): what counted before the first month,
 // and each month's movements; each month's starting figures are the previous month's ending, so ending = starting +

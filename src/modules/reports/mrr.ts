@@ -1,4 +1,4 @@
-// A subscription's MRR (docs/operating.md "Revenue reports"): its amount per month — `month` amount / count, `year` amount /
+// A subscription's MRR (docs/reconciliation.md "Revenue reports"): its amount per month — `month` amount / count, `year` amount /
 // (12 × count), `week` amount × 52 / (12 × count), `day` amount × 365 / (12 × count) — rounded half up to a whole won
 // per subscription, counted only while ACTIVE or PAST_DUE. The database's twin is subscription_mrr() in
 // prisma/functions/mrr.sql, whose trigger dates every movement; test/modules/reports/mrr.test.ts

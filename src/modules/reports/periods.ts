@@ -1,4 +1,4 @@
-// The reports' calendar (docs/operating.md "Revenue reports"): Korea calendar months and days. A month runs from 00:00 Korea time
+// The reports' calendar (docs/reconciliation.md "Revenue reports"): Korea calendar months and days. A month runs from 00:00 Korea time
 // on its first day (15:00 UTC the day before); the period that contains the service's now ends now.
 import { DateTime } from 'luxon';
 import { ValidationError } from '../../lib/errors.ts';

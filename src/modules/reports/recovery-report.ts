@@ -1,4 +1,4 @@
-// GET /admin/reports/recovery (docs/operating.md "Revenue reports"): a recurring cycle whose charge was declined at least once
+// GET /admin/reports/recovery (docs/reconciliation.md "Revenue reports"): a recurring cycle whose charge was declined at least once
 // counts in the Korea month of its first decline; it is `recovered` once a payment of that cycle succeeded (a retry,
 // an operator's charge, a new payment method), `lost` when its subscription was cancelled or its MOBILE window
 // closed without a success, `open` otherwise.

@@ -1,4 +1,4 @@
-// The reports' admin routes (docs/operating.md "Revenue reports"): MRR movements, revenue and recovery by Korea calendar period,
+// The reports' admin routes (docs/reconciliation.md "Revenue reports"): MRR movements, revenue and recovery by Korea calendar period,
 // in JSON, or in CSV with `Accept: text/csv`. Each reads its figures in one set-based query; the period that contains
 // the service's now (app.clock) ends now.
 import type { FastifyReply, FastifyRequest } from 'fastify';

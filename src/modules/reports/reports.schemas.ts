@@ -1,4 +1,4 @@
-// The reports' query strings and answers (docs/operating.md "Revenue reports").
+// The reports' query strings and answers (docs/reconciliation.md "Revenue reports").
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
 import { DAY_PATTERN, MONTH_PATTERN } from '../../lib/input.ts';

@@ -1,4 +1,4 @@
-// GET /admin/reports/revenue (docs/operating.md "Revenue reports"): succeeded payments by the Korea date of their approval (one
+// GET /admin/reports/revenue (docs/reconciliation.md "Revenue reports"): succeeded payments by the Korea date of their approval (one
 // resolved later: the approval time it was resolved with; one refunded later still counts here), succeeded refunds
 // (CANCEL attempts that SUCCEEDED) by the Korea date they were sent to the gateway, and refunds made outside it
 // (external_refunds) by the Korea date they were recorded; net = payments − refunds. Refunds never move MRR (they are

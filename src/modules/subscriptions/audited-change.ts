@@ -1,5 +1,7 @@
-// One change of a subscription by a person (an operator, or the merchant's backend through its API): load, apply,
-// and the audit entry with the shape before and after, in one transaction; answers the shape after.
+// One change of a subscription by a person (an operator, the merchant's backend through its API, or the customer in
+// the portal): lock, load, apply, and the audit entry with the shape before and after, in one transaction; answers the
+// shape after. The row is locked before it is read, so two changes of one subscription apply one after the other, each
+// deciding on the state the other left (a customer's double submit acts once).
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { NotFoundError } from '../../lib/errors.ts';
@@ -15,15 +17,22 @@ export async function loadSubscription(tx: Tx | Db, id: string): Promise<LoadedS
   return row;
 }
 
+/** Locks the subscription's row for the rest of the transaction (nothing when there is none: the load says 404). */
+export async function lockSubscription(tx: Tx, id: string): Promise<void> {
+  await tx.$queryRaw`SELECT "id" FROM "subscriptions" WHERE "id" = ${id}::uuid FOR UPDATE`;
+}
+
+/** `apply` answers 'unchanged' when there was nothing to do: then nothing is written, no audit entry either. */
 export function changeSubscription(
   db: Db,
   id: string,
-  audit: { actor: string; action: string; reason: string; requestId?: string },
-  apply: (tx: Tx, row: LoadedSubscription) => Promise<void>,
+  audit: { actor: string; action: string; reason: string; requestId?: string; portalSessionId?: string },
+  apply: (tx: Tx, row: LoadedSubscription) => Promise<unknown>,
 ) {
   return db.$transaction(async (tx) => {
+    await lockSubscription(tx, id);
     const before = await loadSubscription(tx, id);
-    await apply(tx, before);
+    if ((await apply(tx, before)) === 'unchanged') return serializeSubscription(before);
     const after = await loadSubscription(tx, id);
     await writeAudit(tx, { ...audit, entityType: 'subscription', entityId: id, before: serializeSubscription(before), after: serializeSubscription(after) });
     return serializeSubscription(after);

@@ -1,10 +1,12 @@
-// Cancelling a subscription, by the merchant (POST /api/v1/subscriptions/:id/cancel) or by an operator (POST
-// /admin/subscriptions/:id/cancel): now, or at the end of the current period.
+// Cancelling a subscription, by the merchant (POST /api/v1/subscriptions/:id/cancel), by an operator (POST
+// /admin/subscriptions/:id/cancel) or by the customer in the portal: now, or at the end of the current period; and the
+// customer's undo of a cancellation scheduled for the period's end ("keep").
 // The database adds (prisma/functions/): the subscription's event (events.sql), a CHURN movement (mrr.sql), declined cycles' `lost` (report-rollups.sql).
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { StateConflictError } from '../../lib/errors.ts';
 import { SUBSCRIPTION_TRANSITIONS, transitionSubscription } from '../ledger/subscription.state.ts';
 import type { Actor } from '../audit/audit.ts';
 import { changeSubscription } from './audited-change.ts';
@@ -34,6 +36,21 @@ export async function applyCancel(tx: Tx, id: string, options: { atPeriodEnd: bo
   await revokeBillingKey(tx, row.billingKeyId, options.now);
 }
 
+/**
+ * What the customer's cancel does (docs/api.md "Subscription lifecycle"): ACTIVE runs to the end of its period; TRIALING
+ * to its trial's end, never charged (the charging pass cancels it at trialEnd, its period's end, before any charge);
+ * PAST_DUE and PAUSED end now, so no retry is sent after. null: nothing to do, it is CANCELED or already canceling
+ * (cancelling twice acts once).
+ */
+export function customerCancel(row: { status: string; cancelAtPeriodEnd: boolean }): 'AT_PERIOD_END' | 'NOW' | null {
+  if (row.status === 'CANCELED') return null;
+  if (row.status === 'PAST_DUE' || row.status === 'PAUSED') return 'NOW';
+  return row.cancelAtPeriodEnd ? null : 'AT_PERIOD_END';
+}
+
+/** The reason a customer's own cancel records. */
+export const CANCELED_BY_CUSTOMER = 'CANCELED_BY_CUSTOMER';
+
 export function createCancel(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
 
@@ -52,5 +69,26 @@ export function createCancel(deps: { db: Db; clock: Clock }) {
       applyCancel(tx, id, { atPeriodEnd: options.atPeriodEnd, reason: 'CANCELED_BY_OPERATOR', now: clock.now() }),
     );
 
-  return { cancelForMerchant, cancelForOperator };
+  /** The customer's cancel (customerCancel says how), audited with the customer and the reason they gave, if any. */
+  const cancelForCustomer = (id: string, who: Actor) =>
+    changeSubscription(db, id, { ...who, action: 'subscription.cancel_by_customer' }, async (tx, row) => {
+      const mode = customerCancel(row);
+      if (mode === null) return 'unchanged';
+      await applyCancel(tx, id, { atPeriodEnd: mode === 'AT_PERIOD_END', reason: CANCELED_BY_CUSTOMER, now: clock.now() });
+    });
+
+  /**
+   * Undoes a cancellation scheduled for the period's end, while the period lasts (the charging pass ends it at the
+   * boundary; after that there is nothing left to keep): 409 otherwise.
+   */
+  const keep = (id: string, who: Actor) =>
+    changeSubscription(db, id, { ...who, action: 'subscription.keep' }, async (tx, row) => {
+      const now = clock.now();
+      if (row.status === 'CANCELED' || !row.cancelAtPeriodEnd || now >= row.currentPeriodEnd) {
+        throw new StateConflictError('This subscription has no cancellation waiting for its period’s end');
+      }
+      await tx.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: false, cancelReason: null, changedAt: now } });
+    });
+
+  return { cancelForMerchant, cancelForOperator, cancelForCustomer, keep };
 }

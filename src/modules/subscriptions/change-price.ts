@@ -1,5 +1,5 @@
-// Changing a subscription's terms: the merchant's price change (POST /api/v1/subscriptions/:id/price-change) and an
-// operator's PATCH /admin/subscriptions/:id (amount, orderName). Both follow the one price-change rule below; the
+// Changing a subscription's terms: the merchant's price change (POST /api/v1/subscriptions/:id/price-change), an
+// operator's PATCH /admin/subscriptions/:id (amount, orderName), and the customer declining a pending increase. Both follow the one price-change rule below; the
 // planner (ledger/charge.rules.ts) checks the consent rule again at every charge, whatever path set the amount.
 // The database adds (prisma/functions/): subscription.updated (events.sql), an EXPANSION or CONTRACTION movement when the amount moves (mrr.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
@@ -9,6 +9,8 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { validateTerms } from '../shared/terms.ts';
 import type { Actor } from '../audit/audit.ts';
 import { changeSubscription } from './audited-change.ts';
+import { consentState } from '../ledger/consent.rules.ts';
+import { ConsentAlreadyDecidedError } from './customer.errors.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -68,5 +70,18 @@ export function createPriceChange(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
       }
     });
 
-  return { changePrice, update };
+  /**
+   * The customer declines a price increase waiting for their consent (the portal): the pending amount is dropped and
+   * the old amount goes on (subscription.updated carries the old pendingAmount). Nothing waiting (none pending, or
+   * already agreed) is 409 CONSENT_ALREADY_DECIDED.
+   */
+  const declineIncrease = (id: string, who: Actor) =>
+    changeSubscription(db, id, { ...who, action: 'subscription.decline_price_increase' }, async (tx, row) => {
+      const now = clock.now();
+      if (consentState(row, 'PRICE_INCREASE', row.consents, now) !== 'WAITING')
+        throw new ConsentAlreadyDecidedError('No price increase waits for the customer’s decision');
+      await tx.subscription.update({ where: { id }, data: { pendingAmount: null, pendingAmountRequestedAt: null, changedAt: now } });
+    });
+
+  return { changePrice, update, declineIncrease };
 }

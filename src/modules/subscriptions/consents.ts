@@ -3,8 +3,10 @@
 // The database adds (prisma/functions/): the guard that refuses any edit or delete of a consent (guards.sql).
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { StateConflictError, ValidationError } from '../../lib/errors.ts';
-import { writeAudit } from '../audit/audit.ts';
-import { loadSubscription } from './audited-change.ts';
+import { writeAudit, type Actor } from '../audit/audit.ts';
+import { consentState } from '../ledger/consent.rules.ts';
+import { changeSubscription, loadSubscription } from './audited-change.ts';
+import { ConsentAlreadyDecidedError } from './customer.errors.ts';
 import { serializeConsent } from './subscriptions.shape.ts';
 
 export interface ConsentInput {
@@ -41,5 +43,20 @@ export function createConsents(deps: Pick<ServiceDeps, 'db' | 'clock'>) {
     });
   }
 
-  return { recordConsent };
+  /**
+   * The customer's own consent in the portal (channel PORTAL), only while one of its kind waits for them
+   * (consentState): a decision already taken is 409 CONSENT_ALREADY_DECIDED; a trial's conversion asked before the
+   * consent window opens, 409 STATE_CONFLICT (it would not count). Audited with the customer, in the transaction that
+   * records it; answers the subscription.
+   */
+  const consentFromCustomer = (id: string, kind: ConsentInput['kind'], who: Actor) =>
+    changeSubscription(db, id, { ...who, action: 'subscription.consent', reason: kind }, async (tx, row) => {
+      const now = clock.now();
+      const state = consentState(row, kind, row.consents, now);
+      if (state === 'TOO_EARLY') throw new StateConflictError('A trial’s conversion is agreed to within the 30 days before it ends');
+      if (state === 'DECIDED') throw new ConsentAlreadyDecidedError(`No ${kind} consent waits for the customer’s decision`);
+      await tx.consent.create({ data: { subscriptionId: id, kind, obtainedAt: now, channel: 'PORTAL' } });
+    });
+
+  return { recordConsent, consentFromCustomer };
 }

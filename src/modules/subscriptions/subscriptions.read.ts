@@ -44,6 +44,7 @@ export const PUBLIC_COLUMNS = [
   'currentPeriodStart',
   'currentPeriodEnd',
   'nextChargeAt',
+  'usageStartedAt',
   'cancelAtPeriodEnd',
   'canceledAt',
   'cancelReason',
@@ -51,6 +52,7 @@ export const PUBLIC_COLUMNS = [
   'pendingAmount',
   'needsAttention',
   'attentionReason',
+  'refundDue',
   'createdAt',
   'updatedAt',
 ] as const satisfies ReadonlyArray<Prisma.SubscriptionScalarFieldEnum>;
@@ -101,6 +103,15 @@ export async function readSubscription(db: Db, id: string): Promise<Subscription
   const [row] = await sqlQuery(db, `${VIEW} WHERE s."id" = $1`, [id]);
   if (!row) throw new NotFoundError('Subscription');
   return toView(row);
+}
+
+/**
+ * A customer's subscriptions, current ones first (every status but CANCELED), then the CANCELED, newest first within
+ * each (subscriptions_userId_createdAt_id_idx finds them): the portal's overview.
+ */
+export async function readSubscriptionsOfUser(db: Db, userId: string): Promise<SubscriptionView[]> {
+  const rows = await sqlQuery(db, `${VIEW} WHERE s."userId" = $1 ORDER BY (s."status" = 'CANCELED'), s."createdAt" DESC, s."id" DESC`, [userId]);
+  return rows.map(toView);
 }
 
 export interface SubscriptionFilter {
@@ -158,8 +169,8 @@ const maskedPhoneSql = (column: string) => `CASE WHEN nullif(${column}, '') IS N
  *
  * A field the serializer leaves undefined is absent: json_strip_nulls drops every null field at every depth (the
  * consents, the billing key). It is PostgreSQL 15's way to ABSENT ON NULL: JSON_OBJECT is 16 and later, and the
- * service supports 15 (db/server-version.ts). nextChargeAt, the one field that is a JSON null when empty, is spliced in
- * between the two stripped halves, each a non-empty object (id and cancelAtPeriodEnd are never null): the text of the
+ * service supports 15 (db/server-version.ts). nextChargeAt and usageStartedAt, the fields that are a JSON null when empty,
+ * are spliced in between the two stripped halves, each a non-empty object (id and cancelAtPeriodEnd are never null): the text of the
  * first without its closing brace, the field, the text of the second without its opening one.
  */
 const BEFORE_NEXT_CHARGE = `json_strip_nulls(json_build_object(
@@ -178,13 +189,14 @@ const AFTER_NEXT_CHARGE = `json_strip_nulls(json_build_object(
       'reference', c."reference", 'createdAt', ${isoSql('c."createdAt"')}) ORDER BY c."obtainedAt", c."id")`,
     `'[]'::json`,
   )},
-  'needsAttention', s."needsAttention", 'attentionReason', s."attentionReason",
+  'needsAttention', s."needsAttention", 'attentionReason', s."attentionReason", 'refundDue', s."refundDue",
   'billingKey', json_build_object('id', k."id", 'method', k."method", 'status', k."status", 'cardName', k."cardName", 'cardNumber', k."cardNumber",
     'carrier', k."carrier", 'phoneNumber', ${maskedPhoneSql('k."phoneNumber"')}),
   'createdAt', ${isoSql('s."createdAt"')}, 'updatedAt', ${isoSql('s."updatedAt"')}))::text`;
 
 const PUBLIC_JSON = `left(${BEFORE_NEXT_CHARGE}, -1)
-  || ',"nextChargeAt":' || coalesce(to_json(${isoSql('s."nextChargeAt"')})::text, 'null') || ','
+  || ',"nextChargeAt":' || coalesce(to_json(${isoSql('s."nextChargeAt"')})::text, 'null')
+  || ',"usageStartedAt":' || coalesce(to_json(${isoSql('s."usageStartedAt"')})::text, 'null') || ','
   || substr(${AFTER_NEXT_CHARGE}, 2)`;
 
 /**

@@ -11,6 +11,7 @@ import {
   PriceChangeBody,
   SubscriptionList,
   SubscriptionResponse,
+  UsageBody,
 } from './subscriptions.schemas.ts';
 import { actorOf } from '../../plugins/auth.ts';
 import { TAGS } from '../../lib/api-document.ts';
@@ -21,6 +22,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { createCancel } from './cancel.ts';
 import { createPriceChange } from './change-price.ts';
 import { createConsents } from './consents.ts';
+import { createUsage } from './usage.ts';
 import { pageSubscriptionsJson, readSubscription } from './subscriptions.read.ts';
 import { serializeSubscription } from './subscriptions.shape.ts';
 
@@ -30,6 +32,7 @@ export function subscriptionsRoutes(deps: ServiceDeps, idempotency: Idempotency)
     registerCancel(app, deps, idempotency);
     registerConsent(app, deps, idempotency);
     registerPriceChange(app, deps, idempotency);
+    registerUsage(app, deps, idempotency);
   };
 }
 
@@ -159,6 +162,32 @@ function registerPriceChange(app: App, deps: ServiceDeps, idempotency: Idempoten
       idempotency.run(request, reply, async () => ({
         statusCode: 200,
         body: await changePrice(request.params.id, request.body.amount, actorOf(request), request.id),
+      })),
+  );
+}
+
+/** POST /subscriptions/:id/usage. */
+function registerUsage(app: App, deps: ServiceDeps, idempotency: Idempotency) {
+  const { recordUsage } = createUsage(deps);
+  app.post(
+    '/subscriptions/:id/usage',
+    {
+      schema: {
+        operationId: 'recordUsage',
+        summary: 'Record the customer’s first use, which ends the right of withdrawal (청약철회)',
+        tags: [TAGS.subscriptions.name],
+        params: IdParams,
+        headers: idempotencyHeaders(false),
+        body: UsageBody,
+        response: { 200: SubscriptionResponse },
+        responseDescriptions: { 200: 'The subscription with usageStartedAt (the first time recorded)' },
+        errors: codesByStatus(ValidationError, NotFoundError, IdempotencyKeyReusedError, IdempotencyInProgressError),
+      },
+    },
+    async (request, reply) =>
+      idempotency.run(request, reply, async () => ({
+        statusCode: 200,
+        body: await recordUsage(request.params.id, request.body ?? {}, actorOf(request), request.id),
       })),
   );
 }

@@ -47,10 +47,15 @@ export const SubscriptionResponse = named(
       currentPeriodStart: Type.String({ format: 'date-time' }),
       currentPeriodEnd: Type.String({ format: 'date-time' }),
       nextChargeAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      usageStartedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: 'when the merchant recorded the customer’s first use (POST …/usage); the right of withdrawal ends then',
+      }),
       cancelAtPeriodEnd: Type.Boolean(),
       canceledAt: Type.Optional(Type.String({ format: 'date-time' })),
       cancelReason: Type.Optional(
-        Type.String({ description: 'REQUESTED, CANCELED_BY_OPERATOR, CANCELED_AT_PERIOD_END, RETRIES_EXHAUSTED, CONSENT_MISSING, …' }),
+        Type.String({
+          description: 'REQUESTED, CANCELED_BY_OPERATOR, CANCELED_BY_CUSTOMER, CANCELED_AT_PERIOD_END, RETRIES_EXHAUSTED, CONSENT_MISSING, WITHDRAWN, …',
+        }),
       ),
       trialEnd: Type.Optional(Type.String({ format: 'date-time' })),
       pendingAmount: Type.Optional(Type.Integer({ description: 'a price increase waiting for the customer’s consent' })),
@@ -58,6 +63,7 @@ export const SubscriptionResponse = named(
       consents: Type.Array(ConsentResponse),
       needsAttention: Type.Boolean(),
       attentionReason: Type.Optional(Type.String()),
+      refundDue: Type.Optional(Type.Integer({ description: 'what a withdrawn subscription still owes the customer (attentionReason WITHDRAWAL_REFUND_DUE)' })),
       billingKey: named(
         'BillingKey',
         Type.Object(
@@ -110,6 +116,17 @@ export const PriceChangeBody = Type.Object(
       'CARD only (a MOBILE amount changes through a new payment method: 422 MOBILE_AMOUNT_MISMATCH). Lower: applies at once. Higher: held as ' +
       'pendingAmount until a PRICE_INCREASE consent is recorded (CONSENT_REQUIRED).',
     examples: [{ amount: 12900 }],
+  },
+);
+
+export const UsageBody = Type.Object(
+  { at: Type.Optional(Instant) },
+  {
+    additionalProperties: false,
+    description:
+      'When the customer started using what they subscribed to (default now; not in the future): the portal then no longer offers ' +
+      'withdrawal (청약철회). A second call keeps the first time.',
+    examples: [{ at: '2026-11-03T01:00:00.000Z' }],
   },
 );
 

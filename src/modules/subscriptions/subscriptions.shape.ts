@@ -25,6 +25,7 @@ export function serializeSubscription(row: SubscriptionView) {
     currentPeriodStart: row.currentPeriodStart.toISOString(),
     currentPeriodEnd: row.currentPeriodEnd.toISOString(),
     nextChargeAt: row.nextChargeAt?.toISOString() ?? null,
+    usageStartedAt: row.usageStartedAt?.toISOString() ?? null,
     cancelAtPeriodEnd: row.cancelAtPeriodEnd,
     canceledAt: row.canceledAt?.toISOString() ?? undefined,
     cancelReason: row.cancelReason ?? undefined,
@@ -34,6 +35,7 @@ export function serializeSubscription(row: SubscriptionView) {
     consents: row.consents.map(serializeConsent),
     needsAttention: row.needsAttention,
     attentionReason: row.attentionReason ?? undefined,
+    refundDue: row.refundDue ?? undefined,
     billingKey: {
       id: row.billingKey.id,
       method: row.billingKey.method,

@@ -79,6 +79,7 @@ describe('the subscriptions export', () => {
       currentPeriodStart: at,
       currentPeriodEnd: at,
       nextChargeAt: at,
+      usageStartedAt: at,
       cancelAtPeriodEnd: true,
       canceledAt: at,
       cancelReason: 'asked',
@@ -86,6 +87,7 @@ describe('the subscriptions export', () => {
       pendingAmount: 12900,
       needsAttention: true,
       attentionReason: 'PAYMENT_OUTCOME_UNKNOWN',
+      refundDue: 5500,
       createdAt: at,
       updatedAt: at,
       billingKey: { id: 'key', method: 'CARD', status: 'ACTIVE', cardName: 'Card', cardNumber: '1234', carrier: 'SKT', phoneNumber: '010-1234-5678' },
@@ -96,7 +98,7 @@ describe('the subscriptions export', () => {
         field !== null && typeof field === 'object' && !Array.isArray(field) ? paths(field, `${prefix}${key}.`) : [`${prefix}${key}`],
       );
     const shown = paths(serializeSubscription(row)).filter((path) => path !== 'consents');
-    expect(shown).toHaveLength(29);
+    expect(shown).toHaveLength(31);
     expect(SUBSCRIPTION_COLUMNS).toEqual(shown);
   });
 });

@@ -1,6 +1,7 @@
 // The Reports page's SVG chart (src/modules/console/mrr-chart.ts): a pure function of the MRR report's months.
 import { describe, expect, it } from 'vitest';
 import { niceStep, renderMrrChart, scaleOf } from '../../../src/modules/console/mrr-chart.ts';
+import { speech } from '../../../src/modules/i18n/messages.ts';
 import type { MrrMonth } from '../../../src/modules/reports/mrr-report.ts';
 
 function month(label: string, figures: Partial<MrrMonth> = {}): MrrMonth {
@@ -116,5 +117,22 @@ describe('renderMrrChart', () => {
     expect(svg).toContain('>2026-03</text>');
     expect(svg).toContain('>&lt;b&gt;&amp;&quot;</text>');
     expect(svg).not.toContain('<b>');
+  });
+
+  it('speaks the page’s language: title, description, legend and each bar’s amount in Korean (won as 9,900원), the same drawing', () => {
+    const svg = renderMrrChart(months, speech('ko'));
+    expect(svg).toContain('<title id="mrr-chart-title">월별 MRR 변동, 2026-01 ~ 2026-03 (KRW)</title>');
+    expect(svg).toMatch(/<desc id="mrr-chart-desc">[^<]*표 “MRR 변동”/);
+    const bars = barsOf(svg);
+    expect(bars.map((b) => b.title)).toEqual([
+      '2026-01 신규: +30,000원',
+      '2026-01 증액: +5,000원',
+      '2026-01 이탈: −10,000원',
+      '2026-02 재개: +9,900원',
+      '2026-02 감액: −2,500원',
+    ]);
+    expect(bars.map(({ title: _, ...bar }) => bar)).toEqual(barsOf(renderMrrChart(months)).map(({ title: _, ...bar }) => bar));
+    for (const legend of ['신규', '증액', '재개', '감액 (−)', '이탈 (−)']) expect(svg).toContain(`>${legend}</text>`);
+    expect(svg).not.toMatch(/MRR movements|New|Churn|KRW</);
   });
 });

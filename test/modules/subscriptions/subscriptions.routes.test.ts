@@ -86,8 +86,12 @@ describe('GET /api/v1/subscriptions', () => {
       createdAt: at,
       status: 'CANCELED',
       canceledAt: at,
-      cancelReason: 'CANCELED_BY_MERCHANT',
+      cancelReason: 'WITHDRAWN',
       nextChargeAt: null,
+      usageStartedAt: new Date(Date.UTC(2026, 2, 1, 3, 4, 5, 678)),
+      needsAttention: true,
+      attentionReason: 'WITHDRAWAL_REFUND_DUE',
+      refundDue: 5500,
     });
     const viaPrisma = async (id: string) =>
       JSON.parse(JSON.stringify(serializeSubscription(await app.db.subscription.findUniqueOrThrow({ where: { id }, include: WITH_KEY }))));

@@ -1,0 +1,95 @@
+// Consent in the portal (docs/api.md "Subscription lifecycle"; docs/architecture.md, invariant 13), through
+// createPortalActions on the running app and the sandbox over HTTP, on the simulated clock: agreeing to a price
+// increase makes the next charge the new price at the sandbox; declining keeps the old one and drops the pending
+// amount (subscription.updated carries it); a decision already taken is 409 CONSENT_ALREADY_DECIDED; a trial's
+// conversion consent counts at its end.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { apiHeaders } from '../../helpers/app.ts';
+import { getSubscription, runPass, setClock, subscribe } from '../../helpers/billing.ts';
+import { sandboxLedger } from '../../helpers/checkout.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+import { auditOf, customer, DAY, eventsOf, kst, portalOf } from './portal-helpers.ts';
+
+const running = useRunningApp({ CLOCK: 'simulated' });
+beforeEach(() => setClock(running.app, kst('2030-03-01T10:00:00')));
+
+const charges = async () =>
+  (await sandboxLedger(running.app)).filter((entry) => entry.type === 'CHARGE' && !(entry as { verification?: boolean }).verification);
+
+/** A CARD subscription of 9,900 with an increase to 12,900 asked for on March 6th, waiting for consent. */
+async function withIncrease(userId: string) {
+  const id = await subscribe(running.app, { userId, amount: 9900 });
+  await setClock(running.app, kst('2030-03-06T10:00:00'));
+  const asked = await running.app.inject({ method: 'POST', url: `/api/v1/subscriptions/${id}/price-change`, headers: apiHeaders, payload: { amount: 12900 } });
+  expect(asked.json()).toMatchObject({ amount: 9900, pendingAmount: 12900, pendingAmountReason: 'CONSENT_REQUIRED' });
+  await setClock(running.app, kst('2030-03-10T10:00:00'));
+  return id;
+}
+
+describe('price increase in the portal', () => {
+  it('agree: a PORTAL consent is recorded and the next charge at the sandbox is the new price; deciding again is 409', async () => {
+    const id = await withIncrease('ana');
+    const portal = portalOf(running.app);
+    const agreed = await portal.consent(customer('ana'), id, 'PRICE_INCREASE');
+    expect(agreed.consents).toEqual([
+      expect.objectContaining({ kind: 'PRICE_INCREASE', channel: 'PORTAL', obtainedAt: kst('2030-03-10T10:00:00').toISOString() }),
+    ]);
+    const [audit] = (await auditOf(running.app, 'subscription', id)).filter((entry) => entry.action === 'subscription.consent');
+    expect(audit).toMatchObject({
+      actor: 'customer:ana',
+      reason: 'PRICE_INCREASE',
+      after: expect.objectContaining({ portalSessionId: 'portal-session-of-ana' }),
+    });
+
+    await expect(portal.consent(customer('ana'), id, 'PRICE_INCREASE')).rejects.toMatchObject({ statusCode: 409, code: 'CONSENT_ALREADY_DECIDED' });
+    await expect(portal.decline(customer('ana'), id)).rejects.toMatchObject({ statusCode: 409, code: 'CONSENT_ALREADY_DECIDED' });
+
+    await setClock(running.app, kst('2030-04-01T10:00:00'));
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    expect((await charges()).map((entry) => entry.amount)).toEqual([9900, 12900]);
+    expect(await getSubscription(running.app, id)).toMatchObject({ amount: 12900 });
+  });
+
+  it('decline: the pending amount is dropped (subscription.updated carries it), the next charge is the old price; again is 409', async () => {
+    const id = await withIncrease('ben');
+    const portal = portalOf(running.app);
+    const declined = await portal.decline(customer('ben'), id);
+    expect(declined).toMatchObject({ amount: 9900 });
+    expect(declined.pendingAmount).toBeUndefined();
+    expect((await eventsOf(running.app, id)).at(-1)).toMatchObject({ type: 'subscription.updated', data: { previousAttributes: { pendingAmount: 12900 } } });
+    const [audit] = (await auditOf(running.app, 'subscription', id)).filter((entry) => entry.action === 'subscription.decline_price_increase');
+    expect(audit).toMatchObject({ actor: 'customer:ben', after: expect.objectContaining({ portalSessionId: 'portal-session-of-ben' }) });
+
+    await expect(portal.decline(customer('ben'), id)).rejects.toMatchObject({ statusCode: 409, code: 'CONSENT_ALREADY_DECIDED' });
+    await expect(portal.consent(customer('ben'), id, 'PRICE_INCREASE')).rejects.toMatchObject({ statusCode: 409, code: 'CONSENT_ALREADY_DECIDED' });
+
+    await setClock(running.app, kst('2030-04-01T10:00:00'));
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    expect((await charges()).map((entry) => entry.amount)).toEqual([9900, 9900]);
+  });
+});
+
+describe('trial conversion in the portal', () => {
+  it('within 30 days of its end: agreed once (PORTAL), then charged at trialEnd; agreeing again is 409', async () => {
+    const id = await subscribe(running.app, { userId: 'cho', amount: 9900, trialDays: 14 });
+    const portal = portalOf(running.app);
+    const agreed = await portal.consent(customer('cho'), id, 'TRIAL_CONVERSION');
+    expect(agreed.consents).toEqual([expect.objectContaining({ kind: 'TRIAL_CONVERSION', channel: 'PORTAL' })]);
+    await expect(portal.consent(customer('cho'), id, 'TRIAL_CONVERSION')).rejects.toMatchObject({ statusCode: 409, code: 'CONSENT_ALREADY_DECIDED' });
+    // Nothing to decline on a trial: no price increase is pending.
+    await expect(portal.decline(customer('cho'), id)).rejects.toMatchObject({ statusCode: 409, code: 'CONSENT_ALREADY_DECIDED' });
+
+    await setClock(running.app, new Date(agreed.trialEnd!));
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    expect((await charges()).map((entry) => entry.amount)).toEqual([9900]);
+  });
+
+  it('a 60-day trial: too early to agree (409 STATE_CONFLICT, it would not count), open once 30 days remain', async () => {
+    const id = await subscribe(running.app, { userId: 'dan', amount: 9900, trialDays: 60 });
+    const portal = portalOf(running.app);
+    await expect(portal.consent(customer('dan'), id, 'TRIAL_CONVERSION')).rejects.toMatchObject({ statusCode: 409, code: 'STATE_CONFLICT' });
+    const { trialEnd } = await getSubscription(running.app, id);
+    await setClock(running.app, new Date(new Date(trialEnd!).getTime() - 30 * DAY));
+    expect((await portal.consent(customer('dan'), id, 'TRIAL_CONVERSION')).consents).toHaveLength(1);
+  });
+});
