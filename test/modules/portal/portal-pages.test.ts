@@ -185,3 +185,27 @@ describe('records.csv', () => {
     expect(response.body).not.toContain('다른 고객의 구독');
   });
 });
+
+describe('an action through the portal', () => {
+  it('submitted twice acts once and answers alike; the audit entry names customer:<userId> and the portal session', async () => {
+    const { jar: own, id: sessionId } = await openPortal(app, { userId: 'pages-user', flow: 'cancel', subscriptionId: card });
+    const page = await getPage(app, own, `/portal/subscriptions/${card}/cancel`);
+    expect(page.statusCode).toBe(200);
+    const form = { ...formOf(page.body, `/portal/subscriptions/${card}/cancel`), reason: '가격이 부담돼요' };
+    const [first, second] = await Promise.all([
+      postForm(app, own, `/portal/subscriptions/${card}/cancel`, form),
+      postForm(app, own, `/portal/subscriptions/${card}/cancel`, form),
+    ]);
+    expect([first.statusCode, first.headers.location]).toEqual([303, '/portal?done=canceled']);
+    expect([second.statusCode, second.headers.location]).toEqual([303, '/portal?done=canceled']);
+    expect(await getSubscription(app, card)).toMatchObject({ status: 'ACTIVE', cancelAtPeriodEnd: true });
+    const audits = await app.db.auditEvent.findMany({ where: { entityId: card } });
+    const cancels = audits.filter((a) => a.actor === 'customer:pages-user');
+    expect(cancels).toHaveLength(1);
+    expect(JSON.stringify(cancels[0])).toContain(sessionId);
+    // The same form once more, after it acted: still the first answer, nothing new.
+    const again = await postForm(app, own, `/portal/subscriptions/${card}/cancel`, form);
+    expect([again.statusCode, again.headers.location]).toEqual([303, '/portal?done=canceled']);
+    expect(await app.db.auditEvent.count({ where: { entityId: card, actor: 'customer:pages-user' } })).toBe(1);
+  });
+});
