@@ -49,8 +49,10 @@ export function portalRoutes(deps: PortalDeps) {
       },
       referrerPolicy: { policy: 'same-origin' },
     });
-    // Every page, the link included, per client address (RATE_LIMIT_BROWSER).
-    await scope.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
+    // Every page, the link included, per client address (RATE_LIMIT_BROWSER): the scope's own onRequest hook, so it
+    // counts before the session guard (a route-level limiter would run after the guard, and never count a refusal).
+    await scope.register(rateLimit, { global: false, max: config.rateLimit.browser, timeWindow: 60_000 });
+    scope.addHook('onRequest', scope.rateLimit());
     const keys = config.console.sessionKeys.length > 0 ? config.console.sessionKeys : [randomBytes(32)];
     await scope.register(cookie, { secret: keys });
     await scope.register(csrf, {

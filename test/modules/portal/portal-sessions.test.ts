@@ -162,3 +162,21 @@ describe('the link', () => {
     }
   });
 });
+
+describe('limits', () => {
+  it('the portal’s pages, its link included, are limited to RATE_LIMIT_BROWSER per address: then a 429 page in words', async () => {
+    const limited = await buildTestApp(database.url, { env: { ...ENV, RATE_LIMIT_BROWSER: '3' } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await limited.inject({ method: 'GET', url: '/portal/session/unknown-token' })).statusCode);
+      expect(statuses).toEqual([410, 410, 410, 429]);
+      const refused = await limited.inject({ method: 'GET', url: '/portal' });
+      expect(refused.statusCode).toBe(429);
+      expect(refused.body).toContain('요청이 너무 많습니다');
+      // Another address is counted on its own.
+      expect((await limited.inject({ method: 'GET', url: '/portal/session/unknown-token', remoteAddress: '10.0.0.9' })).statusCode).toBe(410);
+    } finally {
+      await limited.close();
+    }
+  });
+});
