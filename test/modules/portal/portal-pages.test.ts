@@ -83,6 +83,9 @@ describe('overview', () => {
     expect(english.body).toContain('<h1>Your subscriptions</h1>');
     expect(english.body).toContain('9,900 KRW');
     expect(english.body).toContain('Download records (CSV)');
+    // Errors speak the session's language too.
+    const missing = await getPage(app, jar, `/portal/subscriptions/${other}`);
+    expect([missing.statusCode, missing.body.includes('There is no such page or subscription.')]).toEqual([404, true]);
     const back = await postForm(app, jar, '/portal/language', {
       _csrf: formOf(english.body, '/portal/language')._csrf,
       locale: 'ko',
