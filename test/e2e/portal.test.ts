@@ -19,7 +19,6 @@ import { sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
 import { browserTests, expectAccessible } from '../helpers/browser.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
-const DAY = 86_400_000;
 const PHONE = { width: 360, height: 780 };
 const SHOP = 'https://shop.example';
 const SCREENSHOT_DIR = process.env.PORTAL_SCREENSHOTS ? path.resolve(process.env.PORTAL_SCREENSHOTS) : undefined;
