@@ -3,8 +3,10 @@
 // once (then 410) or expired by its real-time TTL (410), the cookie's attributes, the session's real-time end.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../../src/app.ts';
-import { buildTestApp } from '../../helpers/app.ts';
+import { buildApp, type App } from '../../../src/app.ts';
+import { createLogger } from '../../../src/lib/logger.ts';
+import { createRedactor } from '../../../src/lib/redact.ts';
+import { buildTestApp, testConfig } from '../../helpers/app.ts';
 import { subscribe } from '../../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { CookieJar, createPortalSession, getPage } from '../../helpers/portal.ts';
@@ -151,6 +153,22 @@ describe('the link', () => {
       expect(ended.body).toContain('새 링크를 요청해 주세요');
     } finally {
       await short.close();
+    }
+  });
+
+  it('in production the cookie is Secure', async () => {
+    const config = await testConfig(database.url, ENV);
+    const secure = await buildApp(
+      { ...config, console: { ...config.console, secureCookies: true } },
+      { logger: createLogger({ level: 'silent', redactor: createRedactor([]) }) },
+    );
+    try {
+      const created = (await createPortalSession(secure, { userId: 'portal-user' })).json();
+      const opened = await secure.inject({ method: 'GET', url: new URL(created.url).pathname });
+      const line = ([] as string[]).concat(opened.headers['set-cookie'] as string[]).find((l) => l.startsWith('portal_session='));
+      expect(line).toMatch(/; Secure/);
+    } finally {
+      await secure.close();
     }
   });
 
