@@ -126,8 +126,6 @@ export const en: Catalog = {
     title: 'Your subscriptions',
     frame: {
       backToShop: 'Back to the previous site',
-      switchTo: 'Change language',
-      main: 'Content',
     },
     overview: {
       heading: 'Your subscriptions',
@@ -158,12 +156,9 @@ export const en: Catalog = {
       paymentsHeading: 'Recent payments',
       paymentsNone: 'No payments yet.',
       paymentsCaption: 'Your last 24 payments and their refunds',
-      date: 'Date',
-      item: 'Item',
       refunds: 'Refunds',
       refundLine: '{date} {amount} ({status})',
       records: 'Download records (CSV)',
-      subscriptionLabel: 'Subscription: {name}',
     },
     done: {
       canceled: 'Your cancellation is done.',

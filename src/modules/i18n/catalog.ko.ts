@@ -131,8 +131,6 @@ export const ko = {
     title: '구독 관리',
     frame: {
       backToShop: '이전 사이트로 돌아가기',
-      switchTo: '언어 바꾸기',
-      main: '본문',
     },
     overview: {
       heading: '구독 관리',
@@ -161,12 +159,9 @@ export const ko = {
       paymentsHeading: '최근 결제 내역',
       paymentsNone: '결제 내역이 없습니다.',
       paymentsCaption: '최근 24건의 결제와 환불',
-      date: '결제일',
-      item: '상품',
       refunds: '환불',
       refundLine: '{date} {amount} ({status})',
       records: '결제 내역 다운로드 (CSV)',
-      subscriptionLabel: '구독: {name}',
     },
     done: {
       canceled: '해지 요청이 처리되었습니다.',
