@@ -55,6 +55,10 @@ import { createSettlementFinisher } from './modules/reconciliation/finish-settle
 import { auditRoutes } from './modules/audit/audit.routes.ts';
 import { consoleRoutes } from './modules/console/index.ts';
 import { createConsoleSessions } from './modules/console/console-sessions.ts';
+import { portalRoutes } from './modules/portal/index.ts';
+import { createPortalSessions } from './modules/portal/portal-sessions.ts';
+import { portalSessionsRoutes } from './modules/portal/portal-sessions.routes.ts';
+import { createPortalActions } from './modules/portal/portal-actions.ts';
 
 export type { App } from './app-types.ts';
 
@@ -163,6 +167,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const dispatcher = createDispatcher({ db: app.db, clock, config, keyring, log: app.log, observer: app.metrics.webhooks });
   app.decorate('webhooks', dispatcher);
   await app.register(webhooksPlugin, { dispatcher });
+  // Customer-portal links and sessions expire in real time (PORTAL_LINK_TTL, PORTAL_SESSION_TTL), whatever the
+  // billing clock says; the console's sessions likewise (below).
+  const realClock = createSystemClock();
+  const portalSessions = createPortalSessions({
+    db: app.db,
+    now: () => realClock.now(),
+    publicBaseUrl: config.publicBaseUrl,
+    linkTtlMs: config.portal.linkTtlMs,
+    sessionTtlMs: config.portal.sessionTtlMs,
+    returnOrigins: config.portal.returnOrigins,
+  });
   if (!config.consentRequired)
     app.log.warn('CONSENT_REQUIRED=false: trials convert and price increases apply without the customer’s recorded consent (the consent rule is off)');
 
@@ -193,6 +208,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(paymentsRoutes(payments));
       await api.register(eventsRoutes(createEventsService(deps), idempotency));
       await api.register(endpointsRoutes(createEndpointsService(deps), idempotency));
+      await api.register(portalSessionsRoutes(portalSessions, idempotency));
     },
     { prefix: '/api/v1' },
   );
@@ -222,7 +238,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // The operator console: its own CSP, cookies, CSRF and session guard (src/modules/console/index.ts). Sessions last
   // CONSOLE_SESSION_TTL of real time, whatever the billing clock says.
-  const realClock = createSystemClock();
   const sessions = createConsoleSessions({ db: app.db, now: () => realClock.now(), ttlMs: config.console.sessionTtlMs });
   await app.register(
     async (scope) => {
@@ -230,6 +245,23 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await scope.register(consoleRoutes({ service: deps, sessions, idempotency, payments: paymentActions, chargeNow, settlementImports: imports }));
     },
     { prefix: '/console' },
+  );
+
+  // The customer portal: its own CSP, cookies, CSRF and session guard (src/modules/portal/index.ts).
+  await app.register(
+    async (scope) => {
+      guardInput(scope, { jsonOnly: false });
+      await scope.register(
+        portalRoutes({
+          service: deps,
+          sessions: portalSessions,
+          idempotency,
+          actions: createPortalActions(deps),
+          payments: paymentActions,
+        }),
+      );
+    },
+    { prefix: '/portal' },
   );
 
   return app;

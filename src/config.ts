@@ -61,6 +61,9 @@ export const EnvSchema = Type.Object({
   CONSOLE_SESSION_KEYS: Type.Optional(Text),
   CONSOLE_SESSION_TTL: Type.String({ default: '8h' }),
   CONSOLE_LOCALE: Type.Union([Type.Literal('en'), Type.Literal('ko')], { default: 'en' }),
+  PORTAL_LINK_TTL: Type.String({ default: '1h' }),
+  PORTAL_SESSION_TTL: Type.String({ default: '1h' }),
+  PORTAL_RETURN_ORIGINS: Type.Optional(Text),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -191,6 +194,20 @@ export function parseTrustProxy(value: string): boolean | number | string {
   return entries.join(',');
 }
 
+/**
+ * PORTAL_RETURN_ORIGINS: comma-separated http(s) origins (scheme, host and port; no path); unset, the origin of
+ * RETURN_URL, else none (a portal session then takes no returnUrl).
+ */
+export function parseReturnOrigins(value: string | undefined, returnUrl: string | undefined): string[] {
+  if (value === undefined) return returnUrl !== undefined && isHttpUrl(returnUrl) ? [new URL(returnUrl).origin] : [];
+  return splitList(value).map((entry) => {
+    const url = isHttpUrl(entry) ? new URL(entry) : undefined;
+    if (!url || url.origin !== entry.replace(/\/$/, ''))
+      throw new ConfigError(`PORTAL_RETURN_ORIGINS: "${entry}" is not an origin (https://host[:port], no path)`);
+    return url.origin;
+  });
+}
+
 function stripTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
@@ -235,6 +252,11 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   const portalWithdrawalMs = attempt(() => parseWithdrawal(env.PORTAL_WITHDRAWAL)) ?? null;
   const consoleSessionKeys = attempt(() => parseConsoleSessionKeys(env.CONSOLE_SESSION_KEYS)) ?? [];
   const consoleSessionTtlMs = attempt(() => parseDuration(env.CONSOLE_SESSION_TTL, 'CONSOLE_SESSION_TTL')) ?? 0;
+  const portal = {
+    linkTtlMs: attempt(() => parseDuration(env.PORTAL_LINK_TTL, 'PORTAL_LINK_TTL')) ?? 0,
+    sessionTtlMs: attempt(() => parseDuration(env.PORTAL_SESSION_TTL, 'PORTAL_SESSION_TTL')) ?? 0,
+    returnOrigins: attempt(() => parseReturnOrigins(env.PORTAL_RETURN_ORIGINS, env.RETURN_URL)) ?? [],
+  };
   const cronCheck = validateDetailed(env.SCHEDULER_CRON);
   if (!cronCheck.valid) {
     const why = cronCheck.errors.map((e) => `${e.field}: ${e.message}`).join(', ');
@@ -288,6 +310,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     consoleSessionKeys,
     consoleSessionTtlMs,
     portalWithdrawalMs,
+    portal,
   });
 }
 
@@ -309,6 +332,7 @@ function toConfig(
     consoleSessionKeys: Buffer[];
     consoleSessionTtlMs: number;
     portalWithdrawalMs: number | null;
+    portal: { linkTtlMs: number; sessionTtlMs: number; returnOrigins: string[] };
   },
 ) {
   const production = env.NODE_ENV === 'production';
@@ -390,6 +414,15 @@ function toConfig(
       secureCookies: production,
       /** The console's language until an operator chooses another for their session (and on the sign-in page). */
       locale: env.CONSOLE_LOCALE,
+    },
+    /** The customer portal (docs/operating.md "Customer portal"); its cookies are signed with the console's keys. */
+    portal: {
+      /** How long an unused portal link stays valid, in real time. */
+      linkTtlMs: parsed.portal.linkTtlMs,
+      /** How long a portal session lasts once its link was opened, in real time. */
+      sessionTtlMs: parsed.portal.sessionTtlMs,
+      /** The origins (`https://shop.example`) a portal session's returnUrl may point at. */
+      returnOrigins: parsed.portal.returnOrigins,
     },
   };
 }

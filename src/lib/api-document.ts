@@ -52,6 +52,12 @@ export const TAGS = {
     name: 'Webhook endpoints',
     description: 'Where events are POSTed, signed per Standard Webhooks with the endpoint’s secret (shown on creation and rotation only).',
   },
+  portal: {
+    name: 'Customer portal',
+    description:
+      'Pages the service hosts where your customer manages their own subscriptions (cancel, consent, payment method, records): ' +
+      'create a session, send the browser to its single-use `url`.',
+  },
   adminSubscriptions: {
     name: 'Admin: subscriptions',
     description: 'Operators’ actions on subscriptions (admin token). Each says why: the reason goes to the audit trail.',
@@ -83,7 +89,15 @@ export type TagName = (typeof TAGS)[keyof typeof TAGS]['name'];
 export const TAG_GROUPS: ReadonlyArray<{ name: string; tags: readonly TagName[] }> = [
   {
     name: 'Merchant API (API key)',
-    tags: [TAGS.registrations.name, TAGS.subscriptions.name, TAGS.orders.name, TAGS.payments.name, TAGS.events.name, TAGS.webhookEndpoints.name],
+    tags: [
+      TAGS.registrations.name,
+      TAGS.subscriptions.name,
+      TAGS.orders.name,
+      TAGS.payments.name,
+      TAGS.events.name,
+      TAGS.webhookEndpoints.name,
+      TAGS.portal.name,
+    ],
   },
   {
     name: 'Operators (admin token)',

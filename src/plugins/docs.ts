@@ -332,9 +332,10 @@ async function docsPlugin(app: FastifyInstance, options: DocsOptions) {
     },
     transform: ({ schema, url }) => {
       const base = (schema ?? {}) as FastifySchema & { hide?: boolean };
-      // The sandbox, the docs themselves and the operator console's HTML pages and forms are not the service's API.
-      if (url.startsWith(SANDBOX_PREFIX) || url.startsWith('/docs') || url === '/console' || url.startsWith('/console/'))
-        return { schema: { ...base, hide: true } as FastifySchema, url };
+      // The sandbox, the docs themselves, and the HTML pages and forms of the operator console and of the customer portal
+      // are not the service's API (the portal's session is: POST /api/v1/portal-sessions).
+      const page = ['/console', '/portal'].some((prefix) => url === prefix || url.startsWith(`${prefix}/`));
+      if (url.startsWith(SANDBOX_PREFIX) || url.startsWith('/docs') || page) return { schema: { ...base, hide: true } as FastifySchema, url };
       const { errors: _ownErrors, requestBody, requiredQuery, responseDescriptions: _said, otherMedia: _other, produces: _produces, ...rest } = base;
       const response: Record<string, unknown> = successResponses(base, components);
       for (const [status, codes] of Object.entries(errorsOf(url, base))) response[status] ??= errorResponse(codes);

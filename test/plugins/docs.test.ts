@@ -265,7 +265,8 @@ describe('GET /docs/json', () => {
   it('lists every route the service serves, with the auth scheme of its prefix', async () => {
     const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json() as { paths: Record<string, Record<string, { security?: unknown[] }>> };
     const served = servedRoutes().filter(
-      ([method, path]) => method !== 'HEAD' && !path.startsWith('/sandbox') && !path.startsWith('/docs') && !path.startsWith('/console'),
+      ([method, path]) =>
+        method !== 'HEAD' && !path.startsWith('/sandbox') && !path.startsWith('/docs') && !path.startsWith('/console') && !path.startsWith('/portal'),
     );
     expect(served.length).toBeGreaterThan(30);
     const missing = served.filter(([method, path]) => !doc.paths[toOpenApiPath(path)]?.[method.toLowerCase()]);
@@ -275,7 +276,7 @@ describe('GET /docs/json', () => {
       const expected = path.startsWith('/api/') ? [{ apiKey: [] }] : path.startsWith('/admin/') ? [{ adminToken: [] }] : [];
       expect(operation.security, `${method} ${path}`).toEqual(expected);
     }
-    expect(Object.keys(doc.paths).some((p) => p.startsWith('/sandbox') || p.startsWith('/console'))).toBe(false);
+    expect(Object.keys(doc.paths).some((p) => p.startsWith('/sandbox') || p.startsWith('/console') || p.startsWith('/portal'))).toBe(false);
   });
 
   it('passes Redocly’s recommended rules with no error and no warning', async () => {

@@ -1,0 +1,214 @@
+// The portal's pages through their routes (no browser: test/e2e/portal.test.ts drives them in Chromium): what the
+// overview shows and never shows, the language switch kept in the session, another customer's subscription a 404
+// like a missing one, forms refused without their CSRF token, a double submit acting once, a refusal (NOT_DUE) in
+// words, and the records CSV holding exactly the rows and amounts of GET /admin/payments?userId=.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../../src/app.ts';
+import { buildTestApp } from '../../helpers/app.ts';
+import { adminHeaders, getSubscription, subscribe } from '../../helpers/billing.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { type CookieJar, formOf, getPage, openPortal, postForm } from '../../helpers/portal.ts';
+
+let database: TestDatabase;
+let app: App;
+let card: string;
+let mobile: string;
+let other: string;
+let jar: CookieJar;
+
+const admin = (method: 'GET' | 'POST', url: string, payload?: object) =>
+  app.inject({ method, url, headers: { ...adminHeaders, 'idempotency-key': randomUUID() }, ...(payload ? { payload } : {}) });
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  app = await buildTestApp(database.url);
+  card = await subscribe(app, { userId: 'pages-user', amount: 9900, orderName: '프리미엄 월간' });
+  mobile = await subscribe(app, { userId: 'pages-user', method: 'MOBILE', amount: 5500, itemCode: 'ITEM01', orderName: '휴대폰 요금제' });
+  other = await subscribe(app, { userId: 'other-user', amount: 7700, orderName: '다른 고객의 구독' });
+  // A partial gateway refund of the card's first payment and an external refund of the phone's.
+  const payments = (await admin('GET', '/admin/payments?userId=pages-user&limit=100')).json().items as Array<{ id: string; subscriptionId: string }>;
+  const cardPayment = payments.find((p) => p.subscriptionId === card)!;
+  const mobilePayment = payments.find((p) => p.subscriptionId === mobile)!;
+  expect((await admin('POST', `/admin/payments/${cardPayment.id}/cancel`, { amount: 1000, reason: '부분 환불' })).statusCode).toBe(200);
+  expect((await admin('POST', `/admin/payments/${mobilePayment.id}/refunds/external`, { amount: 5500, reason: '계좌이체 환불' })).statusCode).toBe(201);
+  ({ jar } = await openPortal(app, { userId: 'pages-user', returnUrl: undefined }));
+});
+afterAll(async () => {
+  await app?.close();
+  await database?.drop();
+});
+
+describe('overview', () => {
+  it('shows each subscription and the payments in Korean first, never a billing key, a full phone number or another customer', async () => {
+    const page = await getPage(app, jar, '/portal');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.headers['content-security-policy']).toContain("script-src 'none'");
+    const html = page.body;
+    expect(html).toContain('<html lang="ko">');
+    expect(html).toMatch(/<h1>구독 관리<\/h1>/);
+    for (const text of [
+      '프리미엄 월간',
+      '휴대폰 요금제',
+      '9,900원',
+      '5,500원',
+      '매월',
+      '이용 중',
+      '다음 결제일',
+      '결제 내역 다운로드 (CSV)',
+      '1,000원 (환불 완료)',
+    ])
+      expect(html).toContain(text);
+    const sub = await getSubscription(app, mobile);
+    const key = await app.db.billingKey.findUniqueOrThrow({ where: { id: sub.billingKey.id } });
+    expect(key.phoneNumber).toBeTruthy();
+    expect(html).not.toContain(key.phoneNumber!);
+    expect(html).toContain(`${key.phoneNumber!.replace(/\D/g, '').slice(0, 3)}-****-${key.phoneNumber!.replace(/\D/g, '').slice(-4)}`);
+    expect(html).not.toContain('다른 고객의 구독');
+    expect(html).not.toContain('pages-user');
+    expect(html).not.toMatch(/\b(ACTIVE|SUCCEEDED|CARD|MOBILE)\b/);
+  });
+
+  it('switches to English and keeps it in the session; the switch goes back to the page it was on', async () => {
+    const page = await getPage(app, jar, `/portal/subscriptions/${card}`);
+    const switched = await postForm(app, jar, '/portal/language', {
+      _csrf: formOf(page.body, '/portal/language')._csrf,
+      locale: 'en',
+      next: `/portal/subscriptions/${card}`,
+    });
+    expect([switched.statusCode, switched.headers.location]).toEqual([303, `/portal/subscriptions/${card}`]);
+    const english = await getPage(app, jar, '/portal');
+    expect(english.body).toContain('<html lang="en">');
+    expect(english.body).toContain('<h1>Your subscriptions</h1>');
+    expect(english.body).toContain('9,900 KRW');
+    expect(english.body).toContain('Download records (CSV)');
+    // Errors speak the session's language too.
+    const missing = await getPage(app, jar, `/portal/subscriptions/${other}`);
+    expect([missing.statusCode, missing.body.includes('There is no such page or subscription.')]).toEqual([404, true]);
+    const back = await postForm(app, jar, '/portal/language', {
+      _csrf: formOf(english.body, '/portal/language')._csrf,
+      locale: 'ko',
+      next: 'https://evil.example/',
+    });
+    expect(back.headers.location).toBe('/portal');
+    expect((await getPage(app, jar, '/portal')).body).toContain('<html lang="ko">');
+  });
+});
+
+describe('another customer’s subscription', () => {
+  it('is a 404 page, the same as one that does not exist, on every page and action', async () => {
+    const missing = '00000000-0000-4000-8000-000000000000';
+    for (const path of ['', '/cancel']) {
+      const theirs = await getPage(app, jar, `/portal/subscriptions/${other}${path}`);
+      const none = await getPage(app, jar, `/portal/subscriptions/${missing}${path}`);
+      expect([theirs.statusCode, none.statusCode]).toEqual([404, 404]);
+      const plain = (html: string) => html.replace(/name="_csrf" value="[^"]+"/g, '');
+      expect(plain(theirs.body)).toBe(plain(none.body).replaceAll(missing, other));
+      expect(theirs.body).not.toContain('다른 고객의 구독');
+    }
+    const overview = await getPage(app, jar, '/portal');
+    const { _csrf } = formOf(overview.body, '/portal/language');
+    for (const action of ['payment-method', 'cancel', 'keep', 'consent', 'decline', 'withdraw']) {
+      const response = await postForm(app, jar, `/portal/subscriptions/${other}/${action}`, { _csrf, idempotencyKey: randomUUID() });
+      expect([action, response.statusCode]).toEqual([action, 404]);
+    }
+    expect(await app.db.registration.count({ where: { targetSubscriptionId: other } })).toBe(0);
+  });
+});
+
+describe('forms', () => {
+  it('are refused without their CSRF token (a page in words), and nothing is done', async () => {
+    const page = await getPage(app, jar, '/portal');
+    const form = formOf(page.body, `/portal/subscriptions/${card}/payment-method`);
+    const refused: Array<Record<string, string>> = [{ idempotencyKey: form.idempotencyKey }, { _csrf: 'forged', idempotencyKey: form.idempotencyKey }];
+    for (const fields of refused) {
+      const response = await postForm(app, jar, `/portal/subscriptions/${card}/payment-method`, fields);
+      expect(response.statusCode).toBe(403);
+      expect(response.body).toContain('이 양식은 더 이상 유효하지 않습니다');
+      expect(response.body).not.toContain('FST_CSRF');
+    }
+    expect(await app.db.registration.count({ where: { targetSubscriptionId: card } })).toBe(0);
+  });
+
+  it('submitted twice act once: one payment-method registration, both answers sending the browser to its window', async () => {
+    const page = await getPage(app, jar, '/portal');
+    const form = formOf(page.body, `/portal/subscriptions/${card}/payment-method`);
+    const [first, second] = await Promise.all([
+      postForm(app, jar, `/portal/subscriptions/${card}/payment-method`, form),
+      postForm(app, jar, `/portal/subscriptions/${card}/payment-method`, form),
+    ]);
+    expect([first.statusCode, second.statusCode]).toEqual([303, 303]);
+    expect(first.headers.location).toMatch(/\/sandbox\/window\?/);
+    expect(second.headers.location).toBe(first.headers.location);
+    const registrations = await app.db.registration.findMany({ where: { targetSubscriptionId: card } });
+    expect(registrations).toHaveLength(1);
+    expect(registrations[0]!.returnUrl).toBe(`http://localhost:3000/portal/subscriptions/${card}/payment-method/result`);
+  });
+
+  it('a refusal of the service is a sentence in the session’s language (a MOBILE method with nothing owed: NOT_DUE)', async () => {
+    const page = await getPage(app, jar, '/portal');
+    const response = await postForm(
+      app,
+      jar,
+      `/portal/subscriptions/${mobile}/payment-method`,
+      formOf(page.body, `/portal/subscriptions/${mobile}/payment-method`),
+    );
+    expect(response.statusCode).toBe(409);
+    expect(response.body).toContain('휴대폰 결제수단은 결제할 금액이 있을 때');
+    expect(response.body).not.toContain('NOT_DUE');
+    expect(response.body).not.toContain('A MOBILE window');
+  });
+});
+
+describe('records.csv', () => {
+  it('holds every payment and refund of GET /admin/payments?userId=, the same amounts, Korea time named in the header', async () => {
+    const response = await getPage(app, jar, '/portal/records.csv');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(response.body.charCodeAt(0)).toBe(0xfeff);
+    const [header, ...lines] = response.body.slice(1).split('\r\n').filter(Boolean);
+    expect(header).toBe('구분,"일시 (KST, 한국 표준시)",상품,금액 (원),상태,결제수단,주문번호 (orderId),거래번호 (transactionId),ID,결제 ID');
+    const rows = lines.map((line) => line.split(/,(?=(?:[^"]*"[^"]*")*[^"]*$)/));
+    const listed = (await admin('GET', '/admin/payments?userId=pages-user&limit=100')).json().items as Array<{
+      id: string;
+      amount: number;
+      orderId: string;
+      transactionId?: string;
+      refunds: Array<{ id: string; amount: number }>;
+    }>;
+    const expected = listed.flatMap((p) => [
+      ['결제', String(p.amount), p.orderId, p.transactionId ?? '', p.id, p.id],
+      ...p.refunds.map((r) => ['환불', String(r.amount), p.orderId, '', r.id, p.id]),
+    ]);
+    expect(rows.map((r) => [r[0], r[3], r[6], r[7], r[8], r[9]])).toEqual(expected);
+    expect(expected.filter((r) => r[0] === '환불')).toHaveLength(2);
+    expect(rows.every((r) => /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(r[1]!))).toBe(true);
+    expect(response.body).not.toContain(other);
+    expect(response.body).not.toContain('다른 고객의 구독');
+  });
+});
+
+describe('an action through the portal', () => {
+  it('submitted twice acts once and answers alike; the audit entry names customer:<userId> and the portal session', async () => {
+    const { jar: own, id: sessionId } = await openPortal(app, { userId: 'pages-user', flow: 'cancel', subscriptionId: card });
+    const page = await getPage(app, own, `/portal/subscriptions/${card}/cancel`);
+    expect(page.statusCode).toBe(200);
+    const form = { ...formOf(page.body, `/portal/subscriptions/${card}/cancel`), reason: '가격이 부담돼요' };
+    const [first, second] = await Promise.all([
+      postForm(app, own, `/portal/subscriptions/${card}/cancel`, form),
+      postForm(app, own, `/portal/subscriptions/${card}/cancel`, form),
+    ]);
+    expect([first.statusCode, first.headers.location]).toEqual([303, '/portal?done=canceled']);
+    expect([second.statusCode, second.headers.location]).toEqual([303, '/portal?done=canceled']);
+    expect(await getSubscription(app, card)).toMatchObject({ status: 'ACTIVE', cancelAtPeriodEnd: true });
+    const audits = await app.db.auditEvent.findMany({ where: { entityId: card } });
+    const cancels = audits.filter((a) => a.actor === 'customer:pages-user');
+    expect(cancels).toHaveLength(1);
+    expect(JSON.stringify(cancels[0])).toContain(sessionId);
+    // The same form once more, after it acted: still the first answer, nothing new.
+    const again = await postForm(app, own, `/portal/subscriptions/${card}/cancel`, form);
+    expect([again.statusCode, again.headers.location]).toEqual([303, '/portal?done=canceled']);
+    expect(await app.db.auditEvent.count({ where: { entityId: card, actor: 'customer:pages-user' } })).toBe(1);
+  });
+});
