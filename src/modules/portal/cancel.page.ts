@@ -48,7 +48,7 @@ export function cancelPage(deps: PortalDeps) {
                 field: { name: 'reason', label: say.t('portal.cancel.reason'), hint: say.t('portal.cancel.reasonHint') },
               })
             : undefined,
-        keep: live && subscription.cancelAtPeriodEnd ? portalForm(`${page}/keep`, say.t('portal.overview.keep'), { tone: 'primary' }) : undefined,
+        keep: live && subscription.cancelAtPeriodEnd ? portalForm(`${page}/keep`, say.t('portal.overview.keep')) : undefined,
         offer,
         withdraw: offer.available ? portalForm(`${page}/withdraw`, say.t('portal.cancel.withdraw'), { tone: 'danger' }) : undefined,
         withdrawalRefusal: withdrawalRefusal(offer, say),

@@ -97,8 +97,11 @@ export interface PortalForm {
   action: string;
   button: string;
   idempotencyKey: string;
-  /** `danger` (cancel, withdraw) or `primary`; otherwise a plain button. */
-  tone?: 'danger' | 'primary';
+  /**
+   * `danger` for what ends or refunds (cancel, withdraw); otherwise a plain button. There is no "primary" tone: no
+   * choice is drawn more prominently than its opposite (subscription-card.ts says why).
+   */
+  tone?: 'danger';
   /** An optional text field (the cancellation's reason). */
   field?: { name: string; label: string; hint?: string };
 }

@@ -37,13 +37,15 @@ export function cardOf(s: Subscription, now: Date, t: Translate): SubscriptionCa
   const page = `/portal/subscriptions/${s.id}`;
   const live = s.status !== 'CANCELED';
   const forms: SubscriptionCard['forms'] = {};
-  if (live && s.cancelAtPeriodEnd) forms.keep = portalForm(`${page}/keep`, t('portal.overview.keep'), { tone: 'primary' });
+  // No choice the merchant would prefer is drawn more prominently than its opposite (the Fair Trade Commission's
+  // 2025 guideline on dark patterns: a "false hierarchy"): agree and decline, keep and cancel's confirmation, look alike.
+  if (live && s.cancelAtPeriodEnd) forms.keep = portalForm(`${page}/keep`, t('portal.overview.keep'));
   if (live && s.pendingAmount !== undefined) {
-    forms.agree = portalForm(`${page}/consent`, t('portal.overview.agree'), { tone: 'primary' });
+    forms.agree = portalForm(`${page}/consent`, t('portal.overview.agree'));
     forms.decline = portalForm(`${page}/decline`, t('portal.overview.decline'));
   }
   const trial = trialNeedsConsent(s, now);
-  if (trial) forms.trialAgree = portalForm(`${page}/trial-consent`, t('portal.overview.trialAgree'), { tone: 'primary' });
+  if (trial) forms.trialAgree = portalForm(`${page}/trial-consent`, t('portal.overview.trialAgree'));
   if (live) forms.changeMethod = portalForm(`${page}/payment-method`, t('portal.overview.changeMethod'));
   return {
     subscription: s,

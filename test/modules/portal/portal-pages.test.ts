@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
-import { buildTestApp } from '../../helpers/app.ts';
+import { apiHeaders, buildTestApp } from '../../helpers/app.ts';
 import { adminHeaders, getSubscription, subscribe } from '../../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { type CookieJar, formOf, getPage, openPortal, postForm } from '../../helpers/portal.ts';
@@ -210,5 +210,26 @@ describe('an action through the portal', () => {
     const again = await postForm(app, own, `/portal/subscriptions/${card}/cancel`, form);
     expect([again.statusCode, again.headers.location]).toEqual([303, '/portal?done=canceled']);
     expect(await app.db.auditEvent.count({ where: { entityId: card, actor: 'customer:pages-user' } })).toBe(1);
+  });
+});
+
+describe('a choice between agreeing and declining', () => {
+  it('draws neither more prominently than the other (no "false hierarchy"): the same form, the same button', async () => {
+    const increased = await app.inject({
+      method: 'POST',
+      url: `/api/v1/subscriptions/${card}/price-change`,
+      headers: { ...apiHeaders, 'idempotency-key': randomUUID() },
+      payload: { amount: 12_900 },
+    });
+    expect(increased.statusCode).toBe(200);
+    const html = (await getPage(app, jar, '/portal')).body;
+    const formTag = (action: string) => new RegExp(`<form method="post" action="/portal/subscriptions/${card}/${action}"[^>]*>`).exec(html)?.[0];
+    const agree = formTag('consent');
+    const decline = formTag('decline');
+    expect(agree).toBeDefined();
+    expect(decline).toBeDefined();
+    expect(agree!.replace('/consent"', '/X"')).toBe(decline!.replace('/decline"', '/X"'));
+    expect(html).toContain('변경 금액에 동의');
+    expect(html).toContain('동의하지 않음');
   });
 });
