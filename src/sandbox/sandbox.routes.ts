@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import { basicAuthorization } from '../gateway/client.ts';
 import { isAmountString, PAYMENT_METHODS, type PaymentMethod } from '../gateway/fields.ts';
-import type { GatewayOperationName } from '../gateway/types.ts';
+import type { DanalOperationName as GatewayOperationName } from '../gateway/types.ts';
 import { renderAutoPost, renderWindowError, renderWindowPage, withQuery } from './window.page.ts';
 import { SandboxError, type SandboxState, type WindowTerms } from './sandbox.state.ts';
 import { createFaultServer, registerFaultControls, type FaultAnswers } from './faults.ts';

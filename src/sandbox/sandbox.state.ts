@@ -15,7 +15,7 @@ import {
   type PaymentMethod,
   type RequestSchema,
 } from '../gateway/fields.ts';
-import type { GatewayOperationName } from '../gateway/types.ts';
+import type { DanalOperationName as GatewayOperationName } from '../gateway/types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createFaultQueue, type FaultQueue, type FaultSpec as AnyFaultSpec } from './faults.ts';
 import { SandboxError } from './sandbox-error.ts';
