@@ -16,9 +16,12 @@
 // - After: the answer carries the gateway's code and message as given (redacted: never a key, a secret or a phone
 //   number), and the fields the engine records (transactionId, approval time, billing key, card).
 import { sameCalendarMonth, KOREA_ZONE } from '../lib/calendar.ts';
-import type { PaymentMethod } from './fields.ts';
 
-export type { PaymentMethod };
+export const PAYMENT_METHODS = ['CARD', 'MOBILE'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+
+/** A refund's reason, in bytes of UTF-8: every adapter takes one this long (Danal's cancelReason holds 200 bytes). */
+export const REFUND_REASON_BYTES = 200;
 
 /** The gateways the engine knows by name (only to pick an adapter from the registry, never to decide a rule). */
 export type GatewayName = 'DANAL' | 'TOSS';
@@ -97,11 +100,7 @@ export interface GatewayResult {
  * `otherwise`. SUCCEEDED still needs a 2xx and matching echoes (the client checks); NOT_SENT is allowed only for codes
  * that prove the gateway processed nothing; UNKNOWN for codes that say the charge may exist.
  */
-export type OutcomeVerdict =
-  | { outcome: 'SUCCEEDED' }
-  | { outcome: 'DECLINED'; decline: DeclineKind }
-  | { outcome: 'UNKNOWN' }
-  | { outcome: 'NOT_SENT' };
+export type OutcomeVerdict = { outcome: 'SUCCEEDED' } | { outcome: 'DECLINED'; decline: DeclineKind } | { outcome: 'UNKNOWN' } | { outcome: 'NOT_SENT' };
 
 export interface OutcomeTable {
   codes: Readonly<Record<string, OutcomeVerdict>>;

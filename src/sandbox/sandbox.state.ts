@@ -6,15 +6,8 @@
 // from the records kept before (`restore`), so the sandbox remembers keys, chains and charges across restarts like
 // the real gateway. Faults are test controls, not gateway state, and are not kept.
 import { randomBytes } from 'node:crypto';
-import {
-  BILLING_CONFIRM_REQUEST,
-  CANCEL_REQUEST,
-  CONFIRM_PAYMENT_REQUEST,
-  ISSUE_KEY_REQUEST,
-  validateRequest,
-  type PaymentMethod,
-  type RequestSchema,
-} from '../gateway/fields.ts';
+import { BILLING_CONFIRM_REQUEST, CANCEL_REQUEST, CONFIRM_PAYMENT_REQUEST, ISSUE_KEY_REQUEST, validateRequest, type RequestSchema } from '../gateway/fields.ts';
+import type { PaymentMethod } from '../gateway/gateway.ts';
 import type { DanalOperationName as GatewayOperationName } from '../gateway/types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createFaultQueue, type FaultQueue, type FaultSpec as AnyFaultSpec } from './faults.ts';

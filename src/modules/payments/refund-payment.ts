@@ -6,9 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { utf8Bytes } from '../../gateway/fields.ts';
-import { REFUND_REASON_BYTES } from '../shared/schemas.ts';
-import { refundWindowOpen, type GatewayCapabilities } from '../../gateway/gateway.ts';
+import { utf8Bytes } from '../../lib/input.ts';
+import { REFUND_REASON_BYTES, refundWindowOpen, type GatewayCapabilities } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
