@@ -27,7 +27,7 @@ declare module 'fastify' {
 }
 
 export const SANDBOX_PREFIX = '/sandbox';
-/** The Toss sandbox, beside the Danal one (docs/architecture.md "The Toss sandbox"). */
+/** The Toss sandbox, beside the Danal one (docs/sandbox.md "The Toss sandbox"). */
 export const TOSS_SANDBOX_PREFIX = `${SANDBOX_PREFIX}/toss`;
 
 async function gatewayPlugin(app: FastifyInstance) {

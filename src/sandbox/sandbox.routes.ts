@@ -1,4 +1,4 @@
-// The sandbox gateway over HTTP (docs/architecture.md "The sandbox gateway"): the interface's endpoints with Basic auth exactly as specified,
+// The sandbox gateway over HTTP (docs/sandbox.md "The sandbox gateway"): the interface's endpoints with Basic auth exactly as specified,
 // JSON only, per-call fault injection, the hosted window, and controls under /_control (served only here).
 // Mounted under /sandbox by the app in development, or standalone (src/sandbox/server.ts).
 import { timingSafeEqual } from 'node:crypto';
