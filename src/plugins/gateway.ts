@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { createGatewayClient } from '../gateway/client.ts';
 import { createDanalAdapter } from '../gateway/danal.adapter.ts';
 import type { GatewayAdapter } from '../gateway/gateway.ts';
-import type { Gateways } from '../gateway/registry.ts';
+import { createGateways, type Gateways } from '../gateway/registry.ts';
 import { instrumentGateway } from './metrics.ts';
 import type { SandboxState } from '../sandbox/sandbox.state.ts';
 
@@ -72,7 +72,7 @@ async function gatewayPlugin(app: FastifyInstance) {
   });
   const gateway = instrumentGateway(createDanalAdapter(client), app.metrics);
   app.decorate('gateway', gateway);
-  app.decorate('gateways', { DANAL: gateway } satisfies Gateways);
+  app.decorate('gateways', createGateways({ DANAL: gateway }));
   app.decorate('sandbox', sandbox);
   app.addHook('onClose', async () => gateway.close());
 }

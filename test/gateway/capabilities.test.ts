@@ -6,6 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DANAL_CAPABILITIES, DANAL_OUTCOMES } from '../../src/gateway/danal.capabilities.ts';
 import { verdictOf, type GatewayAdapter, type GatewayCapabilities } from '../../src/gateway/gateway.ts';
+import { adapterProblems, createGateways } from '../../src/gateway/registry.ts';
 import { createRefunds } from '../../src/modules/payments/refund-payment.ts';
 import { offerWithdrawal } from '../../src/modules/payments/withdraw.ts';
 import type { App } from '../../src/app.ts';
@@ -68,6 +69,17 @@ describe("Danal's capability and outcome tables", () => {
     expect(gateway.inquire).toBeUndefined();
     expect(gateway.deleteBillingKey).toBeUndefined();
     expect(gateway.fetchSettlements).toBeUndefined();
+  });
+
+  it('an adapter whose operations disagree with its capabilities is refused at start', () => {
+    const danal = running.app.gateway;
+    expect(adapterProblems(danal)).toEqual([]);
+    const claimsInquiry = { ...danal, capabilities: { ...danal.capabilities, inquiry: true } };
+    expect(adapterProblems(claimsInquiry)).toEqual(['inquiry is true but inquire is absent']);
+    expect(() => createGateways({ DANAL: claimsInquiry })).toThrow(/gateway adapter DANAL: inquiry is true but inquire is absent/);
+    const noMobile = { ...danal, capabilities: { ...danal.capabilities, methods: ['CARD' as const] } };
+    expect(adapterProblems(noMobile)).toEqual(['mobileChain without MOBILE in methods']);
+    expect(() => createGateways({ DANAL: danal, TOSS: danal })).toThrow(/registered as TOSS but named DANAL/);
   });
 
   it('SUCCESS approves; every other code is a decline a retry may recover from', () => {
