@@ -1,5 +1,6 @@
-// HTTP client for the gateway (docs/architecture.md "The gateway client"). Every call returns one outcome class of
-// docs/architecture.md, invariant 3, and never throws for a gateway or network failure. The classification rests on one fact: the
+// Danal's HTTP client (docs/architecture.md "The gateway client"): the wire under Danal's adapter (danal.adapter.ts),
+// which is what the engine holds. Every call returns one outcome class of docs/architecture.md, invariant 3, and never
+// throws for a gateway or network failure; what a code means is Danal's outcome table (danal.capabilities.ts). The classification rests on one fact: the
 // request can only have reached the gateway if the TCP connection was established. Before that, a failure is
 // NOT_SENT (safe to send again with the same orderId); after it, anything short of a complete, well-formed
 // answer is UNKNOWN (money may have moved). Written on node:http rather than fetch so that this moment is
@@ -12,6 +13,8 @@ import { redactorForCall, type Redactor } from '../lib/redact.ts';
 import { parseGatewayDateTime } from '../lib/calendar.ts';
 import { BILLING_CONFIRM_REQUEST, CANCEL_REQUEST, CONFIRM_PAYMENT_REQUEST, ISSUE_KEY_REQUEST, validateRequest, type RequestSchema } from './fields.ts';
 import type { CardInfo, GatewayClient, GatewayFields, GatewayOperationName, GatewayResult, OutcomeReason } from './types.ts';
+import { verdictOf } from './gateway.ts';
+import { DANAL_OUTCOMES } from './danal.capabilities.ts';
 
 export interface GatewayClientOptions {
   /** The gateway's {base_url}. */
@@ -142,8 +145,6 @@ function classify(operation: GatewayOperationName, transport: Transport, expect:
     return { ...base, outcome: 'UNKNOWN', reason: 'MALFORMED_BODY', detail: 'response is not a JSON object with a code', fields: empty };
   }
   const { fields, badAmount } = parseFields(json);
-  if (code !== 'SUCCESS') return { ...base, outcome: 'DECLINED', reason: 'DECLINED', fields };
-
   const unknown = (reason: OutcomeReason, detail: string): Omit<GatewayResult, 'durationMs'> => ({
     ...base,
     outcome: 'UNKNOWN',
@@ -151,6 +152,11 @@ function classify(operation: GatewayOperationName, transport: Transport, expect:
     detail,
     fields,
   });
+  const verdict = verdictOf(DANAL_OUTCOMES, code);
+  if (verdict.outcome === 'DECLINED') return { ...base, outcome: 'DECLINED', reason: 'DECLINED', decline: verdict.decline, fields };
+  if (verdict.outcome === 'UNKNOWN') return unknown('MAY_HAVE_CHARGED', `code ${code} may have charged`);
+  if (verdict.outcome === 'NOT_SENT') return { ...base, outcome: 'NOT_SENT', reason: 'REFUSED_UNPROCESSED', fields };
+
   if (status < 200 || status > 299) return unknown('UNEXPECTED_STATUS', `SUCCESS with HTTP ${status}`);
   if (expect.orderId !== undefined && fields.orderId !== undefined && fields.orderId !== expect.orderId) {
     return unknown('ORDER_ID_MISMATCH', `gateway answered orderId ${fields.orderId}, we sent ${expect.orderId}`);

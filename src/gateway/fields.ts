@@ -1,6 +1,11 @@
-// The interface's request fields and limits (docs/architecture.md "The gateway client"). Limits are
+// Danal's request fields and limits (docs/architecture.md "The gateway client"). Limits are
 // bytes of UTF-8 (docs/api.md "How we fill the gateway's gaps"): a Hangul syllable is 3 bytes. The client validates with these before sending
 // (a violation is NOT_SENT) and the sandbox enforces the same table on receipt.
+
+import { utf8Bytes } from '../lib/input.ts';
+import { PAYMENT_METHODS, REFUND_REASON_BYTES } from './gateway.ts';
+
+export { utf8Bytes };
 
 export type FieldType = 'string' | 'number' | 'boolean';
 
@@ -15,9 +20,6 @@ export interface FieldRule {
 export type RequestSchema = Record<string, FieldRule>;
 
 const isMobile = (body: Record<string, unknown>) => body.method === 'MOBILE';
-
-export const PAYMENT_METHODS = ['CARD', 'MOBILE'] as const;
-export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 
 export const CONFIRM_PAYMENT_REQUEST: RequestSchema = {
   method: { type: 'string', required: true, oneOf: PAYMENT_METHODS },
@@ -51,13 +53,9 @@ export const CANCEL_REQUEST: RequestSchema = {
   merchantId: { type: 'string', required: true, maxBytes: 20 },
   amount: { type: 'string', required: true },
   cancelType: { type: 'string', required: true, oneOf: ['C', 'P'] },
-  cancelReason: { type: 'string', required: true, maxBytes: 200 },
+  cancelReason: { type: 'string', required: true, maxBytes: REFUND_REASON_BYTES },
   cancelRequester: { type: 'string', required: true, maxBytes: 50 },
 };
-
-export function utf8Bytes(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
 
 /** A positive whole number written in digits only (amounts travel as strings on some endpoints). */
 export function isAmountString(value: unknown): value is string {

@@ -15,6 +15,11 @@ export function isUuid(value: unknown): value is string {
  * enforces it on the routes (400 VALIDATION_ERROR, "body/orderName is 102 bytes of UTF-8; at most 100 are allowed") and the OpenAPI
  * document states it (src/plugins/docs.ts).
  */
+/** The length of `text` in bytes of UTF-8 (a Hangul syllable is 3): the gateways' limits count these. */
+export function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
 export const MAX_UTF8_BYTES = 'x-max-utf8-bytes';
 
 function validateUtf8Bytes(max: number, data: unknown): boolean {

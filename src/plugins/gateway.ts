@@ -1,4 +1,5 @@
-// The gateway client, decorated once as `app.gateway` and closed with the app. With no PAYMENT_API_BASE_URL
+// The gateways (src/gateway/gateway.ts): Danal's adapter over its client, decorated once as `app.gateway` (the
+// adapter the services are given) and in the registry `app.gateways`, and closed with the app. With no PAYMENT_API_BASE_URL
 // (development) the sandbox gateway is mounted under /sandbox (for the customer's browser and for operators), and
 // the client calls the same sandbox over real HTTP, exactly as it would call the real gateway, on a private
 // loopback listener of its own. That listener closes only after the app has drained its gateway calls (the
@@ -8,20 +9,25 @@ import Fastify from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { createGatewayClient } from '../gateway/client.ts';
-import type { GatewayClient } from '../gateway/types.ts';
+import { createDanalAdapter } from '../gateway/danal.adapter.ts';
+import type { GatewayAdapter } from '../gateway/gateway.ts';
+import { createGateways, type Gateways } from '../gateway/registry.ts';
 import { instrumentGateway } from './metrics.ts';
 import type { SandboxState } from '../sandbox/sandbox.state.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    gateway: GatewayClient;
+    /** Danal's adapter: in this version every payment and billing key is Danal's. */
+    gateway: GatewayAdapter;
+    /** Every configured gateway's adapter, by name. */
+    gateways: Gateways;
     /** Present only when the built-in sandbox is mounted. */
     sandbox: SandboxState | undefined;
   }
 }
 
 export const SANDBOX_PREFIX = '/sandbox';
-/** The Toss sandbox, beside the Danal one (docs/architecture.md "The Toss sandbox"). */
+/** The Toss sandbox, beside the Danal one (docs/sandbox.md "The Toss sandbox"). */
 export const TOSS_SANDBOX_PREFIX = `${SANDBOX_PREFIX}/toss`;
 
 async function gatewayPlugin(app: FastifyInstance) {
@@ -64,8 +70,9 @@ async function gatewayPlugin(app: FastifyInstance) {
     log: app.log,
     redactor: app.redactor,
   });
-  const gateway = instrumentGateway(client, app.metrics);
+  const gateway = instrumentGateway(createDanalAdapter(client), app.metrics);
   app.decorate('gateway', gateway);
+  app.decorate('gateways', createGateways({ DANAL: gateway }));
   app.decorate('sandbox', sandbox);
   app.addHook('onClose', async () => gateway.close());
 }

@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { GatewayClient, GatewayResult } from '../gateway/types.ts';
+import type { GatewayAdapter, GatewayResult } from '../gateway/gateway.ts';
 import { TAGS } from '../lib/api-document.ts';
 
 /** How a webhook delivery attempt ended, as the dispatcher reports it. */
@@ -33,8 +33,8 @@ declare module 'fastify' {
   }
 }
 
-/** The same client, recording every call's outcome and duration. */
-export function instrumentGateway(client: GatewayClient, metrics: Metrics): GatewayClient {
+/** The same adapter, recording every call's outcome and duration. */
+export function instrumentGateway(adapter: GatewayAdapter, metrics: Metrics): GatewayAdapter {
   const observe =
     <A extends unknown[]>(fn: (...args: A) => Promise<GatewayResult>) =>
     async (...args: A) => {
@@ -43,11 +43,17 @@ export function instrumentGateway(client: GatewayClient, metrics: Metrics): Gate
       return result;
     };
   return {
-    confirmPayment: observe(client.confirmPayment.bind(client)),
-    issueBillingKey: observe(client.issueBillingKey.bind(client)),
-    chargeBillingKey: observe(client.chargeBillingKey.bind(client)),
-    cancelPayment: observe(client.cancelPayment.bind(client)),
-    close: () => client.close(),
+    name: adapter.name,
+    capabilities: adapter.capabilities,
+    outcomes: adapter.outcomes,
+    confirmPayment: observe(adapter.confirmPayment.bind(adapter)),
+    issueBillingKey: observe(adapter.issueBillingKey.bind(adapter)),
+    chargeBillingKey: observe(adapter.chargeBillingKey.bind(adapter)),
+    refundPayment: observe(adapter.refundPayment.bind(adapter)),
+    ...(adapter.inquire ? { inquire: observe(adapter.inquire.bind(adapter)) } : {}),
+    ...(adapter.deleteBillingKey ? { deleteBillingKey: observe(adapter.deleteBillingKey.bind(adapter)) } : {}),
+    ...(adapter.fetchSettlements ? { fetchSettlements: adapter.fetchSettlements.bind(adapter) } : {}),
+    close: () => adapter.close(),
   };
 }
 

@@ -1,4 +1,4 @@
-// Fault injection, shared by the sandboxes (docs/architecture.md "The sandbox gateway"): a queue of faults per
+// Fault injection, shared by the sandboxes (docs/sandbox.md "The sandbox gateway"): a queue of faults per
 // operation, calls held until a test releases them, what each kind of fault does to an HTTP answer, and the
 // control routes that drive them. What a fault says (a decline's code and status, a malformed body) is the
 // gateway's own and is passed in as `FaultAnswers`; everything else is the same for every gateway.

@@ -1,12 +1,13 @@
-// The sandbox gateway over HTTP (docs/architecture.md "The sandbox gateway"): the interface's endpoints with Basic auth exactly as specified,
+// The sandbox gateway over HTTP (docs/sandbox.md "The sandbox gateway"): the interface's endpoints with Basic auth exactly as specified,
 // JSON only, per-call fault injection, the hosted window, and controls under /_control (served only here).
 // Mounted under /sandbox by the app in development, or standalone (src/sandbox/server.ts).
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import { basicAuthorization } from '../gateway/client.ts';
-import { isAmountString, PAYMENT_METHODS, type PaymentMethod } from '../gateway/fields.ts';
-import type { GatewayOperationName } from '../gateway/types.ts';
+import { isAmountString } from '../gateway/fields.ts';
+import { PAYMENT_METHODS, type PaymentMethod } from '../gateway/gateway.ts';
+import type { DanalOperationName as GatewayOperationName } from '../gateway/types.ts';
 import { renderAutoPost, renderWindowError, renderWindowPage, withQuery } from './window.page.ts';
 import { SandboxError, type SandboxState, type WindowTerms } from './sandbox.state.ts';
 import { createFaultServer, registerFaultControls, type FaultAnswers } from './faults.ts';

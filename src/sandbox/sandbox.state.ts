@@ -1,4 +1,4 @@
-// The sandbox gateway's memory and the interface's rules (docs/architecture.md "The gateway client", "The sandbox gateway"). Everything the
+// The sandbox gateway's memory and the interface's rules (docs/architecture.md "The gateway client", docs/sandbox.md "The sandbox gateway"). Everything the
 // sandbox knows lives here: hosted-window transactions, billing keys with their MOBILE chain, booked charges,
 // the ledger of money moved, and queued faults. HTTP lives in sandbox.routes.ts.
 // Every operation is synchronous over these maps; what it changed is collected as records (takeChanges) that a
@@ -6,16 +6,9 @@
 // from the records kept before (`restore`), so the sandbox remembers keys, chains and charges across restarts like
 // the real gateway. Faults are test controls, not gateway state, and are not kept.
 import { randomBytes } from 'node:crypto';
-import {
-  BILLING_CONFIRM_REQUEST,
-  CANCEL_REQUEST,
-  CONFIRM_PAYMENT_REQUEST,
-  ISSUE_KEY_REQUEST,
-  validateRequest,
-  type PaymentMethod,
-  type RequestSchema,
-} from '../gateway/fields.ts';
-import type { GatewayOperationName } from '../gateway/types.ts';
+import { BILLING_CONFIRM_REQUEST, CANCEL_REQUEST, CONFIRM_PAYMENT_REQUEST, ISSUE_KEY_REQUEST, validateRequest, type RequestSchema } from '../gateway/fields.ts';
+import type { PaymentMethod } from '../gateway/gateway.ts';
+import type { DanalOperationName as GatewayOperationName } from '../gateway/types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createFaultQueue, type FaultQueue, type FaultSpec as AnyFaultSpec } from './faults.ts';
 import { SandboxError } from './sandbox-error.ts';

@@ -1,4 +1,4 @@
-// Where the mounted sandbox keeps what it knows (docs/architecture.md "The sandbox gateway"), so that billing keys, MOBILE chains, charges and
+// Where the mounted sandbox keeps what it knows (docs/sandbox.md "The sandbox gateway"), so that billing keys, MOBILE chains, charges and
 // the ledger survive a restart of `npm start` the way the real gateway's would. Its own schema (`sandbox`), created
 // here and never part of the service's migrations: the sandbox is not the service. Memory serves the sandbox's
 // calls (sandbox.state.ts); every change is written here, in order, before the call is answered.

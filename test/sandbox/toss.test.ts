@@ -1,6 +1,6 @@
 // The Toss sandbox over HTTP, mounted in the app as in development (/sandbox/toss) and served by `npm run sandbox`
 // (/toss): each of Toss's rules with the refusal it gives, Idempotency-Key replays and the in-flight 409, lookups,
-// cancels against the balance, settlements by Korea date, faults and the ledger (docs/architecture.md "The Toss
+// cancels against the balance, settlements by Korea date, faults and the ledger (docs/sandbox.md "The Toss
 // sandbox").
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';

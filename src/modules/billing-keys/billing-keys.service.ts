@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayFields } from '../../gateway/types.ts';
+import type { GatewayFields } from '../../gateway/gateway.ts';
 import { billingKeyAad, type Keyring } from '../../lib/crypto.ts';
 import type { Method } from '../shared/terms.ts';
 

@@ -6,7 +6,7 @@
 // unknown, a window approved for a cancelled subscription), do what a row cannot say (the key stored, the
 // subscription created or changed), then apply the row with applyCheckoutOutcome, passing the values it writes.
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import { StaleLeaseError } from '../ledger/attempts.ts';
 import { releaseCheckout, type CheckoutKind, type CheckoutMoveData } from '../ledger/checkout.state.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';

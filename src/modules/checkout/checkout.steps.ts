@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { isUniqueViolation } from '../../lib/errors.ts';
 import { recordAnswer } from '../ledger/gateway-call.ts';

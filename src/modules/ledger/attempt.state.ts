@@ -11,7 +11,7 @@ type Tx = Prisma.TransactionClient;
 export type AttemptStatus = 'IN_FLIGHT' | 'SUCCEEDED' | 'DECLINED' | 'NOT_SENT' | 'UNKNOWN';
 
 export const ATTEMPT_TRANSITIONS = {
-  /** The gateway's answer, classified (gateway/client.ts), or NOT_SENT when the request provably never left. */
+  /** The gateway's answer, classified (the adapter, src/gateway/gateway.ts), or NOT_SENT when the request provably never left. */
   answer: { from: ['IN_FLIGHT'], to: ['SUCCEEDED', 'DECLINED', 'NOT_SENT', 'UNKNOWN'] },
   /** Left in flight past its lease by a process that died: money may have moved. */
   expire: { from: ['IN_FLIGHT'], to: ['UNKNOWN'] },

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/prisma.ts';
 import type { PaymentAttempt, Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import { NotFoundError, StateConflictError, withDetails } from '../../lib/errors.ts';
 import { REFUND_OUTCOME_UNKNOWN, transitionPayment } from './payment.state.ts';
 import { moveCheckout } from './checkout.state.ts';

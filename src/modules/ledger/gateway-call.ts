@@ -1,14 +1,14 @@
 // The record half of every gateway call that can move money (docs/architecture.md, invariants 1, 3, 4, 5): key issuance, payment
 // confirmation, billing charge, cancellation. Each use case reads top-down: load, decide (pure), write the attempt
 // IN_FLIGHT with its deterministic orderId and a lease (ledger/attempts.ts; write before you call), call the gateway
-// with no transaction open (gateway/client.ts classifies the outcome), then recordAnswer below: the attempt's outcome
+// with no transaction open (the adapter classifies the outcome: src/gateway/gateway.ts), then recordAnswer below: the attempt's outcome
 // fenced on its lease and the use case's own write, in one transaction. When that fails (a lease lost mid-call, a
 // database error) the call was sent and money may have moved: nothing is guessed, the attempt stays IN_FLIGHT for
 // the sweeper (attempts.ts turns it UNKNOWN), and the use case answers that the outcome is unknown.
 import type { Logger } from 'pino';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { recordAttemptOutcome, StaleLeaseError } from './attempts.ts';
 

@@ -10,7 +10,7 @@
 // The database adds (prisma/functions/): events (events.sql), revenue roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { failure, success, type CheckoutResult } from '../checkout/checkout.result.ts';
 import {

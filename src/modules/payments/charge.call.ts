@@ -1,7 +1,7 @@
 // A prepared charge's gateway call, or why it is not sent (docs/architecture.md, invariants 1, 3, 4 and 5): the call
 // is made with no transaction open, only while the lease taken at preparation outlasts it; a charge not sent is
 // answered NOT_SENT, recorded like any answer, and sent again as itself (same attempt, same orderId) by a later pass.
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { Ready } from './charge.types.ts';
 

@@ -12,7 +12,7 @@
 // the claim's batch size, whatever the size of the drain.
 import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import { sweepExpiredAttempts } from '../ledger/attempts.ts';
 import { releaseSubscription } from '../ledger/subscription.queries.ts';
 import { noteTrialsEnding } from '../subscriptions/trials.ts';

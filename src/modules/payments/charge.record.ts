@@ -6,7 +6,7 @@
 // The database adds (prisma/functions/): events (events.sql), MRR movements (mrr.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import { sqlQuery, type Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import { StateConflictError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { attemptOutcomeValues, StaleLeaseError } from '../ledger/attempts.ts';

@@ -1,7 +1,7 @@
 // What the charging engine's steps hand each other and answer (charge.prepare.ts, charge.call.ts, charge.record.ts,
 // charge.pipeline.ts, charge.one.ts).
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ChargePlan, RefusalCode } from '../ledger/charge.rules.ts';
 import type { ChargeableSubscription } from '../ledger/schedule.rules.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';

@@ -6,9 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { utf8Bytes } from '../../gateway/fields.ts';
-import { REFUND_REASON_BYTES } from '../shared/schemas.ts';
-import { sameCalendarMonth, KOREA_ZONE } from '../../lib/calendar.ts';
+import { utf8Bytes } from '../../lib/input.ts';
+import { REFUND_REASON_BYTES, refundWindowOpen, type GatewayCapabilities } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
@@ -42,12 +41,34 @@ export function refuseBeyondRemaining(payment: RefundedPayment, amount: number):
 }
 
 /**
- * Whether the gateway still cancels this payment at `now`: a MOBILE payment only within its calendar month in Korea
- * time (the carriers bill monthly); after it, a refund is made outside the gateway (record-external-refund.ts). A CARD
- * payment always.
+ * Whether the payment's gateway still cancels it at `now`, by its capabilities' refund window for the method (Danal:
+ * a MOBILE payment only within its calendar month in Korea time, as the carriers bill monthly; a CARD payment
+ * always); after it, a refund is made outside the gateway (record-external-refund.ts).
  */
-export function gatewayCancelsAt(payment: { method: 'CARD' | 'MOBILE'; approvedAt: Date | null; createdAt: Date }, now: Date): boolean {
-  return payment.method !== 'MOBILE' || sameCalendarMonth(payment.approvedAt ?? payment.createdAt, now, KOREA_ZONE);
+export function gatewayCancelsAt(
+  capabilities: Pick<GatewayCapabilities, 'refundWindow'>,
+  payment: { method: 'CARD' | 'MOBILE'; approvedAt: Date | null; createdAt: Date },
+  now: Date,
+): boolean {
+  return refundWindowOpen(capabilities.refundWindow[payment.method], payment.approvedAt ?? payment.createdAt, now);
+}
+
+/**
+ * What the payment's gateway refuses, checked before any attempt is written or call made: a part of a payment whose
+ * method it refunds only whole (capabilities.partialRefund), a payment past its refund window (refundWindow).
+ */
+export function refuseBeyondGateway(
+  capabilities: Pick<GatewayCapabilities, 'partialRefund' | 'refundWindow'>,
+  payment: { method: 'CARD' | 'MOBILE'; amount: number; canceledAmount: number; approvedAt: Date | null; createdAt: Date },
+  amount: number,
+  now: Date,
+): void {
+  if (!capabilities.partialRefund[payment.method] && (amount !== payment.amount || payment.canceledAmount > 0)) {
+    throw new RefundRefusedError.MOBILE_PARTIAL_CANCEL(`A ${payment.method} payment can only be refunded in full`);
+  }
+  if (!gatewayCancelsAt(capabilities, payment, now)) {
+    throw new RefundRefusedError.MOBILE_CANCEL_MONTH_CLOSED(`A ${payment.method} payment can only be refunded within its calendar month (Korea time)`);
+  }
 }
 
 export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
@@ -61,8 +82,8 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
 
   /**
    * Refund through the gateway's cancellation. Checked before calling: the payment succeeded and has something
-   * left; MOBILE only in full and only within the payment's calendar month in Korea time; CARD partial refunds up
-   * to what remains. Write before call: a CANCEL attempt is committed (with the audit event) before the call, and
+   * left; what its gateway refuses (refuseBeyondGateway: Danal takes MOBILE only in full and only within the
+   * payment's calendar month in Korea time); partial refunds up to what remains. Write before call: a CANCEL attempt is committed (with the audit event) before the call, and
    * an earlier refund whose outcome is unknown blocks another.
    */
   async function refund(id: string, input: { amount?: number }, who: Actor) {
@@ -73,13 +94,13 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
     // Committed on its own: a refund refused below still leaves a dead process's refund visible as unknown.
     await sweepExpiredAttempts(db, now, log, id);
     const ready = await prepareRefund(id, input, who, leaseOwner, now);
-    const result = await gateway.cancelPayment({
+    const result = await gateway.refundPayment({
       method: ready.payment.method,
       transactionId: ready.payment.transactionId!,
       amount: ready.amount,
-      cancelType: ready.cancelType,
-      cancelReason: who.reason,
-      cancelRequester: 'MERCHANT_OPERATOR',
+      whole: ready.whole,
+      reason: who.reason,
+      idempotencyKey: ready.attemptId,
     });
     const answer = await recordAnswer({ db, clock, log }, ready, result, async (tx, at) => {
       if (result.outcome === 'SUCCEEDED') {
@@ -126,13 +147,7 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
       refusePendingRefund(payment);
       const remaining = payment.amount - payment.canceledAmount;
       const amount = input.amount ?? remaining;
-      if (payment.method === 'MOBILE') {
-        if (amount !== payment.amount || payment.canceledAmount > 0)
-          throw new RefundRefusedError.MOBILE_PARTIAL_CANCEL('A MOBILE payment can only be refunded in full');
-        if (!gatewayCancelsAt(payment, now)) {
-          throw new RefundRefusedError.MOBILE_CANCEL_MONTH_CLOSED('A MOBILE payment can only be refunded within its calendar month (Korea time)');
-        }
-      }
+      refuseBeyondGateway(gateway.capabilities, payment, amount, now);
       refuseBeyondRemaining(payment, amount);
       const attempt = await attempts.append({
         operation: 'CANCEL',
@@ -150,7 +165,7 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
         before: serializePayment(payment),
         after: { refundAttemptId: attempt.id, amount },
       });
-      return { payment, attemptId: attempt.id, leaseOwner, amount, cancelType: amount === remaining ? ('C' as const) : ('P' as const) };
+      return { payment, attemptId: attempt.id, leaseOwner, amount, whole: amount === remaining };
     });
   }
 

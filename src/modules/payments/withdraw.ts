@@ -7,6 +7,7 @@
 // refund made outside the gateway.
 // The database adds (prisma/functions/): subscription.canceled (events.sql), a CHURN movement (mrr.sql), the refunds' events.
 import type { Prisma } from '../../generated/prisma/client.ts';
+import type { GatewayCapabilities } from '../../gateway/gateway.ts';
 import { withDetails } from '../../lib/errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 import { PAID_STATUSES } from '../ledger/payment.state.ts';
@@ -52,6 +53,7 @@ interface PaidPayment {
  * gateway where the gateway still cancels it (gatewayCancelsAt), else outside it (EXTERNAL).
  */
 export function offerWithdrawal(
+  capabilities: Pick<GatewayCapabilities, 'refundWindow'>,
   sub: { status: string; usageStartedAt: Date | null; needsAttention: boolean },
   paid: readonly PaidPayment[],
   now: Date,
@@ -71,7 +73,7 @@ export function offerWithdrawal(
       id: p.id,
       amount: p.amount - p.canceledAmount,
       approvedAt: p.approvedAt,
-      refundable: gatewayCancelsAt(p, now) ? ('GATEWAY' as const) : ('EXTERNAL' as const),
+      refundable: gatewayCancelsAt(capabilities, p, now) ? ('GATEWAY' as const) : ('EXTERNAL' as const),
     }));
   return { available: true, until, refundTotal: payments.reduce((sum, p) => sum + p.amount, 0), payments };
 }
@@ -86,12 +88,12 @@ export function paidPaymentsOf(tx: Tx | ServiceDeps['db'], subscriptionId: strin
 }
 
 export function createWithdrawal(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
-  const { db, clock, config, log } = deps;
+  const { db, gateway, clock, config, log } = deps;
   const refunds = createRefunds(deps);
 
   /** The offer as it stands now (the portal shows the option only when it is available). */
   const withdrawalOffer = async (id: string) =>
-    offerWithdrawal(await loadSubscription(db, id), await paidPaymentsOf(db, id), clock.now(), config.portalWithdrawalMs);
+    offerWithdrawal(gateway.capabilities, await loadSubscription(db, id), await paidPaymentsOf(db, id), clock.now(), config.portalWithdrawalMs);
 
   /**
    * Cancels now and raises everything owed (raiseRefundDue), audited, in one transaction under the subscription's row
@@ -104,7 +106,7 @@ export function createWithdrawal(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clo
     const offer = await db.$transaction(async (tx) => {
       await lockSubscription(tx, id);
       const before = await loadSubscription(tx, id);
-      const found = offerWithdrawal(before, await paidPaymentsOf(tx, id), now, config.portalWithdrawalMs);
+      const found = offerWithdrawal(gateway.capabilities, before, await paidPaymentsOf(tx, id), now, config.portalWithdrawalMs);
       if (!found.available) throw withDetails(new WithdrawalNotAvailableError(`Withdrawal is not available (${found.reason})`), { reason: found.reason });
       await applyCancel(tx, id, { atPeriodEnd: false, reason: WITHDRAWN, now });
       await raiseRefundDue(tx, id);

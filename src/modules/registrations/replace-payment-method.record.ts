@@ -2,7 +2,7 @@
 // the window opened and claimed in replace-payment-method.ts; complete-registration.ts calls the gateway and this.
 // The database adds (prisma/functions/): events (events.sql), its charge's roll-ups (report-rollups.sql) and settlement queue rows (settlement-queue.sql).
 import type { Prisma, Subscription } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/types.ts';
+import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';

@@ -1,6 +1,6 @@
 // Shared TypeBox pieces of the merchant API and browser routes.
 import { Type, type TSchema, type TSchemaOptions } from 'typebox';
-import { CANCEL_REQUEST } from '../../gateway/fields.ts';
+import { REFUND_REASON_BYTES } from '../../gateway/gateway.ts';
 import { named } from '../../lib/api-document.ts';
 import { INSTANT_PATTERN, MAX_UTF8_BYTES, UUID_PATTERN } from '../../lib/input.ts';
 import { PHONE_NUMBER_PATTERN, TERM_BYTES } from './terms.ts';
@@ -151,6 +151,5 @@ export const Reason = Type.String({ minLength: 1, maxLength: 500 });
 
 export const ReasonBody = Type.Object({ reason: Reason }, { additionalProperties: false, examples: [{ reason: '고객 요청 (상담 #4821)' }] });
 
-/** A refund's reason goes to the gateway as its cancelReason (src/gateway/fields.ts): bytes of UTF-8. */
-export const REFUND_REASON_BYTES = CANCEL_REQUEST.cancelReason!.maxBytes!;
+/** A refund's reason goes to the gateway as its cancellation reason (src/gateway/gateway.ts): bytes of UTF-8. */
 export const RefundReason = Utf8Text(REFUND_REASON_BYTES, { description: 'sent to the gateway as the cancellation reason' });

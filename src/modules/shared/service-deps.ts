@@ -3,13 +3,14 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
-import type { GatewayClient } from '../../gateway/types.ts';
+import type { GatewayAdapter } from '../../gateway/gateway.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Keyring } from '../../lib/crypto.ts';
 
 export interface ServiceDeps {
   db: Db;
-  gateway: GatewayClient;
+  /** The gateway adapter (src/gateway/gateway.ts): rules read its capabilities, never its name. */
+  gateway: GatewayAdapter;
   clock: Clock;
   config: Config;
   keyring: Keyring;

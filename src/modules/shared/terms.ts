@@ -2,7 +2,7 @@
 // byte limits of the interface counted in UTF-8, so a bad orderName fails now with a clear 400, not months later
 // at charge time), and the parameters of the gateway's hosted window built from them.
 import type { Config } from '../../config.ts';
-import { utf8Bytes } from '../../gateway/fields.ts';
+import { utf8Bytes } from '../../lib/input.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { maskPhoneNumber } from '../../lib/redact.ts';
 

@@ -1,4 +1,4 @@
-// The Toss sandbox over HTTP (docs/architecture.md "The Toss sandbox"): Toss Payments' automatic-billing API as
+// The Toss sandbox over HTTP (docs/sandbox.md "The Toss sandbox"): Toss Payments' automatic-billing API as
 // the service's Toss adapter calls it, with Toss's rules enforced, the billing-authentication window, per-call
 // fault injection shared with the Danal sandbox (src/sandbox/faults.ts) and controls under /_control. Mounted
 // under /sandbox/toss by the app in development, under /toss by `npm run sandbox`.

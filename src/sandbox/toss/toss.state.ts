@@ -1,4 +1,4 @@
-// The Toss sandbox's memory and Toss's rules (docs/architecture.md "The Toss sandbox"; each fact and its source:
+// The Toss sandbox's memory and Toss's rules (docs/sandbox.md "The Toss sandbox"; each fact and its source:
 // toss.routes.ts). Everything it knows lives here: the window's single-use authKeys, billing keys bound to their
 // customerKey, payments with their cancels and balance, the orderIds approved, the answers kept for Idempotency-Key
 // replays, the ledger of money moved, and queued faults. HTTP lives in toss.routes.ts.
