@@ -129,12 +129,30 @@ async function main() {
       `\nPortal: seeded ${JSON.stringify(seeded)}; the overview's customer has ${customer.payments} payments (${customer.added} added to make ${MONTHS} monthly cycles whole); ` +
         `${CONNECTIONS} connections, ${SECONDS} s per autocannon run, ${CANCELS} cancels per round, ${ROUNDS} rounds`,
     );
-    const service = await startService(databaseUrl, { CONSOLE_SESSION_KEYS: SESSION_KEYS, RETURN_URL: 'https://merchant.example/account' });
+    // BENCH_PROFILE=<dir>: a V8 CPU profile of the service process.
+    const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+    const service = await startService(databaseUrl, { CONSOLE_SESSION_KEYS: SESSION_KEYS, RETURN_URL: 'https://merchant.example/account' }, profile);
     try {
       const overviewCookie = cookieHeader(await openSession(service.base, customer.userId));
       const warm = await fetch(`${service.base}/portal`, { headers: { cookie: overviewCookie } });
       const page = await warm.text();
       if (warm.status !== 200 || !page.includes('<h1')) throw new Error(`the overview answered ${warm.status}: ${page.slice(0, 300)}`);
+      // One request at a time first: what each costs when nothing queues (the machine is shared; docs/benchmarks.md).
+      const alone = async (name: string, send: () => Promise<Response>) => {
+        const times: number[] = [];
+        for (let i = 0; i < 20; i += 1) {
+          const started = performance.now();
+          await (await send()).arrayBuffer();
+          times.push(performance.now() - started);
+        }
+        times.sort((a, b) => a - b);
+        results.push({ name, alone: true, p50: Math.round(times[10]!), max: Math.round(times[19]!) });
+        console.log(`${name}: one at a time, 20 requests: median ${times[10]!.toFixed(1)} ms, slowest ${times[19]!.toFixed(1)} ms`);
+      };
+      await alone('session creation', () =>
+        fetch(`${service.base}/api/v1/portal-sessions`, { method: 'POST', headers: api, body: JSON.stringify({ userId: customer.userId }) }),
+      );
+      await alone('overview', () => fetch(`${service.base}/portal`, { headers: { cookie: overviewCookie } }));
       for (let round = 0; round < ROUNDS; round += 1) {
         const sessions = await autocannon({
           url: `${service.base}/api/v1/portal-sessions`,
@@ -155,7 +173,7 @@ async function main() {
           prepared.push({ cookie: cookieHeader(cookiesOf(confirm, jar)), form });
         }
         let cancelFailures = 0;
-        const cancels = await timedPool(prepared, CONNECTIONS, async ({ cookie, form }) => {
+        const cancelOne = async ({ cookie, form }: (typeof prepared)[number]) => {
           const response = await fetch(new URL(form.action, service.base), {
             method: 'POST',
             headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
@@ -164,7 +182,13 @@ async function main() {
           });
           await response.arrayBuffer();
           if (response.status !== 303) cancelFailures += 1;
-        });
+        };
+        // The first 20 one at a time (what a cancel costs when nothing queues), the rest at CONNECTIONS.
+        const cancelsAlone = await timedPool(prepared.slice(0, 20), 1, cancelOne);
+        console.log(
+          `cancel: one at a time, ${cancelsAlone.length} requests: median ${percentile(cancelsAlone, 50)} ms, slowest ${cancelsAlone.at(-1)!.toFixed(1)} ms`,
+        );
+        const cancels = await timedPool(prepared.slice(20), CONNECTIONS, cancelOne);
         const run = {
           round,
           session: { p50: sessions.latency.p50, p99: sessions.latency.p99, requestsPerSecond: sessions.requests.average, non2xx: sessions.non2xx },
