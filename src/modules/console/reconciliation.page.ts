@@ -52,7 +52,7 @@ interface UploadedFile {
  * - our ledger after every refund = approvals − refunds through the gateway − refunds outside it, i.e. gateway net −
  *   external refunds (count and amount: refunds + external refunds); it is what the revenue report's net counts
  *   for the same Korea dates (reports/revenue-report.ts: external refunds by the date they were recorded).
- * test/modules/console/reconciliation-summary.test.ts checks these sums on the page.
+ * test/modules/console/record-pages.test.ts ("counts the refunds made outside the gateway…") checks these sums on the page.
  */
 function withExternalRefunds(summary: Awaited<ReturnType<typeof summarizePeriod>>) {
   const { refunds, externalRefunds, net } = summary.ledger;
