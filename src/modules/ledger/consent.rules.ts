@@ -52,10 +52,11 @@ export function amountToCharge(
  * increase pending without a counting PRICE_INCREASE consent obtained since it was asked; a trial without a
  * TRIAL_CONVERSION consent that counts at its end. TOO_EARLY: the trial ends more than the consent window away, so a
  * consent obtained now would not count at its end (the merchant is told when the window opens, trials.ts). DECIDED:
- * nothing waits (none pending, already agreed, or the subscription is CANCELED).
+ * nothing waits (none pending, already agreed, the subscription CANCELED, or a trial the customer cancelled, which
+ * ends at trialEnd and is never charged). The portal's pages offer a decision only where this says WAITING.
  */
 export function consentState(
-  sub: { status: string; pendingAmount: number | null; pendingAmountRequestedAt: Date | null; trialEnd: Date | null },
+  sub: { status: string; cancelAtPeriodEnd: boolean; pendingAmount: number | null; pendingAmountRequestedAt: Date | null; trialEnd: Date | null },
   kind: ConsentRecord['kind'],
   consents: readonly ConsentRecord[],
   now: Date,
@@ -64,7 +65,7 @@ export function consentState(
   if (kind === 'PRICE_INCREASE') {
     return sub.pendingAmount !== null && !hasCountingConsent(consents, kind, now, sub.pendingAmountRequestedAt) ? 'WAITING' : 'DECIDED';
   }
-  if (sub.status !== 'TRIALING' || !sub.trialEnd) return 'DECIDED';
+  if (sub.status !== 'TRIALING' || !sub.trialEnd || sub.cancelAtPeriodEnd) return 'DECIDED';
   if (sub.trialEnd.getTime() - now.getTime() > CONSENT_WINDOW_MS) return 'TOO_EARLY';
   return hasCountingConsent(consents, kind, sub.trialEnd < now ? now : sub.trialEnd) ? 'DECIDED' : 'WAITING';
 }

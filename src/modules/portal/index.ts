@@ -24,7 +24,7 @@ import { consentActions } from './consent.actions.ts';
 import { overviewPage } from './overview.page.ts';
 import { paymentMethodPage } from './payment-method.page.ts';
 import type { PortalDeps } from './portal-deps.ts';
-import { portalLinkRoutes, requirePortalSession } from './portal-link.routes.ts';
+import { portalLinkRoutes, requirePortalSession, sessionOf } from './portal-link.routes.ts';
 import { renderPortalError } from './portal-page.ts';
 import { recordsCsv } from './records.csv.ts';
 
@@ -74,7 +74,9 @@ export function portalRoutes(deps: PortalDeps) {
       const code = error.code?.startsWith('FST_CSRF') ? 'FST_CSRF' : statusCode === 429 ? 'RATE_LIMITED' : error.code;
       return renderPortalError(request, reply, statusCode, statusCode >= 500 ? undefined : code, error.details);
     });
-    scope.setNotFoundHandler(function portalNotFound(request, reply) {
+    // An unknown path is outside the guarded pages: its 404 page still speaks the session's language when there is one.
+    scope.setNotFoundHandler(async function portalNotFound(request, reply) {
+      request.portal ??= await sessionOf(deps.sessions, request);
       return renderPortalError(request, reply, 404, 'NOT_FOUND');
     });
 
