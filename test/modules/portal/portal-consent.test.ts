@@ -93,3 +93,34 @@ describe('trial conversion in the portal', () => {
     expect((await portal.consent(customer('dan'), id, 'TRIAL_CONVERSION')).consents).toHaveLength(1);
   });
 });
+
+describe('what the portal offers (consentsWaiting) is what the consent actions take', () => {
+  it('a trial 31 days from its end: nothing offered (the action refuses); 29 days: offered (taken); agreed: gone (refused)', async () => {
+    const id = await subscribe(running.app, { userId: 'eli', amount: 9900, trialDays: 31 });
+    const portal = portalOf(running.app);
+    const { trialEnd } = await getSubscription(running.app, id);
+    await setClock(running.app, new Date(new Date(trialEnd!).getTime() - 31 * DAY));
+    expect((await portal.consentsWaiting('eli')).get(id)).toBeUndefined();
+    await expect(portal.consent(customer('eli'), id, 'TRIAL_CONVERSION')).rejects.toMatchObject({ statusCode: 409 });
+    await setClock(running.app, new Date(new Date(trialEnd!).getTime() - 29 * DAY));
+    expect([...((await portal.consentsWaiting('eli')).get(id) ?? [])]).toEqual(['TRIAL_CONVERSION']);
+    await portal.consent(customer('eli'), id, 'TRIAL_CONVERSION');
+    expect((await portal.consentsWaiting('eli')).get(id)).toBeUndefined();
+    await expect(portal.consent(customer('eli'), id, 'TRIAL_CONVERSION')).rejects.toMatchObject({ code: 'CONSENT_ALREADY_DECIDED' });
+  });
+
+  it('a price increase: offered until agreed to (the increase still pending is then not offered again); a trial the customer cancelled: none', async () => {
+    const id = await withIncrease('fin');
+    const portal = portalOf(running.app);
+    expect([...((await portal.consentsWaiting('fin')).get(id) ?? [])]).toEqual(['PRICE_INCREASE']);
+    const agreed = await portal.consent(customer('fin'), id, 'PRICE_INCREASE');
+    expect(agreed.pendingAmount).toBe(12900);
+    expect((await portal.consentsWaiting('fin')).get(id)).toBeUndefined();
+    await expect(portal.decline(customer('fin'), id)).rejects.toMatchObject({ code: 'CONSENT_ALREADY_DECIDED' });
+
+    const trial = await subscribe(running.app, { userId: 'fin', amount: 9900, trialDays: 14 });
+    await portal.cancel(customer('fin'), trial, {});
+    expect((await portal.consentsWaiting('fin')).get(trial)).toBeUndefined();
+    await expect(portal.consent(customer('fin'), trial, 'TRIAL_CONVERSION')).rejects.toMatchObject({ code: 'CONSENT_ALREADY_DECIDED' });
+  });
+});

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
-import { apiHeaders, buildTestApp } from '../../helpers/app.ts';
+import { apiHeaders, buildTestApp, TEST_SECRET_KEY } from '../../helpers/app.ts';
 import { adminHeaders, getSubscription, subscribe } from '../../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { type CookieJar, formOf, getPage, openPortal, postForm } from '../../helpers/portal.ts';
@@ -231,5 +231,47 @@ describe('a choice between agreeing and declining', () => {
     expect(agree!.replace('/consent"', '/X"')).toBe(decline!.replace('/decline"', '/X"'));
     expect(html).toContain('변경 금액에 동의');
     expect(html).toContain('동의하지 않음');
+  });
+});
+
+describe('an unknown portal path', () => {
+  it('is a 404 page in the session’s language (English when the session chose it), with the way back', async () => {
+    const { jar: english } = await openPortal(app, { userId: 'pages-user', locale: 'en' });
+    const response = await getPage(app, english, '/portal/no-such-page');
+    expect(response.statusCode).toBe(404);
+    expect(response.body).toContain('<html lang="en">');
+    expect(response.body).toContain('There is no such page or subscription.');
+    expect(response.body).toContain('href="/portal"');
+    const korean = await getPage(app, jar, '/portal/no-such-page');
+    expect(korean.statusCode).toBe(404);
+    expect(korean.body).toContain('<html lang="ko">');
+  });
+});
+
+describe('changing the payment method with a gateway whose window has no address', () => {
+  it('is refused before any registration, PAYMENT_METHOD_CHANGE_NOT_OFFERED as a sentence in the session’s language', async () => {
+    // The real gateway's configuration (its window opens only through its script on the merchant's page); it is never
+    // called: the refusal comes first. The same database, so the same customer.
+    const real = await buildTestApp(database.url, {
+      env: { PAYMENT_API_BASE_URL: 'http://127.0.0.1:9', PAYMENT_SECRET_KEY: TEST_SECRET_KEY, PAYMENT_MERCHANT_ID: 'TEST_MERCHANT' },
+    });
+    try {
+      const before = await real.db.registration.count();
+      for (const [locale, sentence] of [
+        ['ko', '이 결제사에서는 이 페이지에서 결제수단을 변경할 수 없습니다'],
+        ['en', 'With this payment company the payment method cannot be changed on this page'],
+      ] as const) {
+        const { jar: session } = await openPortal(real, { userId: 'pages-user', locale });
+        const page = await getPage(real, session, `/portal/subscriptions/${card}`);
+        const action = `/portal/subscriptions/${card}/payment-method`;
+        const response = await postForm(real, session, action, formOf(page.body, action));
+        expect(response.statusCode).toBe(409);
+        expect(response.body).toContain(sentence);
+        expect(response.body).not.toContain('PAYMENT_METHOD_CHANGE_NOT_OFFERED');
+      }
+      expect(await real.db.registration.count()).toBe(before);
+    } finally {
+      await real.close();
+    }
   });
 });
