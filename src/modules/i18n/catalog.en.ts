@@ -145,6 +145,7 @@ export const en: Catalog = {
       priceIncreaseNoDate:
         'The price changes from {old} to {new}. If you agree, the new amount applies from the next charge; if you do not, the current amount continues.',
       priceIncreaseAgreed: 'You agreed to the new price: it applies from the next charge.',
+      priceIncreaseLater: 'An agreement counts only within the 30 days before the charge, so you can agree from {from}. You can decline now.',
       trialConsent:
         'Your free trial ends on {date}. If you agree to continue, {amount} is charged {interval} after it. If you do not, the subscription ends with the trial and nothing is charged.',
       attention: 'Note: {reason}',

@@ -149,6 +149,7 @@ export const ko = {
       priceIncrease: '요금이 {old}에서 {new}(으)로 바뀝니다. 동의하시면 {date} 결제부터 새 금액이 적용되고, 동의하지 않으시면 지금 금액으로 계속됩니다.',
       priceIncreaseNoDate: '요금이 {old}에서 {new}(으)로 바뀝니다. 동의하시면 다음 결제부터 새 금액이 적용되고, 동의하지 않으시면 지금 금액으로 계속됩니다.',
       priceIncreaseAgreed: '새 금액에 동의하셨습니다. 다음 결제부터 새 금액이 적용됩니다.',
+      priceIncreaseLater: '동의는 결제 전 30일 이내에만 유효하므로 {from}부터 하실 수 있습니다. 동의하지 않는 것은 지금 하실 수 있습니다.',
       trialConsent:
         '무료 체험이 {date}에 끝납니다. 유료 전환에 동의하시면 그 뒤로 {amount}이 {interval} 결제됩니다. 동의하지 않으시면 체험이 끝날 때 요금 없이 해지됩니다.',
       attention: '안내: {reason}',

@@ -21,8 +21,11 @@ import type { serializePayment } from '../payments/payments.service.ts';
 export type { WithdrawalOffer, WithdrawalRefusal } from '../payments/withdraw.ts';
 export type Subscription = ReturnType<typeof serializeSubscription>;
 export type Payment = ReturnType<typeof serializePayment>;
-/** The consents that wait for the customer's decision now, by subscription id (none: not in the map). */
-export type ConsentsWaiting = ReadonlyMap<string, ReadonlySet<ConsentRecord['kind']>>;
+/**
+ * The consents open to the customer's decision now, by subscription id (none: not in the map): WAITING, agree and
+ * decline are taken; TOO_EARLY, only a price increase's decline is (consent.rules.ts consentState).
+ */
+export type ConsentsWaiting = ReadonlyMap<string, Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>>>;
 
 /** The customer acting in the portal: their userId (audit actor `customer:<userId>`) and the portal session's id. */
 export interface PortalActor {
@@ -88,7 +91,7 @@ export function createPortalActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
       return (await readSubscriptionsOfUser(db, userId)).map(serializeSubscription);
     },
     /**
-     * Which consents wait for the customer's decision now, per subscription: consentState, the rule the consent and
+     * Which consents are open to the customer's decision now, per subscription: consentState, the rule the consent and
      * decline actions refuse by (CONSENT_ALREADY_DECIDED, STATE_CONFLICT), so a page offers only what they take.
      */
     async consentsWaiting(userId: string): Promise<ConsentsWaiting> {
@@ -99,16 +102,21 @@ export function createPortalActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
           id: true,
           status: true,
           cancelAtPeriodEnd: true,
+          nextChargeAt: true,
           pendingAmount: true,
           pendingAmountRequestedAt: true,
           trialEnd: true,
           consents: { select: { kind: true, obtainedAt: true } },
         },
       });
-      const waiting = new Map<string, Set<ConsentRecord['kind']>>();
+      const waiting = new Map<string, Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>>>();
       for (const row of rows) {
-        const kinds = (['PRICE_INCREASE', 'TRIAL_CONVERSION'] as const).filter((kind) => consentState(row, kind, row.consents, now) === 'WAITING');
-        if (kinds.length > 0) waiting.set(row.id, new Set(kinds));
+        const open: Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>> = {};
+        for (const kind of ['PRICE_INCREASE', 'TRIAL_CONVERSION'] as const) {
+          const state = consentState(row, kind, row.consents, now);
+          if (state !== 'DECIDED') open[kind] = state;
+        }
+        if (Object.keys(open).length > 0) waiting.set(row.id, open);
       }
       return waiting;
     },

@@ -5,6 +5,7 @@
 // rule the consent and decline actions refuse by (ledger/consent.rules.ts consentState), so no button is offered that
 // the service would refuse.
 import type { Translate } from '../i18n/messages.ts';
+import { consentOpensAt } from '../ledger/consent.rules.ts';
 import type { ConsentsWaiting, Subscription } from './portal-deps.ts';
 import { portalForm, type PortalForm } from './portal-page.ts';
 
@@ -14,8 +15,12 @@ export interface SubscriptionCard {
   instrument: string;
   /** The trial waits for the customer's consent to its conversion (consentState: WAITING). */
   trialNeedsConsent: boolean;
-  /** A price increase waits for the customer's agreement or refusal (consentState: WAITING); else it was agreed to. */
-  increaseNeedsConsent: boolean;
+  /**
+   * A pending price increase as the customer may decide it (consentState): WAITING, agree or decline; TOO_EARLY, the
+   * next charge is beyond the consent window, so only decline, and agreeing opens at `increaseOpensAt`; DECIDED, agreed.
+   */
+  increase?: 'WAITING' | 'TOO_EARLY' | 'DECIDED';
+  increaseOpensAt?: string;
   /** Where "Cancel subscription" goes (the confirmation page), when it can be cancelled. */
   cancelHref?: string;
   forms: Partial<Record<'keep' | 'agree' | 'decline' | 'trialAgree' | 'changeMethod', PortalForm>>;
@@ -34,19 +39,18 @@ export function cardOf(s: Subscription, waiting: ConsentsWaiting, t: Translate):
   // No choice the merchant would prefer is drawn more prominently than its opposite (the Fair Trade Commission's
   // 2025 guideline on dark patterns: a "false hierarchy"): agree and decline, keep and cancel's confirmation, look alike.
   if (live && s.cancelAtPeriodEnd) forms.keep = portalForm(`${page}/keep`, t('portal.overview.keep'));
-  const increase = waiting.get(s.id)?.has('PRICE_INCREASE') ?? false;
-  const trial = waiting.get(s.id)?.has('TRIAL_CONVERSION') ?? false;
-  if (increase) {
-    forms.agree = portalForm(`${page}/consent`, t('portal.overview.agree'));
-    forms.decline = portalForm(`${page}/decline`, t('portal.overview.decline'));
-  }
+  const increase = live && s.pendingAmount !== undefined ? (waiting.get(s.id)?.PRICE_INCREASE ?? 'DECIDED') : undefined;
+  const trial = waiting.get(s.id)?.TRIAL_CONVERSION === 'WAITING';
+  if (increase === 'WAITING') forms.agree = portalForm(`${page}/consent`, t('portal.overview.agree'));
+  if (increase === 'WAITING' || increase === 'TOO_EARLY') forms.decline = portalForm(`${page}/decline`, t('portal.overview.decline'));
   if (trial) forms.trialAgree = portalForm(`${page}/trial-consent`, t('portal.overview.trialAgree'));
   if (live) forms.changeMethod = portalForm(`${page}/payment-method`, t('portal.overview.changeMethod'));
   return {
     subscription: s,
     instrument: instrumentOf(s, t),
     trialNeedsConsent: trial,
-    increaseNeedsConsent: increase,
+    increase,
+    increaseOpensAt: increase === 'TOO_EARLY' && s.nextChargeAt ? consentOpensAt(new Date(s.nextChargeAt)).toISOString() : undefined,
     cancelHref: live && !s.cancelAtPeriodEnd ? `${page}/cancel` : undefined,
     forms,
   };

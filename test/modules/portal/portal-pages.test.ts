@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { apiHeaders, buildTestApp, TEST_SECRET_KEY } from '../../helpers/app.ts';
-import { adminHeaders, getSubscription, subscribe } from '../../helpers/billing.ts';
+import { adminHeaders, getSubscription, setClock, subscribe } from '../../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { type CookieJar, formOf, getPage, openPortal, postForm } from '../../helpers/portal.ts';
 
@@ -22,7 +22,10 @@ const admin = (method: 'GET' | 'POST', url: string, payload?: object) =>
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await buildTestApp(database.url);
+  // On the simulated clock: a monthly charge is then 28 days after the first (February), so a price increase asked
+  // for at once is open to the customer's agreement (docs/architecture.md, invariant 13: within 30 days of the charge).
+  app = await buildTestApp(database.url, { env: { CLOCK: 'simulated' } });
+  await setClock(app, new Date('2030-02-10T10:00:00+09:00'));
   card = await subscribe(app, { userId: 'pages-user', amount: 9900, orderName: '프리미엄 월간' });
   mobile = await subscribe(app, { userId: 'pages-user', method: 'MOBILE', amount: 5500, itemCode: 'ITEM01', orderName: '휴대폰 요금제' });
   other = await subscribe(app, { userId: 'other-user', amount: 7700, orderName: '다른 고객의 구독' });
@@ -273,5 +276,28 @@ describe('changing the payment method with a gateway whose window has no address
     } finally {
       await real.close();
     }
+  });
+});
+
+describe('a price increase whose next charge is more than 30 days away', () => {
+  it('says from when it can be agreed to and offers only "decline" until then (the consent would not count)', async () => {
+    await setClock(app, new Date('2030-03-01T10:00:00+09:00'));
+    const id = await subscribe(app, { userId: 'later-user', amount: 9900, orderName: '3월 가입' });
+    const asked = await app.inject({
+      method: 'POST',
+      url: `/api/v1/subscriptions/${id}/price-change`,
+      headers: { ...apiHeaders, 'idempotency-key': randomUUID() },
+      payload: { amount: 12_900 },
+    });
+    expect(asked.json()).toMatchObject({ pendingAmount: 12_900, nextChargeAt: new Date('2030-04-01T10:00:00+09:00').toISOString() });
+    const { jar: later } = await openPortal(app, { userId: 'later-user' });
+    const html = (await getPage(app, later, `/portal/subscriptions/${id}`)).body;
+    expect(html).toContain('요금이 9,900원에서 12,900원(으)로 바뀝니다');
+    expect(html).toContain('2030년 3월 2일부터 하실 수 있습니다');
+    expect(html).not.toContain(`action="/portal/subscriptions/${id}/consent"`);
+    const decline = formOf(html, `/portal/subscriptions/${id}/decline`);
+    const declined = await postForm(app, later, `/portal/subscriptions/${id}/decline`, decline);
+    expect([declined.statusCode, declined.headers.location]).toEqual([303, '/portal?done=declined']);
+    expect((await getSubscription(app, id)).pendingAmount).toBeUndefined();
   });
 });
