@@ -5,6 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
+import { createKeyring } from '../../../src/lib/crypto.ts';
+import { readBillingKey } from '../../../src/modules/billing-keys/billing-keys.service.ts';
 import { apiHeaders, buildTestApp, TEST_SECRET_KEY } from '../../helpers/app.ts';
 import { adminHeaders, getSubscription, setClock, subscribe } from '../../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
@@ -34,13 +36,31 @@ beforeAll(async () => {
   const cardPayment = payments.find((p) => p.subscriptionId === card)!;
   const mobilePayment = payments.find((p) => p.subscriptionId === mobile)!;
   expect((await admin('POST', `/admin/payments/${cardPayment.id}/cancel`, { amount: 1000, reason: '부분 환불' })).statusCode).toBe(200);
-  expect((await admin('POST', `/admin/payments/${mobilePayment.id}/refunds/external`, { amount: 5500, reason: '계좌이체 환불' })).statusCode).toBe(201);
+  expect(
+    (await admin('POST', `/admin/payments/${mobilePayment.id}/refunds/external`, { amount: 5500, reason: '계좌이체 환불', reference: 'KB-0212' })).statusCode,
+  ).toBe(201);
   ({ jar } = await openPortal(app, { userId: 'pages-user', returnUrl: undefined }));
 });
 afterAll(async () => {
   await app?.close();
   await database?.drop();
 });
+
+/** The customer's billing keys in plain text and the phone's full number: what no page or file may show. */
+async function secretsOf(userId: string): Promise<string[]> {
+  const keyring = createKeyring(app.config.encryptionKeys);
+  const rows = await app.db.billingKey.findMany({ where: { userId } });
+  const phones = rows.flatMap((row) => (row.phoneNumber ? [row.phoneNumber, row.phoneNumber.replace(/\D/g, '')] : []));
+  return [...rows.map((row) => readBillingKey(keyring, row)), ...phones];
+}
+
+/** No billing key, full phone number, operator's note (refund reasons, an external refund's reference) or other customer. */
+async function expectNothingPrivate(text: string) {
+  const secrets = await secretsOf('pages-user');
+  expect(secrets.length).toBeGreaterThanOrEqual(3);
+  for (const secret of secrets) expect(text).not.toContain(secret);
+  for (const note of ['부분 환불', '계좌이체 환불', 'KB-0212', 'other-user', '다른 고객의 구독']) expect(text).not.toContain(note);
+}
 
 describe('overview', () => {
   it('shows each subscription and the payments in Korean first, never a billing key, a full phone number or another customer', async () => {
@@ -71,6 +91,7 @@ describe('overview', () => {
     expect(html).not.toContain('다른 고객의 구독');
     expect(html).not.toContain('pages-user');
     expect(html).not.toMatch(/\b(ACTIVE|SUCCEEDED|CARD|MOBILE)\b/);
+    await expectNothingPrivate(html);
   });
 
   it('switches to English and keeps it in the session; the switch goes back to the page it was on', async () => {
@@ -189,6 +210,24 @@ describe('records.csv', () => {
     expect(rows.every((r) => /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(r[1]!))).toBe(true);
     expect(response.body).not.toContain(other);
     expect(response.body).not.toContain('다른 고객의 구독');
+    // The masked card or phone of each payment's subscription (never the full number).
+    const masked = Object.fromEntries(
+      await Promise.all(
+        [card, mobile].map(
+          async (id) =>
+            [
+              id,
+              (await getSubscription(app, id)).billingKey as { id: string; cardName?: string; cardNumber?: string; carrier?: string; phoneNumber?: string },
+            ] as const,
+        ),
+      ),
+    );
+    const instruments = new Set(rows.map((r) => r[5]));
+    expect(instruments).toEqual(
+      new Set([`${masked[card]!.cardName} ${masked[card]!.cardNumber}`, `${masked[mobile]!.carrier} ${masked[mobile]!.phoneNumber}`]),
+    );
+    expect([...instruments].join()).toMatch(/\*{4}/);
+    await expectNothingPrivate(response.body);
   });
 });
 
