@@ -287,6 +287,15 @@ describe('an unknown portal path', () => {
     const korean = await getPage(app, jar, '/portal/no-such-page');
     expect(korean.statusCode).toBe(404);
     expect(korean.body).toContain('<html lang="ko">');
+    // Without a session: Korean, with the page's own switch to English.
+    const anonymous = await app.inject({ method: 'GET', url: '/portal/no-such-page' });
+    expect(anonymous.statusCode).toBe(404);
+    expect(anonymous.body).toContain('<html lang="ko">');
+    expect(anonymous.body).toContain('href="?lang=en"');
+    const switched = await app.inject({ method: 'GET', url: '/portal/no-such-page?lang=en' });
+    expect(switched.statusCode).toBe(404);
+    expect(switched.body).toContain('<html lang="en">');
+    expect(switched.body).toContain('There is no such page or subscription.');
   });
 });
 
