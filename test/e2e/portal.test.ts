@@ -95,9 +95,13 @@ async function latestCharged(subscriptionId: string): Promise<number[]> {
  * would send): the page's own CSRF token and a new idempotency key, through a form the test builds in the page (by
  * the DevTools protocol, so the page's CSP stays in force). Answers the response's status once its page is loaded.
  */
-async function postDirectly(page: Page, action: string): Promise<number> {
+async function postDirectly(
+  page: Page,
+  action: string,
+  options: { withoutCsrf?: boolean; idempotencyKey?: string; fields?: Record<string, string> } = {},
+): Promise<number> {
   const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
-  const fields = { _csrf: csrf, idempotencyKey: randomUUID() };
+  const fields = { ...(options.withoutCsrf ? {} : { _csrf: csrf }), idempotencyKey: options.idempotencyKey ?? randomUUID(), ...options.fields };
   const script = `(() => {
     const form = document.createElement('form');
     form.method = 'post';
@@ -487,6 +491,47 @@ describe('withdrawal refused', () => {
   });
 });
 
+describe('whose it is, and forms', () => {
+  it('user A cannot see or act on user B’s subscription (404 in words); a POST without its CSRF token is refused; a double submit acts once', async () => {
+    await setClock(app, kst('2027-11-05T10:00:00'));
+    const mine = await subscribe(app, { userId: 'user-a', amount: 9900, orderName: 'A의 구독' });
+    const theirs = await subscribe(app, { userId: 'user-b', amount: 7700, orderName: 'B의 구독' });
+    const { context, page } = await opened({ userId: 'user-a' });
+    try {
+      expect(await page.textContent('main')).not.toContain('B의 구독');
+      const seen = await page.goto(`${baseUrl}/portal/subscriptions/${theirs}/cancel`);
+      expect(seen!.status()).toBe(404);
+      expect(await heading(page)).toBe(ko.portal.errors.notFoundHeading);
+      expect(await page.textContent('main')).not.toContain('B의 구독');
+      await expectAccessible(page);
+      await screenshot(page, 'portal-not-found.png');
+      expect(await postDirectly(page, `/portal/subscriptions/${theirs}/cancel`)).toBe(404);
+      expect(await heading(page)).toBe(ko.portal.errors.notFoundHeading);
+      expect(await getSubscription(app, theirs)).toMatchObject({ status: 'ACTIVE', cancelAtPeriodEnd: false });
+
+      await page.goto(`${baseUrl}/portal/subscriptions/${mine}/cancel`);
+      expect(await postDirectly(page, `/portal/subscriptions/${mine}/cancel`, { withoutCsrf: true })).toBe(403);
+      expect(await page.textContent('main')).toContain(ko.common.formExpired);
+      expect(await getSubscription(app, mine)).toMatchObject({ cancelAtPeriodEnd: false });
+
+      // The same form sent twice (a double tap arriving after the first answer, or a resubmission): one cancellation.
+      // (Chromium itself sends a double-clicked form once, so the second is sent as the form's own fields.)
+      await page.goto(`${baseUrl}/portal/subscriptions/${mine}/cancel`);
+      const action = `/portal/subscriptions/${mine}/cancel`;
+      const key = await page.locator(`form[action="${action}"] input[name="idempotencyKey"]`).inputValue();
+      await clickTo(page, '해지 확인');
+      expect(page.url()).toBe(`${baseUrl}/portal?done=canceled`);
+      expect(await postDirectly(page, action, { idempotencyKey: key, fields: { reason: '' } })).toBe(303);
+      expect(page.url()).toBe(`${baseUrl}/portal?done=canceled`);
+      expect(await page.textContent('main')).toContain(ko.portal.done.canceled);
+      expect(await getSubscription(app, mine)).toMatchObject({ status: 'ACTIVE', cancelAtPeriodEnd: true });
+      expect(await app.db.auditEvent.count({ where: { entityId: mine, actor: 'customer:user-a' } })).toBe(1);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('a session that ended', () => {
   it('after PORTAL_SESSION_TTL of real time its pages say so in words (both languages), naming nobody', async () => {
     await subscribe(app, { userId: 'short-session-user', amount: 9900 });
@@ -517,6 +562,7 @@ describe('a session that ended', () => {
       expect(await page.getByRole('button', { name: '해지 확인' }).count()).toBe(0);
       await expectAccessible(page);
       await expectFitsPhone(page);
+      await screenshot(page, 'portal-session-ended.png');
       await clickTo(page, 'English', 'link');
       expect(await heading(page)).toBe('Your session has ended');
       expect(await page.getAttribute('html', 'lang')).toBe('en');
