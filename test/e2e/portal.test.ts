@@ -3,8 +3,12 @@
 // English by the switch); leaving takes two clicks from the overview and one from a flow=cancel link, and no charge
 // follows; a scheduled cancellation is undone; a withdrawal on day 3 refunds at the gateway; a price increase is
 // agreed to or declined, a trial's conversion agreed to; a PAST_DUE card is replaced through the sandbox's window and
-// the owed cycle is charged once; everything works with JavaScript off. Every page is checked with axe-core in both
-// languages, fits 360 px, and no request leaves the service's origin.
+// the owed cycle is charged once; everything works with JavaScript off. Withdrawal is refused after use and on day 8
+// (the reason said, a direct POST 409 in words); a MOBILE withdrawal across a Korean month boundary leaves the refund
+// owed by the merchant until an operator records it; the next charges at the sandbox follow an agreement and a
+// refusal; a trial's conversion is offered only within 30 days of its end; another customer's subscription is a 404, a
+// POST without CSRF is refused and a form sent twice acts once; an ended session says so. Every page is checked with
+// axe-core in both languages, fits 360 px, and no request leaves the service's origin.
 // The pictures of docs/operating.md "Customer portal": written into the directory PORTAL_SCREENSHOTS names
 // (`PORTAL_SCREENSHOTS=docs` refreshes the committed ones); otherwise taken into a temporary directory removed after.
 import { randomUUID } from 'node:crypto';
