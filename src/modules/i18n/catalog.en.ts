@@ -144,9 +144,12 @@ export const en: Catalog = {
         'The price changes from {old} to {new}. If you agree, the new amount applies from the charge on {date}; if you do not, the current amount continues.',
       priceIncreaseNoDate:
         'The price changes from {old} to {new}. If you agree, the new amount applies from the next charge; if you do not, the current amount continues.',
+      priceIncreaseAgreed: 'You agreed to the new price: it applies from the next charge.',
+      priceIncreaseLater: 'An agreement counts only within the 30 days before the charge, so you can agree from {from}. You can decline now.',
       trialConsent:
         'Your free trial ends on {date}. If you agree to continue, {amount} is charged {interval} after it. If you do not, the subscription ends with the trial and nothing is charged.',
       attention: 'Note: {reason}',
+      refundDue: 'The merchant owes you {amount} for your withdrawal and refunds it to you directly.',
       cancel: 'Cancel subscription',
       keep: 'Keep subscription',
       agree: 'Agree to the new price',
@@ -164,6 +167,8 @@ export const en: Catalog = {
       canceled: 'Your cancellation is done.',
       kept: 'The cancellation is undone: your subscription continues.',
       withdrawn: 'Your withdrawal is done: the subscription is cancelled and your payments are refunded.',
+      withdrawnRefundDue:
+        'Your withdrawal is done: the subscription is cancelled, and the merchant refunds you directly. Until it has, your subscription shows the amount owed.',
       agreed: 'You agreed to the new price.',
       declined: 'You declined the new price: the current amount continues.',
       trialAgreed: 'You agreed to continue as a paid subscription.',
@@ -218,6 +223,8 @@ export const en: Catalog = {
       STATE_CONFLICT: 'This cannot be done in the subscription’s current state. Please look at your subscriptions again.',
       NOT_DUE: 'A phone payment method can be changed only while a payment is due (from 5 days before the next charge, or after a failed one).',
       PAYMENT_OUTCOME_UNKNOWN: 'A previous payment’s outcome is being checked, so the payment method cannot be changed now. Please try again later.',
+      PAYMENT_METHOD_CHANGE_NOT_OFFERED:
+        'With this payment company the payment method cannot be changed on this page. Please change it on the site of the service you subscribed to.',
       WITHDRAWAL_NOT_AVAILABLE: 'This subscription cannot be withdrawn with a full refund.',
       CONSENT_ALREADY_DECIDED: 'You have already decided this. Please look at your subscriptions again.',
       IDEMPOTENCY_IN_PROGRESS: 'Your request is still being processed. Reload your subscriptions in a moment to see the result.',

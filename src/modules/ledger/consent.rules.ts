@@ -47,24 +47,36 @@ export function amountToCharge(
   return sub.amount;
 }
 
+/** The first moment a consent counts for a charge at `chargeAt`: the consent window before it. */
+export const consentOpensAt = (chargeAt: Date): Date => new Date(chargeAt.getTime() - CONSENT_WINDOW_MS);
+
 /**
- * Whether a consent of `kind` waits for the customer's decision at `now` (the portal's agree and decline): a price
- * increase pending without a counting PRICE_INCREASE consent obtained since it was asked; a trial without a
- * TRIAL_CONVERSION consent that counts at its end. TOO_EARLY: the trial ends more than the consent window away, so a
- * consent obtained now would not count at its end (the merchant is told when the window opens, trials.ts). DECIDED:
- * nothing waits (none pending, already agreed, or the subscription is CANCELED).
+ * Whether a consent of `kind` waits for the customer's decision at `now` (the portal's agree and decline), judged at
+ * the charge it is for (a price increase: the next charge; a trial: its end; now if that is past): WAITING, a consent
+ * obtained now would count there and none recorded does; TOO_EARLY, that charge is more than the consent window away,
+ * so a consent obtained now would not count at it (a trial's merchant is told when the window opens, trials.ts; a
+ * price increase may still be declined); DECIDED, nothing waits (none pending, a counting consent recorded, the
+ * subscription CANCELED, or a trial the customer cancelled, which ends at trialEnd and is never charged). The portal's
+ * pages offer "agree" only where this says WAITING.
  */
 export function consentState(
-  sub: { status: string; pendingAmount: number | null; pendingAmountRequestedAt: Date | null; trialEnd: Date | null },
+  sub: {
+    status: string;
+    cancelAtPeriodEnd: boolean;
+    nextChargeAt: Date | null;
+    pendingAmount: number | null;
+    pendingAmountRequestedAt: Date | null;
+    trialEnd: Date | null;
+  },
   kind: ConsentRecord['kind'],
   consents: readonly ConsentRecord[],
   now: Date,
 ): 'WAITING' | 'DECIDED' | 'TOO_EARLY' {
   if (sub.status === 'CANCELED') return 'DECIDED';
-  if (kind === 'PRICE_INCREASE') {
-    return sub.pendingAmount !== null && !hasCountingConsent(consents, kind, now, sub.pendingAmountRequestedAt) ? 'WAITING' : 'DECIDED';
-  }
-  if (sub.status !== 'TRIALING' || !sub.trialEnd) return 'DECIDED';
-  if (sub.trialEnd.getTime() - now.getTime() > CONSENT_WINDOW_MS) return 'TOO_EARLY';
-  return hasCountingConsent(consents, kind, sub.trialEnd < now ? now : sub.trialEnd) ? 'DECIDED' : 'WAITING';
+  if (kind === 'PRICE_INCREASE' && sub.pendingAmount === null) return 'DECIDED';
+  if (kind === 'TRIAL_CONVERSION' && (sub.status !== 'TRIALING' || !sub.trialEnd || sub.cancelAtPeriodEnd)) return 'DECIDED';
+  const chargeAt = kind === 'PRICE_INCREASE' ? sub.nextChargeAt : sub.trialEnd;
+  const at = chargeAt && chargeAt > now ? chargeAt : now;
+  if (hasCountingConsent(consents, kind, at, kind === 'PRICE_INCREASE' ? sub.pendingAmountRequestedAt : null)) return 'DECIDED';
+  return at.getTime() - now.getTime() > CONSENT_WINDOW_MS ? 'TOO_EARLY' : 'WAITING';
 }

@@ -65,7 +65,9 @@ export function cancelPage(deps: PortalDeps) {
     registerPortalAction(scope, actionDeps, {
       name: 'withdraw',
       act: (who, id) => actions.withdraw(who, id),
-      done: overview('withdrawn'),
+      // What the gateway did not refund (a MOBILE payment past its Korean month, a refund not sent or of unknown
+      // outcome) the merchant owes: the notice says so rather than "refunded".
+      done: (_id, result) => overview((result as { refundDue?: number } | null)?.refundDue ? 'withdrawnRefundDue' : 'withdrawn')(),
     });
   };
 }

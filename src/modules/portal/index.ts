@@ -24,8 +24,8 @@ import { consentActions } from './consent.actions.ts';
 import { overviewPage } from './overview.page.ts';
 import { paymentMethodPage } from './payment-method.page.ts';
 import type { PortalDeps } from './portal-deps.ts';
-import { portalLinkRoutes, requirePortalSession } from './portal-link.routes.ts';
-import { renderPortalError } from './portal-page.ts';
+import { portalLinkRoutes, requirePortalSession, sessionOf } from './portal-link.routes.ts';
+import { renderPortalError, renderPortalNotFound } from './portal-page.ts';
 import { recordsCsv } from './records.csv.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -74,8 +74,11 @@ export function portalRoutes(deps: PortalDeps) {
       const code = error.code?.startsWith('FST_CSRF') ? 'FST_CSRF' : statusCode === 429 ? 'RATE_LIMITED' : error.code;
       return renderPortalError(request, reply, statusCode, statusCode >= 500 ? undefined : code, error.details);
     });
-    scope.setNotFoundHandler(function portalNotFound(request, reply) {
-      return renderPortalError(request, reply, 404, 'NOT_FOUND');
+    // An unknown path is outside the guarded pages: its 404 page still speaks the session's language when there is one,
+    // and has a language switch of its own when there is none.
+    scope.setNotFoundHandler(async function portalNotFound(request, reply) {
+      request.portal ??= await sessionOf(deps.sessions, request);
+      return renderPortalNotFound(request, reply);
     });
 
     await scope.register(portalLinkRoutes({ sessions: deps.sessions, sessionTtlMs: config.portal.sessionTtlMs, secureCookies: config.console.secureCookies }));

@@ -34,17 +34,20 @@ function portalPath(next: string | undefined): string {
 
 export function overviewPage(deps: PortalDeps) {
   const { actions } = deps;
-  const { db, clock } = deps.service;
+  const { db } = deps.service;
   return async function overview(scope: App) {
     scope.get('/', { schema: { querystring: DoneQuery } }, async function showOverview(request, reply) {
       const session = request.portal!;
       const { t } = speech(session.locale);
-      const [subscriptions, payments] = await Promise.all([actions.subscriptionsOf(session.userId), actions.paymentsOf(session.userId, PAYMENTS_SHOWN)]);
-      const now = clock.now();
+      const [subscriptions, payments, waiting] = await Promise.all([
+        actions.subscriptionsOf(session.userId),
+        actions.paymentsOf(session.userId, PAYMENTS_SHOWN),
+        actions.consentsWaiting(session.userId),
+      ]);
       const names = new Map(subscriptions.map((s) => [s.id, s.orderName]));
       return renderPortal(request, reply, 'overview', {
         title: t('portal.overview.heading'),
-        cards: subscriptions.map((s) => cardOf(s, now, t)),
+        cards: subscriptions.map((s) => cardOf(s, waiting, t)),
         payments: payments.map((p) => ({ ...p, item: p.subscriptionId ? (names.get(p.subscriptionId) ?? '') : '' })),
         notice: doneNotice(session.locale, request.query.done),
       });
@@ -58,7 +61,7 @@ export function overviewPage(deps: PortalDeps) {
       if (!subscription) return renderPortalError(request, reply, 404, 'NOT_FOUND');
       return renderPortal(request, reply, 'subscription', {
         title: t('portal.subscription.heading'),
-        card: cardOf(subscription, clock.now(), t),
+        card: cardOf(subscription, await actions.consentsWaiting(session.userId), t),
         notice: doneNotice(session.locale, request.query.done),
       });
     });

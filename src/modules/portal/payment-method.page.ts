@@ -2,10 +2,14 @@
 // registration of POST /api/v1/subscriptions/:id/payment-method (the same service and rules: a MOBILE one only while
 // a cycle is owed, else NOT_DUE, shown as a sentence) and sends the browser to the gateway's window; the window's
 // return lands on the result page here, which reads the registration itself (never the query string's word for it).
+// A gateway whose window has no address (the real Danal's opens through its script on the merchant's page) is refused
+// with PAYMENT_METHOD_CHANGE_NOT_OFFERED, a sentence saying the merchant's own site offers the change.
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import { speech } from '../i18n/messages.ts';
 import { createPaymentMethodRegistration } from '../registrations/replace-payment-method.ts';
+import { windowHasUrl } from '../shared/terms.ts';
+import { PaymentMethodChangeNotOfferedError } from '../subscriptions/customer.errors.ts';
 import type { PortalDeps } from './portal-deps.ts';
 import { ownedSubscriptionId, PortalIdParams, registerPortalAction, renderPortal, renderPortalError } from './portal-page.ts';
 
@@ -21,8 +25,12 @@ export function paymentMethodPage(deps: PortalDeps) {
       { db, idempotency: deps.idempotency },
       {
         name: 'payment-method',
-        act: (_who, id) => createPaymentMethodRegistration(deps.service, id, { returnUrl: `${config.publicBaseUrl}${resultPath(id)}` }),
-        // The sandbox's window is a page of its own; a gateway whose window opens only through its script has no url.
+        act: async (_who, id) => {
+          // The sandbox's window is a page of its own; the real gateway's opens only through its script on the
+          // merchant's page, which this page cannot be: refused before a registration is made, in words.
+          if (!windowHasUrl(config)) throw new PaymentMethodChangeNotOfferedError('This gateway’s payment-method window opens only on the merchant’s own page');
+          return createPaymentMethodRegistration(deps.service, id, { returnUrl: `${config.publicBaseUrl}${resultPath(id)}` });
+        },
         done: (_id, registration) => (registration as { window?: { url?: string } }).window?.url,
       },
     );

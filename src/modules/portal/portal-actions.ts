@@ -6,6 +6,7 @@
 // theirs; here only whose it is: a subscription of another customer, or none, is the same 404, and every action is
 // audited as `customer:<userId>` with the portal session it came through.
 import { NotFoundError } from '../../lib/errors.ts';
+import { type ConsentRecord, consentState } from '../ledger/consent.rules.ts';
 import { createPaymentActions } from '../payments/payment-actions.service.ts';
 import type { Actor } from '../audit/audit.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
@@ -20,6 +21,11 @@ import type { serializePayment } from '../payments/payments.service.ts';
 export type { WithdrawalOffer, WithdrawalRefusal } from '../payments/withdraw.ts';
 export type Subscription = ReturnType<typeof serializeSubscription>;
 export type Payment = ReturnType<typeof serializePayment>;
+/**
+ * The consents open to the customer's decision now, by subscription id (none: not in the map): WAITING, agree and
+ * decline are taken; TOO_EARLY, only a price increase's decline is (consent.rules.ts consentState).
+ */
+export type ConsentsWaiting = ReadonlyMap<string, Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>>>;
 
 /** The customer acting in the portal: their userId (audit actor `customer:<userId>`) and the portal session's id. */
 export interface PortalActor {
@@ -83,6 +89,36 @@ export function createPortalActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     /** Current ones first (ACTIVE, TRIALING, PAST_DUE, PAUSED), then CANCELED; newest first within each. */
     async subscriptionsOf(userId: string): Promise<Subscription[]> {
       return (await readSubscriptionsOfUser(db, userId)).map(serializeSubscription);
+    },
+    /**
+     * Which consents are open to the customer's decision now, per subscription: consentState, the rule the consent and
+     * decline actions refuse by (CONSENT_ALREADY_DECIDED, STATE_CONFLICT), so a page offers only what they take.
+     */
+    async consentsWaiting(userId: string): Promise<ConsentsWaiting> {
+      const now = deps.clock.now();
+      const rows = await db.subscription.findMany({
+        where: { userId, status: { not: 'CANCELED' } },
+        select: {
+          id: true,
+          status: true,
+          cancelAtPeriodEnd: true,
+          nextChargeAt: true,
+          pendingAmount: true,
+          pendingAmountRequestedAt: true,
+          trialEnd: true,
+          consents: { select: { kind: true, obtainedAt: true } },
+        },
+      });
+      const waiting = new Map<string, Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>>>();
+      for (const row of rows) {
+        const open: Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>> = {};
+        for (const kind of ['PRICE_INCREASE', 'TRIAL_CONVERSION'] as const) {
+          const state = consentState(row, kind, row.consents, now);
+          if (state !== 'DECIDED') open[kind] = state;
+        }
+        if (Object.keys(open).length > 0) waiting.set(row.id, open);
+      }
+      return waiting;
     },
     /** The customer's latest payments with their refunds, newest first: the rows GET /admin/payments?userId= lists. */
     async paymentsOf(userId: string, limit: number): Promise<Payment[]> {

@@ -7,7 +7,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { PortalActions } from './portal-actions.ts';
 import type { PortalSessions } from './portal-sessions.ts';
 
-export type { Payment, PortalActions, Subscription, WithdrawalOffer } from './portal-actions.ts';
+export type { ConsentsWaiting, Payment, PortalActions, Subscription, WithdrawalOffer } from './portal-actions.ts';
 
 export interface PortalDeps {
   service: ServiceDeps;

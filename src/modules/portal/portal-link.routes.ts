@@ -69,11 +69,16 @@ function readSecret(request: FastifyRequest): string | undefined {
   return unsigned.valid && unsigned.value ? unsigned.value : undefined;
 }
 
+/** The live session the request's cookie names, if any. */
+export async function sessionOf(sessions: PortalSessions, request: FastifyRequest) {
+  const secret = readSecret(request);
+  return secret ? await sessions.find(secret) : undefined;
+}
+
 /** The guard of every portal page but the link: a live session makes the request its customer's; else the 401 page. */
 export function requirePortalSession(sessions: PortalSessions) {
   return async function portalSessionGuard(request: FastifyRequest, reply: FastifyReply) {
-    const secret = readSecret(request);
-    const session = secret ? await sessions.find(secret) : undefined;
+    const session = await sessionOf(sessions, request);
     if (!session) {
       // No session, so no language but the one the page's own switch asks for.
       const lang = (request.query as { lang?: unknown } | undefined)?.lang;

@@ -9,7 +9,7 @@ import type { App } from '../../app-types.ts';
 import type { Db } from '../../db/prisma.ts';
 import { UUID_PATTERN } from '../../lib/input.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
-import { type Locale, lookup, CATALOGS, speech, type Speech } from '../i18n/messages.ts';
+import { type Locale, isLocale, lookup, CATALOGS, speech, type Speech } from '../i18n/messages.ts';
 import type { PortalActor } from './portal-actions.ts';
 import type { PortalSession } from './portal-sessions.ts';
 
@@ -90,6 +90,24 @@ export function renderPortalError(request: FastifyRequest, reply: FastifyReply, 
     },
     statusCode,
   );
+}
+
+/**
+ * The 404 page of a path no page has: in the session's language when the cookie names a live one (set by the caller),
+ * else in the language its own switch asks for (`?lang=`, as the other pages without a session).
+ */
+export function renderPortalNotFound(request: FastifyRequest, reply: FastifyReply) {
+  if (request.portal) return renderPortalError(request, reply, 404, 'NOT_FOUND');
+  const lang = (request.query as { lang?: unknown } | undefined)?.lang;
+  const locale: Locale = isLocale(lang) ? lang : 'ko';
+  const { t } = speech(locale);
+  const page = {
+    title: t('portal.errors.notFoundHeading'),
+    message: errorSentence(locale, 'NOT_FOUND'),
+    locale,
+    switchHref: `?lang=${locale === 'ko' ? 'en' : 'ko'}`,
+  };
+  return renderPortal(request, reply, 'error', page, 404);
 }
 
 /** An action form: its idempotency key is made now, when the page is rendered, so a double submit acts once. */

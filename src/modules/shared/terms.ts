@@ -74,6 +74,12 @@ export interface WindowParams {
   url?: string;
 }
 
+/**
+ * Whether a Danal window opens at a URL the browser can be sent to: only the built-in sandbox's (gateway base URL
+ * unset); the real gateway's window opens through its script on the merchant's page.
+ */
+export const windowHasUrl = (config: Config): boolean => !config.gateway.baseUrl;
+
 /** What the gateway's JavaScript SDK takes; `url` (the sandbox's window page) only in sandbox mode. */
 export function windowParams(config: Config, input: Terms & { orderId: string; successUrl: string; failUrl: string; issueKeyOnly: boolean }): WindowParams {
   const params: WindowParams = {
@@ -90,7 +96,7 @@ export function windowParams(config: Config, input: Terms & { orderId: string; s
   if (input.itemCode) params.itemCode = input.itemCode;
   if (input.userName) params.userName = input.userName;
   if (input.userPhoneNumber) params.userPhoneNumber = maskPhoneNumber(input.userPhoneNumber);
-  if (!config.gateway.baseUrl) {
+  if (windowHasUrl(config)) {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(params)) {
       if (value !== undefined && key !== 'userPhoneNumber') query.set(key, String(value));

@@ -72,13 +72,13 @@ export function createPriceChange(deps: Pick<ServiceDeps, 'db' | 'clock' | 'conf
 
   /**
    * The customer declines a price increase waiting for their consent (the portal): the pending amount is dropped and
-   * the old amount goes on (subscription.updated carries the old pendingAmount). Nothing waiting (none pending, or
-   * already agreed) is 409 CONSENT_ALREADY_DECIDED.
+   * the old amount goes on (subscription.updated carries the old pendingAmount), also before its consent window opens
+   * (consentState TOO_EARLY). Nothing waiting (none pending, or already agreed) is 409 CONSENT_ALREADY_DECIDED.
    */
   const declineIncrease = (id: string, who: Actor) =>
     changeSubscription(db, id, { ...who, action: 'subscription.decline_price_increase' }, async (tx, row) => {
       const now = clock.now();
-      if (consentState(row, 'PRICE_INCREASE', row.consents, now) !== 'WAITING')
+      if (consentState(row, 'PRICE_INCREASE', row.consents, now) === 'DECIDED')
         throw new ConsentAlreadyDecidedError('No price increase waits for the customer’s decision');
       await tx.subscription.update({ where: { id }, data: { pendingAmount: null, pendingAmountRequestedAt: null, changedAt: now } });
     });

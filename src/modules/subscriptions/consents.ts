@@ -45,15 +45,15 @@ export function createConsents(deps: Pick<ServiceDeps, 'db' | 'clock'>) {
 
   /**
    * The customer's own consent in the portal (channel PORTAL), only while one of its kind waits for them
-   * (consentState): a decision already taken is 409 CONSENT_ALREADY_DECIDED; a trial's conversion asked before the
-   * consent window opens, 409 STATE_CONFLICT (it would not count). Audited with the customer, in the transaction that
-   * records it; answers the subscription.
+   * (consentState): a decision already taken is 409 CONSENT_ALREADY_DECIDED; a consent asked before the window of the
+   * charge it is for opens (a trial's end, a price increase's next charge), 409 STATE_CONFLICT (it would not count
+   * there). Audited with the customer, in the transaction that records it; answers the subscription.
    */
   const consentFromCustomer = (id: string, kind: ConsentInput['kind'], who: Actor) =>
     changeSubscription(db, id, { ...who, action: 'subscription.consent', reason: kind }, async (tx, row) => {
       const now = clock.now();
       const state = consentState(row, kind, row.consents, now);
-      if (state === 'TOO_EARLY') throw new StateConflictError('A trial’s conversion is agreed to within the 30 days before it ends');
+      if (state === 'TOO_EARLY') throw new StateConflictError('A consent is agreed to within the 30 days before the charge it is for');
       if (state === 'DECIDED') throw new ConsentAlreadyDecidedError(`No ${kind} consent waits for the customer’s decision`);
       await tx.consent.create({ data: { subscriptionId: id, kind, obtainedAt: now, channel: 'PORTAL' } });
     });

@@ -93,3 +93,69 @@ describe('trial conversion in the portal', () => {
     expect((await portal.consent(customer('dan'), id, 'TRIAL_CONVERSION')).consents).toHaveLength(1);
   });
 });
+
+describe('what the portal offers (consentsWaiting) is what the consent actions take', () => {
+  it('a trial 31 days from its end: nothing offered (the action refuses); 29 days: offered (taken); agreed: gone (refused)', async () => {
+    const id = await subscribe(running.app, { userId: 'eli', amount: 9900, trialDays: 31 });
+    const portal = portalOf(running.app);
+    const { trialEnd } = await getSubscription(running.app, id);
+    await setClock(running.app, new Date(new Date(trialEnd!).getTime() - 31 * DAY));
+    expect((await portal.consentsWaiting('eli')).get(id)).toEqual({ TRIAL_CONVERSION: 'TOO_EARLY' });
+    await expect(portal.consent(customer('eli'), id, 'TRIAL_CONVERSION')).rejects.toMatchObject({ statusCode: 409, code: 'STATE_CONFLICT' });
+    await setClock(running.app, new Date(new Date(trialEnd!).getTime() - 29 * DAY));
+    expect((await portal.consentsWaiting('eli')).get(id)).toEqual({ TRIAL_CONVERSION: 'WAITING' });
+    await portal.consent(customer('eli'), id, 'TRIAL_CONVERSION');
+    expect((await portal.consentsWaiting('eli')).get(id)).toBeUndefined();
+    await expect(portal.consent(customer('eli'), id, 'TRIAL_CONVERSION')).rejects.toMatchObject({ code: 'CONSENT_ALREADY_DECIDED' });
+  });
+
+  it('a price increase: offered until agreed to (the increase still pending is then not offered again); a trial the customer cancelled: none', async () => {
+    const id = await withIncrease('fin');
+    const portal = portalOf(running.app);
+    expect((await portal.consentsWaiting('fin')).get(id)).toEqual({ PRICE_INCREASE: 'WAITING' });
+    const agreed = await portal.consent(customer('fin'), id, 'PRICE_INCREASE');
+    expect(agreed.pendingAmount).toBe(12900);
+    expect((await portal.consentsWaiting('fin')).get(id)).toBeUndefined();
+    await expect(portal.decline(customer('fin'), id)).rejects.toMatchObject({ code: 'CONSENT_ALREADY_DECIDED' });
+
+    const trial = await subscribe(running.app, { userId: 'fin', amount: 9900, trialDays: 14 });
+    await portal.cancel(customer('fin'), trial, {});
+    expect((await portal.consentsWaiting('fin')).get(trial)).toBeUndefined();
+    await expect(portal.consent(customer('fin'), trial, 'TRIAL_CONVERSION')).rejects.toMatchObject({ code: 'CONSENT_ALREADY_DECIDED' });
+  });
+});
+
+describe('a price increase whose next charge is more than 30 days away', () => {
+  it('cannot be agreed to yet (the consent would not count at that charge: 409 STATE_CONFLICT), may be declined; opens 30 days before', async () => {
+    // Paid on March 1st: the next charge is April 1st, 31 days later; the increase is asked for at once.
+    const id = await subscribe(running.app, { userId: 'gil', amount: 9900 });
+    const asked = await running.app.inject({
+      method: 'POST',
+      url: `/api/v1/subscriptions/${id}/price-change`,
+      headers: apiHeaders,
+      payload: { amount: 12900 },
+    });
+    const { nextChargeAt } = asked.json() as { nextChargeAt: string };
+    expect(new Date(nextChargeAt).getTime() - kst('2030-03-01T10:00:00').getTime()).toBeGreaterThan(30 * DAY);
+    const portal = portalOf(running.app);
+    expect((await portal.consentsWaiting('gil')).get(id)).toEqual({ PRICE_INCREASE: 'TOO_EARLY' });
+    await expect(portal.consent(customer('gil'), id, 'PRICE_INCREASE')).rejects.toMatchObject({ statusCode: 409, code: 'STATE_CONFLICT' });
+    expect((await getSubscription(running.app, id)).consents).toEqual([]);
+
+    await setClock(running.app, new Date(new Date(nextChargeAt).getTime() - 30 * DAY));
+    expect((await portal.consentsWaiting('gil')).get(id)).toEqual({ PRICE_INCREASE: 'WAITING' });
+    await portal.consent(customer('gil'), id, 'PRICE_INCREASE');
+    // Charged when due, 30 × 24 hours after the consent: it counts, the new amount is charged (after the first 9,900).
+    await setClock(running.app, new Date(nextChargeAt));
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    expect((await charges()).map((entry) => entry.amount)).toEqual([9900, 12900]);
+  });
+
+  it('declined before its window opens: the old amount goes on', async () => {
+    const id = await subscribe(running.app, { userId: 'hye', amount: 9900 });
+    await running.app.inject({ method: 'POST', url: `/api/v1/subscriptions/${id}/price-change`, headers: apiHeaders, payload: { amount: 12900 } });
+    const declined = await portalOf(running.app).decline(customer('hye'), id);
+    expect(declined.pendingAmount).toBeUndefined();
+    expect(declined.amount).toBe(9900);
+  });
+});

@@ -5,8 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
-import { apiHeaders, buildTestApp } from '../../helpers/app.ts';
-import { adminHeaders, getSubscription, subscribe } from '../../helpers/billing.ts';
+import { createKeyring } from '../../../src/lib/crypto.ts';
+import { readBillingKey } from '../../../src/modules/billing-keys/billing-keys.service.ts';
+import { apiHeaders, buildTestApp, TEST_SECRET_KEY } from '../../helpers/app.ts';
+import { adminHeaders, getSubscription, setClock, subscribe } from '../../helpers/billing.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { type CookieJar, formOf, getPage, openPortal, postForm } from '../../helpers/portal.ts';
 
@@ -22,7 +24,10 @@ const admin = (method: 'GET' | 'POST', url: string, payload?: object) =>
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await buildTestApp(database.url);
+  // On the simulated clock: a monthly charge is then 28 days after the first (February), so a price increase asked
+  // for at once is open to the customer's agreement (docs/architecture.md, invariant 13: within 30 days of the charge).
+  app = await buildTestApp(database.url, { env: { CLOCK: 'simulated' } });
+  await setClock(app, new Date('2030-02-10T10:00:00+09:00'));
   card = await subscribe(app, { userId: 'pages-user', amount: 9900, orderName: '프리미엄 월간' });
   mobile = await subscribe(app, { userId: 'pages-user', method: 'MOBILE', amount: 5500, itemCode: 'ITEM01', orderName: '휴대폰 요금제' });
   other = await subscribe(app, { userId: 'other-user', amount: 7700, orderName: '다른 고객의 구독' });
@@ -31,13 +36,31 @@ beforeAll(async () => {
   const cardPayment = payments.find((p) => p.subscriptionId === card)!;
   const mobilePayment = payments.find((p) => p.subscriptionId === mobile)!;
   expect((await admin('POST', `/admin/payments/${cardPayment.id}/cancel`, { amount: 1000, reason: '부분 환불' })).statusCode).toBe(200);
-  expect((await admin('POST', `/admin/payments/${mobilePayment.id}/refunds/external`, { amount: 5500, reason: '계좌이체 환불' })).statusCode).toBe(201);
+  expect(
+    (await admin('POST', `/admin/payments/${mobilePayment.id}/refunds/external`, { amount: 5500, reason: '계좌이체 환불', reference: 'KB-0212' })).statusCode,
+  ).toBe(201);
   ({ jar } = await openPortal(app, { userId: 'pages-user', returnUrl: undefined }));
 });
 afterAll(async () => {
   await app?.close();
   await database?.drop();
 });
+
+/** The customer's billing keys in plain text and the phone's full number: what no page or file may show. */
+async function secretsOf(userId: string): Promise<string[]> {
+  const keyring = createKeyring(app.config.encryptionKeys);
+  const rows = await app.db.billingKey.findMany({ where: { userId } });
+  const phones = rows.flatMap((row) => (row.phoneNumber ? [row.phoneNumber, row.phoneNumber.replace(/\D/g, '')] : []));
+  return [...rows.map((row) => readBillingKey(keyring, row)), ...phones];
+}
+
+/** No billing key, full phone number, operator's note (refund reasons, an external refund's reference) or other customer. */
+async function expectNothingPrivate(text: string) {
+  const secrets = await secretsOf('pages-user');
+  expect(secrets.length).toBeGreaterThanOrEqual(3);
+  for (const secret of secrets) expect(text).not.toContain(secret);
+  for (const note of ['부분 환불', '계좌이체 환불', 'KB-0212', 'other-user', '다른 고객의 구독']) expect(text).not.toContain(note);
+}
 
 describe('overview', () => {
   it('shows each subscription and the payments in Korean first, never a billing key, a full phone number or another customer', async () => {
@@ -68,6 +91,7 @@ describe('overview', () => {
     expect(html).not.toContain('다른 고객의 구독');
     expect(html).not.toContain('pages-user');
     expect(html).not.toMatch(/\b(ACTIVE|SUCCEEDED|CARD|MOBILE)\b/);
+    await expectNothingPrivate(html);
   });
 
   it('switches to English and keeps it in the session; the switch goes back to the page it was on', async () => {
@@ -186,6 +210,24 @@ describe('records.csv', () => {
     expect(rows.every((r) => /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(r[1]!))).toBe(true);
     expect(response.body).not.toContain(other);
     expect(response.body).not.toContain('다른 고객의 구독');
+    // The masked card or phone of each payment's subscription (never the full number).
+    const masked = Object.fromEntries(
+      await Promise.all(
+        [card, mobile].map(
+          async (id) =>
+            [
+              id,
+              (await getSubscription(app, id)).billingKey as { id: string; cardName?: string; cardNumber?: string; carrier?: string; phoneNumber?: string },
+            ] as const,
+        ),
+      ),
+    );
+    const instruments = new Set(rows.map((r) => r[5]));
+    expect(instruments).toEqual(
+      new Set([`${masked[card]!.cardName} ${masked[card]!.cardNumber}`, `${masked[mobile]!.carrier} ${masked[mobile]!.phoneNumber}`]),
+    );
+    expect([...instruments].join()).toMatch(/\*{4}/);
+    await expectNothingPrivate(response.body);
   });
 });
 
@@ -231,5 +273,79 @@ describe('a choice between agreeing and declining', () => {
     expect(agree!.replace('/consent"', '/X"')).toBe(decline!.replace('/decline"', '/X"'));
     expect(html).toContain('변경 금액에 동의');
     expect(html).toContain('동의하지 않음');
+  });
+});
+
+describe('an unknown portal path', () => {
+  it('is a 404 page in the session’s language (English when the session chose it), with the way back', async () => {
+    const { jar: english } = await openPortal(app, { userId: 'pages-user', locale: 'en' });
+    const response = await getPage(app, english, '/portal/no-such-page');
+    expect(response.statusCode).toBe(404);
+    expect(response.body).toContain('<html lang="en">');
+    expect(response.body).toContain('There is no such page or subscription.');
+    expect(response.body).toContain('href="/portal"');
+    const korean = await getPage(app, jar, '/portal/no-such-page');
+    expect(korean.statusCode).toBe(404);
+    expect(korean.body).toContain('<html lang="ko">');
+    // Without a session: Korean, with the page's own switch to English.
+    const anonymous = await app.inject({ method: 'GET', url: '/portal/no-such-page' });
+    expect(anonymous.statusCode).toBe(404);
+    expect(anonymous.body).toContain('<html lang="ko">');
+    expect(anonymous.body).toContain('href="?lang=en"');
+    const switched = await app.inject({ method: 'GET', url: '/portal/no-such-page?lang=en' });
+    expect(switched.statusCode).toBe(404);
+    expect(switched.body).toContain('<html lang="en">');
+    expect(switched.body).toContain('There is no such page or subscription.');
+  });
+});
+
+describe('changing the payment method with a gateway whose window has no address', () => {
+  it('is refused before any registration, PAYMENT_METHOD_CHANGE_NOT_OFFERED as a sentence in the session’s language', async () => {
+    // The real gateway's configuration (its window opens only through its script on the merchant's page); it is never
+    // called: the refusal comes first. The same database, so the same customer.
+    const real = await buildTestApp(database.url, {
+      env: { PAYMENT_API_BASE_URL: 'http://127.0.0.1:9', PAYMENT_SECRET_KEY: TEST_SECRET_KEY, PAYMENT_MERCHANT_ID: 'TEST_MERCHANT' },
+    });
+    try {
+      const before = await real.db.registration.count();
+      for (const [locale, sentence] of [
+        ['ko', '이 결제사에서는 이 페이지에서 결제수단을 변경할 수 없습니다'],
+        ['en', 'With this payment company the payment method cannot be changed on this page'],
+      ] as const) {
+        const { jar: session } = await openPortal(real, { userId: 'pages-user', locale });
+        const page = await getPage(real, session, `/portal/subscriptions/${card}`);
+        const action = `/portal/subscriptions/${card}/payment-method`;
+        const response = await postForm(real, session, action, formOf(page.body, action));
+        expect(response.statusCode).toBe(409);
+        expect(response.body).toContain(sentence);
+        expect(response.body).not.toContain('PAYMENT_METHOD_CHANGE_NOT_OFFERED');
+      }
+      expect(await real.db.registration.count()).toBe(before);
+    } finally {
+      await real.close();
+    }
+  });
+});
+
+describe('a price increase whose next charge is more than 30 days away', () => {
+  it('says from when it can be agreed to and offers only "decline" until then (the consent would not count)', async () => {
+    await setClock(app, new Date('2030-03-01T10:00:00+09:00'));
+    const id = await subscribe(app, { userId: 'later-user', amount: 9900, orderName: '3월 가입' });
+    const asked = await app.inject({
+      method: 'POST',
+      url: `/api/v1/subscriptions/${id}/price-change`,
+      headers: { ...apiHeaders, 'idempotency-key': randomUUID() },
+      payload: { amount: 12_900 },
+    });
+    expect(asked.json()).toMatchObject({ pendingAmount: 12_900, nextChargeAt: new Date('2030-04-01T10:00:00+09:00').toISOString() });
+    const { jar: later } = await openPortal(app, { userId: 'later-user' });
+    const html = (await getPage(app, later, `/portal/subscriptions/${id}`)).body;
+    expect(html).toContain('요금이 9,900원에서 12,900원(으)로 바뀝니다');
+    expect(html).toContain('2030년 3월 2일부터 하실 수 있습니다');
+    expect(html).not.toContain(`action="/portal/subscriptions/${id}/consent"`);
+    const decline = formOf(html, `/portal/subscriptions/${id}/decline`);
+    const declined = await postForm(app, later, `/portal/subscriptions/${id}/decline`, decline);
+    expect([declined.statusCode, declined.headers.location]).toEqual([303, '/portal?done=declined']);
+    expect((await getSubscription(app, id)).pendingAmount).toBeUndefined();
   });
 });

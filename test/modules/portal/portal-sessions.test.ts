@@ -182,6 +182,19 @@ describe('the link', () => {
 });
 
 describe('limits', () => {
+  it('session creation counts against the API key’s limit (RATE_LIMIT_API): then 429 RATE_LIMITED', async () => {
+    const limited = await buildTestApp(database.url, { env: { ...ENV, RATE_LIMIT_API: '2' } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await createPortalSession(limited, { userId: 'portal-user' })).statusCode);
+      expect(statuses).toEqual([201, 201, 429]);
+      const refused = await createPortalSession(limited, { userId: 'portal-user' });
+      expect(refused.json()).toMatchObject({ code: 'RATE_LIMITED' });
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('the portal’s pages, its link included, are limited to RATE_LIMIT_BROWSER per address: then a 429 page in words', async () => {
     const limited = await buildTestApp(database.url, { env: { ...ENV, RATE_LIMIT_BROWSER: '3' } });
     try {
