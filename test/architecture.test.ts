@@ -23,6 +23,14 @@ const forbidden: IForbiddenRuleType[] = [
   { name: 'plugins-never-import-the-app', severity: 'error', from: { path: '^src/plugins/' }, to: { path: '^src/(app|server)\\.ts$' } },
   // Infrastructure is passed what it needs from the domain (app.ts wires them); it never reaches into a module.
   { name: 'plugins-never-import-modules', severity: 'error', from: { path: '^src/plugins/' }, to: { path: '^src/modules/' } },
+  // The engine holds gateways through their interface (docs/architecture.md "The gateway client"): a module imports
+  // only the interface and the registry, never a gateway's client, wire fields or adapter.
+  {
+    name: 'modules-see-only-the-gateway-interface',
+    severity: 'error',
+    from: { path: '^src/modules/' },
+    to: { path: '^src/gateway/', pathNot: '^src/gateway/(gateway|registry)\\.ts$' },
+  },
 ];
 
 describe('architecture', () => {
@@ -41,6 +49,9 @@ describe('architecture', () => {
     );
     expect(violations).toEqual([]);
     expect(output.summary.totalCruised).toBeGreaterThan(50);
+    // The gateway rule has something to hold: the modules do reach the interface.
+    const fromModules = output.modules.filter((m) => m.source.startsWith('src/modules/')).flatMap((m) => m.dependencies.map((d) => d.resolved));
+    expect(fromModules).toContain('src/gateway/gateway.ts');
     expect(moduleFolderCycles(output)).toEqual([]);
   });
 
