@@ -30,6 +30,11 @@ export interface PaymentFilter {
   method?: 'CARD' | 'MOBILE';
   subscriptionId?: string;
   userId?: string;
+  /**
+   * With userId: the ids of every subscription of that userId, when the caller has just read them (the portal's
+   * overview), so that they are not read again; the customer's orders are read all the same.
+   */
+  subscriptionIdsOfUser?: readonly string[];
   createdFrom?: string;
   createdTo?: string;
   limit: number;
@@ -52,13 +57,13 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    * indexes: an OR of the two relation filters is two IN-subqueries under OR, which PostgreSQL cannot turn into joins
    * and checks against every row of a scan of the whole table.
    */
-  async function ofCustomer(userId: string): Promise<Prisma.PaymentWhereInput> {
-    const [subscriptions, orders] = await Promise.all([
-      db.subscription.findMany({ where: { userId }, select: { id: true } }),
+  async function ofCustomer(userId: string, known?: readonly string[]): Promise<Prisma.PaymentWhereInput> {
+    const [subscriptionIds, orders] = await Promise.all([
+      known ? [...known] : db.subscription.findMany({ where: { userId }, select: { id: true } }).then((rows) => rows.map((row) => row.id)),
       db.order.findMany({ where: { userId }, select: { id: true } }),
     ]);
     return {
-      OR: [{ subscriptionId: { in: subscriptions.map((row) => row.id) } }, { oneTimeOrderId: { in: orders.map((row) => row.id) } }],
+      OR: [{ subscriptionId: { in: subscriptionIds } }, { oneTimeOrderId: { in: orders.map((row) => row.id) } }],
     };
   }
 
@@ -69,7 +74,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       where: {
         AND: [
           { status: filter.status, kind: filter.kind, method: filter.method, subscriptionId: filter.subscriptionId },
-          filter.userId ? await ofCustomer(filter.userId) : {},
+          filter.userId ? await ofCustomer(filter.userId, filter.subscriptionIdsOfUser) : {},
           createdWithin(filter),
           filter.needsAttention === true ? needsAttentionWhere : {},
           filter.needsAttention === false ? needsNoAttentionWhere : {},
