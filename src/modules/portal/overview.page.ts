@@ -39,8 +39,9 @@ export function overviewPage(deps: PortalDeps) {
     scope.get('/', { schema: { querystring: DoneQuery } }, async function showOverview(request, reply) {
       const session = request.portal!;
       const { t } = speech(session.locale);
-      const [[subscriptions, payments], waiting] = await Promise.all([
-        actions.subscriptionsOf(session.userId).then(async (mine) => [mine, await actions.paymentsOf(session.userId, PAYMENTS_SHOWN, mine)] as const),
+      const [subscriptions, payments, waiting] = await Promise.all([
+        actions.subscriptionsOf(session.userId),
+        actions.paymentsOf(session.userId, PAYMENTS_SHOWN),
         actions.consentsWaiting(session.userId),
       ]);
       const names = new Map(subscriptions.map((s) => [s.id, s.orderName]));

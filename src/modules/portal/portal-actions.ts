@@ -125,11 +125,9 @@ export function createPortalActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
     },
     /**
      * The customer's latest payments with their refunds, newest first: the rows GET /admin/payments?userId= lists.
-     * `subscriptions`, when given: every one of the customer's, as subscriptionsOf answered them just now (then not read
-     * again); the same payments either way.
      */
-    async paymentsOf(userId: string, limit: number, subscriptions?: readonly Pick<Subscription, 'id'>[]): Promise<Payment[]> {
-      return (await payments.listPayments({ userId, subscriptionIdsOfUser: subscriptions?.map((s) => s.id), limit })).items;
+    async paymentsOf(userId: string, limit: number): Promise<Payment[]> {
+      return (await payments.listPayments({ userId, limit })).items;
     },
   };
 }
