@@ -6,7 +6,7 @@
 // theirs; here only whose it is: a subscription of another customer, or none, is the same 404, and every action is
 // audited as `customer:<userId>` with the portal session it came through. Whose it is is checked once per request, by
 // ownedSubscriptionId: an action takes only the OwnedSubscriptionId it answers.
-import type { Db } from '../../db/prisma.ts';
+import { type Db, sqlQuery } from '../../db/prisma.ts';
 import { type ConsentRecord, consentState } from '../ledger/consent.rules.ts';
 import { createPaymentActions } from '../payments/payment-actions.service.ts';
 import type { Actor } from '../audit/audit.ts';
@@ -57,6 +57,25 @@ export const customerActor = (who: PortalActor, reason: string): Actor => ({
   portalSessionId: who.portalSessionId,
 });
 
+/** What consentState reads of each live subscription of a customer, with its consents, in one statement. */
+const WAITING_SQL = `SELECT s."id", s."status", s."cancelAtPeriodEnd", s."nextChargeAt", s."pendingAmount", s."pendingAmountRequestedAt", s."trialEnd",
+    coalesce((SELECT jsonb_agg(jsonb_build_object('kind', c."kind", 'obtainedAt', c."obtainedAt")) FROM "consents" c WHERE c."subscriptionId" = s."id"), '[]') AS "consents"
+  FROM "subscriptions" s WHERE s."userId" = $1 AND s."status" <> 'CANCELED'`;
+
+interface WaitingRow {
+  id: string;
+  status: string;
+  cancelAtPeriodEnd: boolean;
+  nextChargeAt: Date | null;
+  pendingAmount: number | null;
+  pendingAmountRequestedAt: Date | null;
+  trialEnd: Date | null;
+  consents: Array<{ kind: ConsentRecord['kind']; obtainedAt: string }>;
+}
+
+/** jsonb carries instants as strings (with their offset: the columns are timestamptz). */
+const consentsOf = (row: WaitingRow): ConsentRecord[] => row.consents.map((c) => ({ kind: c.kind, obtainedAt: new Date(c.obtainedAt) }));
+
 export function createPortalActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
   const { db } = deps;
   const cancels = createCancel(deps);
@@ -99,24 +118,12 @@ export function createPortalActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
      */
     async consentsWaiting(userId: string): Promise<ConsentsWaiting> {
       const now = deps.clock.now();
-      const rows = await db.subscription.findMany({
-        where: { userId, status: { not: 'CANCELED' } },
-        select: {
-          id: true,
-          status: true,
-          cancelAtPeriodEnd: true,
-          nextChargeAt: true,
-          pendingAmount: true,
-          pendingAmountRequestedAt: true,
-          trialEnd: true,
-          consents: { select: { kind: true, obtainedAt: true } },
-        },
-      });
+      const rows = await sqlQuery<WaitingRow>(db, WAITING_SQL, [userId]);
       const waiting = new Map<string, Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>>>();
       for (const row of rows) {
         const open: Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>> = {};
         for (const kind of ['PRICE_INCREASE', 'TRIAL_CONVERSION'] as const) {
-          const state = consentState(row, kind, row.consents, now);
+          const state = consentState(row, kind, consentsOf(row), now);
           if (state !== 'DECIDED') open[kind] = state;
         }
         if (Object.keys(open).length > 0) waiting.set(row.id, open);
