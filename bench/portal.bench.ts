@@ -164,7 +164,7 @@ async function main() {
         });
         const overview = await autocannon({ url: `${service.base}/portal`, connections: CONNECTIONS, duration: SECONDS, headers: { cookie: overviewCookie } });
         // Each cancel is another customer's, prepared untimed: a session, its cookie, the confirmation form.
-        const prepared = [];
+        const prepared: Array<{ cookie: string; form: ReturnType<typeof formOf> }> = [];
         for (const candidate of await cancelCandidates(databaseUrl, CANCELS, customer.userId)) {
           // The confirmation page sets the form's CSRF cookie beside the session's, as in a browser.
           const jar = await openSession(service.base, candidate.userId);

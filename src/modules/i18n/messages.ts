@@ -82,28 +82,44 @@ const parts = new Intl.DateTimeFormat('en-US', {
   hourCycle: 'h23',
 });
 
-function koreaParts(value: Date | string): Record<'year' | 'month' | 'day' | 'hour' | 'minute', number> | undefined {
-  const date = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(date.getTime())) return undefined;
-  const out: Record<string, number> = {};
-  for (const p of parts.formatToParts(date)) if (p.type !== 'literal') out[p.type] = Number(p.value);
-  return out as Record<'year' | 'month' | 'day' | 'hour' | 'minute', number>;
+type KoreaParts = Readonly<Record<'year' | 'month' | 'day' | 'hour' | 'minute', number>>;
+
+/**
+ * formatToParts is the costly step of a page's dates (a page shows the same instants on every visit): its answer for
+ * an instant never changes, so it is kept by the instant's milliseconds, up to KOREA_PARTS_KEPT of them (then started
+ * over). Formatting only: nothing here is money state.
+ */
+const KOREA_PARTS_KEPT = 10_000;
+const koreaPartsOf = new Map<number, KoreaParts>();
+
+function koreaParts(value: Date | string): KoreaParts | undefined {
+  const ms = (value instanceof Date ? value : new Date(value)).getTime();
+  if (Number.isNaN(ms)) return undefined;
+  let found = koreaPartsOf.get(ms);
+  if (!found) {
+    const out: Record<string, number> = {};
+    for (const p of parts.formatToParts(ms)) if (p.type !== 'literal') out[p.type] = Number(p.value);
+    found = out as KoreaParts;
+    if (koreaPartsOf.size >= KOREA_PARTS_KEPT) koreaPartsOf.clear();
+    koreaPartsOf.set(ms, found);
+  }
+  return found;
 }
+
+const dateOf = (locale: Locale, p: KoreaParts) => (locale === 'ko' ? `${p.year}년 ${p.month}월 ${p.day}일` : `${p.year}-${two(p.month)}-${two(p.day)}`);
 
 const two = (n: number) => String(n).padStart(2, '0');
 
 /** The Korea calendar day of an instant: "2027년 3월 28일" in Korean, "2027-03-28" in English; "" for none. */
 export function formatKoreaDate(locale: Locale, value: Date | string | null | undefined): string {
   const p = value === null || value === undefined ? undefined : koreaParts(value);
-  if (!p) return '';
-  return locale === 'ko' ? `${p.year}년 ${p.month}월 ${p.day}일` : `${p.year}-${two(p.month)}-${two(p.day)}`;
+  return p ? dateOf(locale, p) : '';
 }
 
 /** An instant in Korea time with the zone named: "2027년 3월 28일 14:05 KST" / "2027-03-28 14:05 KST"; "" for none. */
 export function formatKoreaDateTime(locale: Locale, value: Date | string | null | undefined): string {
   const p = value === null || value === undefined ? undefined : koreaParts(value);
-  if (!p) return '';
-  return `${formatKoreaDate(locale, value)} ${two(p.hour)}:${two(p.minute)} KST`;
+  return p ? `${dateOf(locale, p)} ${two(p.hour)}:${two(p.minute)} KST` : '';
 }
 
 /** What a page template receives to speak one language: `t`, the language, and the formatters bound to it. */

@@ -3,7 +3,7 @@
 // this same code) turns UNKNOWN into an outcome; the subscription then moves exactly as if the gateway had answered
 // so (ledger/charge.outcomes.ts), and a MOBILE success becomes the chain head.
 // The database adds (prisma/functions/): events (events.sql), MRR movements (mrr.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
-import type { Db } from '../../db/prisma.ts';
+import { type Db, sqlQuery } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { isUniqueViolation, NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
@@ -20,6 +20,9 @@ import { createExternalRefunds } from './record-external-refund.ts';
 import { transitionAttempt } from '../ledger/attempt.state.ts';
 
 type Tx = Prisma.TransactionClient;
+/** A customer's subscription ids and one-time order ids (ofCustomer), one statement. */
+const CUSTOMER_IDS_SQL = `SELECT ARRAY(SELECT "id"::text FROM "subscriptions" WHERE "userId" = $1) AS "subscriptions",
+  ARRAY(SELECT "id"::text FROM "orders" WHERE "userId" = $1) AS "orders"`;
 /** What `resolve` settles: an UNKNOWN outcome, or a FAILED payment that a settlement file shows approved. */
 const RESOLVABLE = [{ status: 'UNKNOWN' as const }, { status: 'FAILED' as const, attentionReason: SETTLEMENT_MISMATCH }];
 
@@ -50,16 +53,11 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    * other; an order's userId is optional). Resolved to ids first (orders_userId_idx, subscriptions_userId_createdAt_id_idx)
    * so that the list filters on `subscriptionId = ANY(..) OR oneTimeOrderId = ANY(..)`, a BitmapOr of two payment
    * indexes: an OR of the two relation filters is two IN-subqueries under OR, which PostgreSQL cannot turn into joins
-   * and checks against every row of a scan of the whole table.
+   * and checks against every row of a scan of the whole table. Both id lists in one statement (CUSTOMER_IDS_SQL).
    */
   async function ofCustomer(userId: string): Promise<Prisma.PaymentWhereInput> {
-    const [subscriptions, orders] = await Promise.all([
-      db.subscription.findMany({ where: { userId }, select: { id: true } }),
-      db.order.findMany({ where: { userId }, select: { id: true } }),
-    ]);
-    return {
-      OR: [{ subscriptionId: { in: subscriptions.map((row) => row.id) } }, { oneTimeOrderId: { in: orders.map((row) => row.id) } }],
-    };
+    const [ids] = await sqlQuery<{ subscriptions: string[]; orders: string[] }>(db, CUSTOMER_IDS_SQL, [userId]);
+    return { OR: [{ subscriptionId: { in: ids!.subscriptions } }, { oneTimeOrderId: { in: ids!.orders } }] };
   }
 
   async function listPayments(filter: PaymentFilter) {

@@ -36,7 +36,7 @@ export function cancelPage(deps: PortalDeps) {
       if (!id || !subscription) return renderPortalError(request, reply, 404, 'NOT_FOUND');
       const page = `/portal/subscriptions/${id}`;
       const live = subscription.status !== 'CANCELED';
-      const offer = await actions.withdrawalOffer(session.userId, id);
+      const offer = await actions.withdrawalOffer(id);
       return renderPortal(request, reply, 'cancel', {
         title: say.t('portal.cancel.heading'),
         subscription,

@@ -4,8 +4,9 @@
 // payments/withdraw.ts, subscriptions/consents.ts, subscriptions/change-price.ts; payments through
 // payment-actions.service.ts), so the rules, events and idempotency are
 // theirs; here only whose it is: a subscription of another customer, or none, is the same 404, and every action is
-// audited as `customer:<userId>` with the portal session it came through.
-import { NotFoundError } from '../../lib/errors.ts';
+// audited as `customer:<userId>` with the portal session it came through. Whose it is is checked once per request, by
+// ownedSubscriptionId: an action takes only the OwnedSubscriptionId it answers.
+import { type Db, sqlQuery } from '../../db/prisma.ts';
 import { type ConsentRecord, consentState } from '../ledger/consent.rules.ts';
 import { createPaymentActions } from '../payments/payment-actions.service.ts';
 import type { Actor } from '../audit/audit.ts';
@@ -35,12 +36,45 @@ export interface PortalActor {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+declare const owned: unique symbol;
+/** A subscription id that ownedSubscriptionId found to be the customer's: the only id the actions below take. */
+export type OwnedSubscriptionId = string & { readonly [owned]: true };
+
+/**
+ * The customer's subscription `id`, or undefined: malformed, missing and another customer's all answer alike (the
+ * pages show the same 404 for each). The one ownership check of a portal request.
+ */
+export async function ownedSubscriptionId(db: Db, userId: string, id: string): Promise<OwnedSubscriptionId | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const row = await db.subscription.findUnique({ where: { id }, select: { id: true, userId: true } });
+  return row && row.userId === userId ? (row.id as OwnedSubscriptionId) : undefined;
+}
+
 /** The audit trail's actor of a customer: `customer:<userId>`, with the portal session in the entry. */
 export const customerActor = (who: PortalActor, reason: string): Actor => ({
   actor: `customer:${who.userId}`,
   reason,
   portalSessionId: who.portalSessionId,
 });
+
+/** What consentState reads of each live subscription of a customer, with its consents, in one statement. */
+const WAITING_SQL = `SELECT s."id", s."status", s."cancelAtPeriodEnd", s."nextChargeAt", s."pendingAmount", s."pendingAmountRequestedAt", s."trialEnd",
+    coalesce((SELECT jsonb_agg(jsonb_build_object('kind', c."kind", 'obtainedAt', c."obtainedAt")) FROM "consents" c WHERE c."subscriptionId" = s."id"), '[]') AS "consents"
+  FROM "subscriptions" s WHERE s."userId" = $1 AND s."status" <> 'CANCELED'`;
+
+interface WaitingRow {
+  id: string;
+  status: string;
+  cancelAtPeriodEnd: boolean;
+  nextChargeAt: Date | null;
+  pendingAmount: number | null;
+  pendingAmountRequestedAt: Date | null;
+  trialEnd: Date | null;
+  consents: Array<{ kind: ConsentRecord['kind']; obtainedAt: string }>;
+}
+
+/** jsonb carries instants as strings (with their offset: the columns are timestamptz). */
+const consentsOf = (row: WaitingRow): ConsentRecord[] => row.consents.map((c) => ({ kind: c.kind, obtainedAt: new Date(c.obtainedAt) }));
 
 export function createPortalActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
   const { db } = deps;
@@ -50,40 +84,28 @@ export function createPortalActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
   const withdrawals = createWithdrawal(deps);
   const payments = createPaymentActions(deps);
 
-  /** The subscription is this customer's, else 404 NOT_FOUND: the same answer as for an id that does not exist. */
-  async function own(userId: string, subscriptionId: string): Promise<void> {
-    const found = UUID.test(subscriptionId) && (await db.subscription.count({ where: { id: subscriptionId, userId } })) === 1;
-    if (!found) throw new NotFoundError('Subscription');
-  }
-
   return {
     /** ACTIVE and TRIALING end at the period's (trial's) end, PAST_DUE and PAUSED now; twice acts once (cancel.ts customerCancel). */
-    async cancel(who: PortalActor, subscriptionId: string, input: { reason?: string }): Promise<Subscription> {
-      await own(who.userId, subscriptionId);
+    async cancel(who: PortalActor, subscriptionId: OwnedSubscriptionId, input: { reason?: string }): Promise<Subscription> {
       return cancels.cancelForCustomer(subscriptionId, customerActor(who, input.reason?.trim().slice(0, 500) || 'customer cancelled in the portal'));
     },
     /** Undoes a cancellation scheduled for the period's end while the period lasts; else 409 STATE_CONFLICT. */
-    async keep(who: PortalActor, subscriptionId: string): Promise<Subscription> {
-      await own(who.userId, subscriptionId);
+    async keep(who: PortalActor, subscriptionId: OwnedSubscriptionId): Promise<Subscription> {
       return cancels.keep(subscriptionId, customerActor(who, 'customer kept the subscription in the portal'));
     },
-    async withdrawalOffer(userId: string, subscriptionId: string): Promise<WithdrawalOffer> {
-      await own(userId, subscriptionId);
+    async withdrawalOffer(subscriptionId: OwnedSubscriptionId): Promise<WithdrawalOffer> {
       return withdrawals.withdrawalOffer(subscriptionId);
     },
     /** 409 WITHDRAWAL_NOT_AVAILABLE (details.reason: the offer's reason) when the offer is not available. */
-    async withdraw(who: PortalActor, subscriptionId: string): Promise<{ subscription: Subscription; refunded: number; refundDue: number }> {
-      await own(who.userId, subscriptionId);
+    async withdraw(who: PortalActor, subscriptionId: OwnedSubscriptionId): Promise<{ subscription: Subscription; refunded: number; refundDue: number }> {
       return withdrawals.withdraw(subscriptionId, customerActor(who, 'customer withdrew (청약철회) in the portal'));
     },
     /** Records a consent with channel PORTAL; 409 CONSENT_ALREADY_DECIDED when none of its kind waits. */
-    async consent(who: PortalActor, subscriptionId: string, kind: 'PRICE_INCREASE' | 'TRIAL_CONVERSION'): Promise<Subscription> {
-      await own(who.userId, subscriptionId);
+    async consent(who: PortalActor, subscriptionId: OwnedSubscriptionId, kind: 'PRICE_INCREASE' | 'TRIAL_CONVERSION'): Promise<Subscription> {
       return consents.consentFromCustomer(subscriptionId, kind, customerActor(who, kind));
     },
     /** Drops the pending increase (the old amount goes on); 409 CONSENT_ALREADY_DECIDED when none is pending. */
-    async decline(who: PortalActor, subscriptionId: string): Promise<Subscription> {
-      await own(who.userId, subscriptionId);
+    async decline(who: PortalActor, subscriptionId: OwnedSubscriptionId): Promise<Subscription> {
       return prices.declineIncrease(subscriptionId, customerActor(who, 'customer declined the price increase in the portal'));
     },
     /** Current ones first (ACTIVE, TRIALING, PAST_DUE, PAUSED), then CANCELED; newest first within each. */
@@ -96,31 +118,21 @@ export function createPortalActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | '
      */
     async consentsWaiting(userId: string): Promise<ConsentsWaiting> {
       const now = deps.clock.now();
-      const rows = await db.subscription.findMany({
-        where: { userId, status: { not: 'CANCELED' } },
-        select: {
-          id: true,
-          status: true,
-          cancelAtPeriodEnd: true,
-          nextChargeAt: true,
-          pendingAmount: true,
-          pendingAmountRequestedAt: true,
-          trialEnd: true,
-          consents: { select: { kind: true, obtainedAt: true } },
-        },
-      });
+      const rows = await sqlQuery<WaitingRow>(db, WAITING_SQL, [userId]);
       const waiting = new Map<string, Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>>>();
       for (const row of rows) {
         const open: Partial<Record<ConsentRecord['kind'], 'WAITING' | 'TOO_EARLY'>> = {};
         for (const kind of ['PRICE_INCREASE', 'TRIAL_CONVERSION'] as const) {
-          const state = consentState(row, kind, row.consents, now);
+          const state = consentState(row, kind, consentsOf(row), now);
           if (state !== 'DECIDED') open[kind] = state;
         }
         if (Object.keys(open).length > 0) waiting.set(row.id, open);
       }
       return waiting;
     },
-    /** The customer's latest payments with their refunds, newest first: the rows GET /admin/payments?userId= lists. */
+    /**
+     * The customer's latest payments with their refunds, newest first: the rows GET /admin/payments?userId= lists.
+     */
     async paymentsOf(userId: string, limit: number): Promise<Payment[]> {
       return (await payments.listPayments({ userId, limit })).items;
     },

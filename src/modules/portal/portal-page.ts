@@ -7,10 +7,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, type TObject, type TProperties, Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import type { Db } from '../../db/prisma.ts';
-import { UUID_PATTERN } from '../../lib/input.ts';
 import { scopeOf, type Idempotency } from '../idempotency/idempotency.ts';
 import { type Locale, isLocale, lookup, CATALOGS, speech, type Speech } from '../i18n/messages.ts';
-import type { PortalActor } from './portal-actions.ts';
+import { type OwnedSubscriptionId, ownedSubscriptionId as ownedBy, type PortalActor } from './portal-actions.ts';
 import type { PortalSession } from './portal-sessions.ts';
 
 declare module 'fastify' {
@@ -134,14 +133,8 @@ export const portalForm = (action: string, button: string, options: Omit<PortalF
 /** `:id` of a portal page: any text; a subscription id that is not one of this customer's is a 404 like a missing one. */
 export const PortalIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
-const UUID = new RegExp(UUID_PATTERN);
-
 /** The session's customer's subscription `id`, or undefined (malformed, missing or another customer's: all alike). */
-export async function ownedSubscriptionId(db: Db, session: PortalSession, id: string): Promise<string | undefined> {
-  if (!UUID.test(id)) return undefined;
-  const row = await db.subscription.findUnique({ where: { id }, select: { id: true, userId: true } });
-  return row && row.userId === session.userId ? row.id : undefined;
-}
+export const ownedSubscriptionId = (db: Db, session: PortalSession, id: string): Promise<OwnedSubscriptionId | undefined> => ownedBy(db, session.userId, id);
 
 /** `_csrf` is checked by the CSRF guard (a missing one is its 403, like a wrong one), not by the schema. */
 const FormBase = { _csrf: Type.Optional(Type.String()), idempotencyKey: Type.String({ minLength: 1, maxLength: 200 }) };
@@ -164,7 +157,7 @@ export function registerPortalAction<P extends TProperties>(
   spec: {
     name: string;
     fields?: P;
-    act: (who: PortalActor, id: string, form: Static<TObject<P>>) => Promise<unknown>;
+    act: (who: PortalActor, id: OwnedSubscriptionId, form: Static<TObject<P>>) => Promise<unknown>;
     /** Where the browser goes after it: a portal page, or (a payment method's) the gateway's window the result names. */
     done: (id: string, result: unknown) => string | undefined;
   },

@@ -40,6 +40,9 @@ export interface OpenedLink {
   subscriptionId: string | null;
 }
 
+/** How often session creation prunes (pruneNowAndThen). */
+const PRUNE_EVERY_MS = 60_000;
+
 const hashOf = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
 /** 256 random bits, URL-safe: a link token or a cookie's secret. */
 const randomToken = () => randomBytes(32).toString('base64url');
@@ -71,7 +74,7 @@ export function createPortalSessions(deps: {
   /** A new session and its single-use link (the only time the token exists outside the customer's browser). */
   async function create(input: CreatePortalSessionInput) {
     await check(input);
-    await prune();
+    await pruneNowAndThen();
     const token = randomToken();
     const row = await db.portalSession.create({
       data: {
@@ -131,6 +134,18 @@ export function createPortalSessions(deps: {
   /** The customer's language switch, kept for the rest of the session. */
   async function setLocale(id: string, locale: Locale): Promise<void> {
     await db.portalSession.update({ where: { id }, data: { locale } });
+  }
+
+  /**
+   * Runs `prune` when a session is made, at most once a minute per process: what it forgets has been unusable for a
+   * day, so a minute later changes nothing a customer sees, and a session's creation costs one statement less.
+   */
+  let prunedAt = Number.NEGATIVE_INFINITY;
+  async function pruneNowAndThen(): Promise<void> {
+    const at = now().getTime();
+    if (at - prunedAt < PRUNE_EVERY_MS) return;
+    prunedAt = at;
+    await prune();
   }
 
   /** Forgets links and sessions that can no longer be used, a day after (run when a session is made). */

@@ -1,11 +1,13 @@
 // One change of a subscription by a person (an operator, the merchant's backend through its API, or the customer in
 // the portal): lock, load, apply, and the audit entry with the shape before and after, in one transaction; answers the
 // shape after. The row is locked before it is read, so two changes of one subscription apply one after the other, each
-// deciding on the state the other left (a customer's double submit acts once).
+// deciding on the state the other left (a customer's double submit acts once). The shape after is read in one
+// statement (readSubscriptionInTransaction; its twin test in subscriptions.routes.test.ts).
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { writeAudit } from '../audit/audit.ts';
+import { readSubscriptionInTransaction } from './subscriptions.read.ts';
 import { serializeSubscription, WITH_KEY } from './subscriptions.shape.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -33,7 +35,7 @@ export function changeSubscription(
     await lockSubscription(tx, id);
     const before = await loadSubscription(tx, id);
     if ((await apply(tx, before)) === 'unchanged') return serializeSubscription(before);
-    const after = await loadSubscription(tx, id);
+    const after = await readSubscriptionInTransaction(tx, id);
     await writeAudit(tx, { ...audit, entityType: 'subscription', entityId: id, before: serializeSubscription(before), after: serializeSubscription(after) });
     return serializeSubscription(after);
   });

@@ -106,6 +106,16 @@ export async function readSubscription(db: Db, id: string): Promise<Subscription
 }
 
 /**
+ * One subscription's public view inside a transaction, through its connection (its uncommitted writes seen): one
+ * statement where Prisma's include (WITH_KEY) is three. The shape after an audited change (audited-change.ts).
+ */
+export async function readSubscriptionInTransaction(tx: Prisma.TransactionClient, id: string): Promise<SubscriptionView> {
+  const [row] = await tx.$queryRawUnsafe<Record<string, unknown>[]>(`${VIEW} WHERE s."id" = $1::uuid`, id);
+  if (!row) throw new NotFoundError('Subscription');
+  return toView(row);
+}
+
+/**
  * A customer's subscriptions, current ones first (every status but CANCELED), then the CANCELED, newest first within
  * each (subscriptions_userId_createdAt_id_idx finds them): the portal's overview.
  */

@@ -3,12 +3,33 @@
 import type { App } from '../../../src/app.ts';
 import { renderEvent } from '../../../src/modules/events/events.render.ts';
 import { loadEvents } from '../../../src/modules/events/events.service.ts';
-import { createPortalActions, type PortalActor } from '../../../src/modules/portal/portal-actions.ts';
+import { NotFoundError } from '../../../src/lib/errors.ts';
+import { createPortalActions, type OwnedSubscriptionId, ownedSubscriptionId, type PortalActor } from '../../../src/modules/portal/portal-actions.ts';
 
 export const kst = (local: string) => new Date(`${local}+09:00`);
 export const DAY = 24 * 3600_000;
 
-export const portalOf = (app: App) => createPortalActions({ db: app.db, gateway: app.gateway, clock: app.clock, config: app.config, log: app.log });
+/**
+ * The portal's actions as its pages call them: the subscription checked to be the customer's first (ownedSubscriptionId,
+ * the one check of a request; the page shows its 404 where this throws 404 NOT_FOUND), then the action.
+ */
+export function portalOf(app: App) {
+  const actions = createPortalActions({ db: app.db, gateway: app.gateway, clock: app.clock, config: app.config, log: app.log });
+  const mine = async (userId: string, id: string): Promise<OwnedSubscriptionId> => {
+    const owned = await ownedSubscriptionId(app.db, userId, id);
+    if (!owned) throw new NotFoundError('Subscription');
+    return owned;
+  };
+  return {
+    ...actions,
+    cancel: async (who: PortalActor, id: string, input: { reason?: string }) => actions.cancel(who, await mine(who.userId, id), input),
+    keep: async (who: PortalActor, id: string) => actions.keep(who, await mine(who.userId, id)),
+    withdrawalOffer: async (userId: string, id: string) => actions.withdrawalOffer(await mine(userId, id)),
+    withdraw: async (who: PortalActor, id: string) => actions.withdraw(who, await mine(who.userId, id)),
+    consent: async (who: PortalActor, id: string, kind: 'PRICE_INCREASE' | 'TRIAL_CONVERSION') => actions.consent(who, await mine(who.userId, id), kind),
+    decline: async (who: PortalActor, id: string) => actions.decline(who, await mine(who.userId, id)),
+  };
+}
 
 export const customer = (userId: string): PortalActor => ({ userId, portalSessionId: `portal-session-of-${userId}` });
 

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { apiHeaders, buildTestApp } from '../../helpers/app.ts';
 import { adminHeaders } from '../../helpers/billing.ts';
+import { loadSubscription } from '../../../src/modules/subscriptions/audited-change.ts';
+import { readSubscriptionInTransaction } from '../../../src/modules/subscriptions/subscriptions.read.ts';
 import { serializeSubscription, WITH_KEY } from '../../../src/modules/subscriptions/subscriptions.shape.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 import { createPayment, createSubscription } from '../../factories/index.ts';
@@ -135,7 +137,7 @@ describe('GET /api/v1/subscriptions', () => {
     // to it on every field, including the ones only odd rows have.
     const odd = 'quote " backslash \\ newline \n tab \t control \u0001 한글 😀';
     const phones = ['010-1234-5678', '+82 10 9876 5432', '12-34', '', null];
-    const made = [];
+    const made: Array<Awaited<ReturnType<typeof createSubscription>>> = [];
     for (const [i, phoneNumber] of phones.entries()) {
       const s = await createSubscription(app.db, {
         method: 'MOBILE',
@@ -193,6 +195,17 @@ describe('GET /api/v1/subscriptions', () => {
     expect(first.items).toStrictEqual(expected.slice(0, 2));
     const second = (await get(`/api/v1/subscriptions?userId=twin&limit=4&cursor=${first.nextCursor}`)).json();
     expect(second).toStrictEqual({ items: expected.slice(2), nextCursor: null });
+
+    // The shape after an audited change is read in the change's transaction in one statement
+    // (readSubscriptionInTransaction): the same as Prisma's read there, field for field, its uncommitted writes seen.
+    await app.db.$transaction(async (tx) => {
+      for (const s of [card, ...made]) {
+        await tx.subscription.update({ where: { id: s.id }, data: { orderName: `${odd} after`, cancelAtPeriodEnd: !s.cancelAtPeriodEnd } });
+        const prisma = JSON.stringify(serializeSubscription(await loadSubscription(tx, s.id)));
+        expect(prisma).toContain(`${JSON.stringify(`${odd} after`)}`);
+        expect(JSON.stringify(serializeSubscription(await readSubscriptionInTransaction(tx, s.id)))).toBe(prisma);
+      }
+    });
   });
 
   it('keeps answering after a migration adds a column: the named (prepared) statements name their columns', async () => {
