@@ -57,6 +57,7 @@ export const EnvSchema = Type.Object({
   EVENT_RETENTION: Type.String({ default: '90d' }),
   CONSENT_REQUIRED: Type.Boolean({ default: true }),
   PORTAL_WITHDRAWAL: Type.String({ default: '7d' }),
+  RETENTION_YEARS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
   SETTLEMENT_MAX_BYTES: Type.Integer({ minimum: 1, default: 20_971_520 }),
   CONSOLE_SESSION_KEYS: Type.Optional(Text),
   CONSOLE_SESSION_TTL: Type.String({ default: '8h' }),
@@ -402,6 +403,11 @@ function toConfig(
     consentRequired: env.CONSENT_REQUIRED,
     /** How long after a subscription's first payment the customer may withdraw (청약철회) in the portal; null: never. */
     portalWithdrawalMs: parsed.portalWithdrawalMs,
+    /**
+     * How many years an erased customer's identity stays in the vault after the Korea date of their latest payment or
+     * refund record (docs/operating.md "A customer asks to be forgotten").
+     */
+    retentionYears: env.RETENTION_YEARS,
     /** The largest settlement file an import accepts (413 beyond). */
     settlementMaxBytes: env.SETTLEMENT_MAX_BYTES,
     logLevel: env.LOG_LEVEL,

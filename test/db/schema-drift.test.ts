@@ -45,6 +45,9 @@ const SQL_ONLY_CHECKS = [
   'external_refunds.external_refunds_reference_length',
   'payment_attempts.payment_attempts_reason_only_refunds',
   'console_sessions.console_sessions_locale_check',
+  'erasures.erasures_status_check',
+  'erasures.erasures_retain_until_check',
+  'erasures.erasures_vault_whole_check',
 ];
 const SQL_ONLY_PARTIAL_INDEXES = [
   'payment_attempts.payment_attempts_billing_orderId_key(orderId) WHERE (operation = \'BILLING_CONFIRM\'::"GatewayOperation")',
@@ -60,6 +63,8 @@ const SQL_ONLY_PARTIAL_INDEXES = [
   'payment_attempts.payment_attempts_refunds_at_idx(paymentId,amount) WHERE ((operation = \'CANCEL\'::"GatewayOperation") AND (status = \'SUCCEEDED\'::"AttemptStatus"))',
   'payment_attempts.payment_attempts_declines_completedAt_idx(completedAt,paymentId) WHERE ((operation = \'BILLING_CONFIRM\'::"GatewayOperation") AND (status = \'DECLINED\'::"AttemptStatus"))',
   'subscriptions.subscriptions_due_claim_idx(nextChargeAt) WHERE ((status = ANY (ARRAY[\'ACTIVE\'::"SubscriptionStatus", \'TRIALING\'::"SubscriptionStatus", \'PAST_DUE\'::"SubscriptionStatus"])) AND ("needsAttention" = false))',
+  // The retention pass's sealed vaults (migration 20261130100000_erasures).
+  'erasures.erasures_retainUntil_sealed_idx(retainUntil) WHERE ("identityCiphertext" IS NOT NULL)',
 ];
 
 interface DmmfField {
