@@ -421,7 +421,7 @@ function toConfig(
       /** The console's language until an operator chooses another for their session (and on the sign-in page). */
       locale: env.CONSOLE_LOCALE,
     },
-    /** The customer portal (docs/operating.md "Customer portal"); its cookies are signed with the console's keys. */
+    /** The customer portal (docs/portal.md "Customer portal"); its cookies are signed with the console's keys. */
     portal: {
       /** How long an unused portal link stays valid, in real time. */
       linkTtlMs: parsed.portal.linkTtlMs,
