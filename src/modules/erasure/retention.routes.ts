@@ -1,0 +1,49 @@
+// POST /admin/retention/run (docs/operating.md "A customer asks to be forgotten"): the retention pass now, as the
+// retention plugin runs it on its own (purge-identities.ts); the entries it writes name the operator, and the
+// reason given, if any. Mounted by app.ts under /admin behind the admin token; honours Idempotency-Key as every
+// admin POST does. Works with SCHEDULER_ENABLED=false too: operators and tests drive passes by hand.
+import { Type } from 'typebox';
+import type { App } from '../../app-types.ts';
+import { named, TAGS } from '../../lib/api-document.ts';
+import { codesByStatus } from '../../lib/errors.ts';
+import type { Idempotency } from '../idempotency/idempotency.ts';
+import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
+import { optionalReasonBody } from '../shared/schemas.ts';
+import type { PurgeIdentities } from './purge-identities.ts';
+
+const RunRetentionBody = optionalReasonBody('보존 기간 만료분 파기');
+
+const RetentionReport = named(
+  'RetentionReport',
+  Type.Object(
+    { purged: Type.Integer({ description: 'erasure vaults destroyed by this pass (each with its erasure.identity_purged audit entry)' }) },
+    { description: 'What one retention pass did' },
+  ),
+);
+
+export function retentionRoutes(deps: { purgeExpiredIdentities: PurgeIdentities; idempotency: Idempotency }) {
+  const { purgeExpiredIdentities, idempotency } = deps;
+  return async function registerRetentionRun(app: App) {
+    app.post(
+      '/retention/run',
+      {
+        schema: {
+          operationId: 'runRetentionPass',
+          summary: 'Run the retention pass now: destroy every erasure vault past its retainUntil',
+          tags: [TAGS.adminErasures.name],
+          headers: IdempotencyHeader,
+          body: Type.Optional(RunRetentionBody),
+          response: { 200: RetentionReport },
+          responseDescriptions: { 200: 'The pass ran: how many vaults it destroyed' },
+          errors: codesByStatus(...IDEMPOTENT),
+        },
+      },
+      async (request, reply) =>
+        idempotency.run(request, reply, async () => {
+          const { actor, requestId } = who(request, '');
+          const report = await purgeExpiredIdentities({ actor, reason: request.body?.reason, requestId });
+          return { statusCode: 200, body: report };
+        }),
+    );
+  };
+}
