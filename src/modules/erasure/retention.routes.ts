@@ -7,7 +7,8 @@ import type { App } from '../../app-types.ts';
 import { named, TAGS } from '../../lib/api-document.ts';
 import { codesByStatus } from '../../lib/errors.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
-import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
+import { actorOf } from '../../plugins/auth.ts';
+import { IDEMPOTENT, IdempotencyHeader } from '../shared/admin-actions.ts';
 import { optionalReasonBody } from '../shared/schemas.ts';
 import type { PurgeIdentities } from './purge-identities.ts';
 
@@ -40,8 +41,7 @@ export function retentionRoutes(deps: { purgeExpiredIdentities: PurgeIdentities;
       },
       async (request, reply) =>
         idempotency.run(request, reply, async () => {
-          const { actor, requestId } = who(request, '');
-          const report = await purgeExpiredIdentities({ actor, reason: request.body?.reason, requestId });
+          const report = await purgeExpiredIdentities({ actor: actorOf(request), reason: request.body?.reason, requestId: request.id });
           return { statusCode: 200, body: report };
         }),
     );
