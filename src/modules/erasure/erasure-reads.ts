@@ -33,7 +33,9 @@ export const Erasure = named(
       erasedAt: Type.String({ format: 'date-time' }),
       retainUntil: Type.String({ description: 'Korea date (YYYY-MM-DD): the last day the sealed identity is kept; destroyed from the next day on' }),
       counts: ErasureCounts,
-      keyDeletions: Type.Array(Type.Unknown(), { description: 'per billing key, what the gateway said to its deletion (or that it cannot delete keys)' }),
+      keyDeletions: Type.Unknown({
+        description: 'per billing key, what the gateway said to its deletion (or that it cannot delete keys), as the erasure recorded it',
+      }),
       identitySealed: Type.Boolean({ description: 'the vault still holds the identity (GET /admin/erasures/{id}/identity reveals it)' }),
       identityPurgedAt: Nullable(Type.String({ format: 'date-time', description: 'when the retention pass destroyed the identity' })),
     },
@@ -91,7 +93,7 @@ function toErasure(row: ShownRow): ErasureShape {
     erasedAt: row.erasedAt.toISOString(),
     retainUntil: row.retainUntil,
     counts: row.counts as ErasureShape['counts'],
-    keyDeletions: Array.isArray(row.keyDeletions) ? row.keyDeletions : [],
+    keyDeletions: row.keyDeletions,
     // The vault's columns are whole or NULL together (a CHECK): its key id says which.
     identitySealed: row.identityKeyId !== null,
     identityPurgedAt: row.identityPurgedAt?.toISOString() ?? null,

@@ -2,7 +2,7 @@
 // identity, the identity revealed only with a reason, audited without it, refused once its retention is over (the
 // boundary is the Korea day after retainUntil), every answer uncacheable. Erasure rows come from the test factory.
 import { describe, expect, it } from 'vitest';
-import { apiHeaders } from '../../helpers/app.ts';
+import { apiHeaders, buildTestApp, LogCapture } from '../../helpers/app.ts';
 import { adminHeaders, setClock } from '../../helpers/billing.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { createErasure } from '../../helpers/erasure.ts';
@@ -80,12 +80,13 @@ describe('GET /admin/erasures and /admin/erasures/:id', () => {
   });
 
   it('shows one erasure, never with the identity; an unknown id is 404, a malformed one 400, an API key 401', async () => {
-    const erasure = await createErasure(running.app.db, { identity: IDENTITY });
+    const keyDeletions = [{ billingKeyId: '6f1c2a90-0000-4000-8000-000000000001', outcome: 'UNSUPPORTED' }];
+    const erasure = await createErasure(running.app.db, { identity: IDENTITY, overrides: { keyDeletions } });
     const response = await get(`/admin/erasures/${erasure.id}`);
     expect(response.statusCode).toBe(200);
     expect(response.headers['cache-control']).toBe('no-store');
     expectNoIdentity(response.body);
-    expect(response.json()).toMatchObject({ id: erasure.id, pseudonym: erasure.pseudonym, identitySealed: true, identityPurgedAt: null });
+    expect(response.json()).toMatchObject({ id: erasure.id, pseudonym: erasure.pseudonym, keyDeletions, identitySealed: true, identityPurgedAt: null });
 
     const unknown = await get('/admin/erasures/00000000-0000-4000-8000-000000000000');
     expect(unknown.statusCode).toBe(404);
@@ -125,6 +126,20 @@ describe('GET /admin/erasures/:id/identity', () => {
     // Each reveal is audited, however often.
     expect((await get(`/admin/erasures/${erasure.id}/identity?reason=second`)).statusCode).toBe(200);
     expect(await running.app.db.auditEvent.count({ where: { action: 'erasure.identity_revealed', entityId: erasure.id } })).toBe(2);
+  });
+
+  it('writes none of the identity to the logs, at trace level', async () => {
+    const logs = new LogCapture();
+    const app = await buildTestApp(running.databaseUrl, { logs, env: { ADMIN_TOKENS: 'alice:test_admin_token_0123456789abcdef' } });
+    try {
+      const erasure = await createErasure(app.db, { identity: IDENTITY });
+      const response = await app.inject({ method: 'GET', url: `/admin/erasures/${erasure.id}/identity?reason=audit`, headers: adminHeaders });
+      expect(response.json()).toEqual(IDENTITY);
+      expect(logs.lines.length).toBeGreaterThan(0);
+      expectNoIdentity(logs.raw);
+    } finally {
+      await app.close();
+    }
   });
 
   it('refuses without a reason, with an empty or blank one (400), and reveals nothing nor audits', async () => {
