@@ -1,6 +1,6 @@
 // POST /admin/retention/run (docs/operating.md "A customer asks to be forgotten"): the retention pass now, as the
 // retention plugin runs it on its own (purge-identities.ts); the entries it writes name the operator, and the
-// reason given, if any. Mounted by app.ts under /admin behind the admin token; honours Idempotency-Key as every
+// reason given, if any, and the run itself is audited as `retention.run`. Mounted by app.ts under /admin behind the admin token; honours Idempotency-Key as every
 // admin POST does. Works with SCHEDULER_ENABLED=false too: operators and tests drive passes by hand.
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
@@ -10,7 +10,8 @@ import type { Idempotency } from '../idempotency/idempotency.ts';
 import { actorOf } from '../../plugins/auth.ts';
 import { IDEMPOTENT, IdempotencyHeader } from '../shared/admin-actions.ts';
 import { optionalReasonBody } from '../shared/schemas.ts';
-import type { PurgeIdentities } from './purge-identities.ts';
+import { type PurgeIdentities, RETENTION_ACTOR } from './purge-identities.ts';
+import { writeAudit } from '../audit/audit.ts';
 
 const RunRetentionBody = optionalReasonBody('보존 기간 만료분 파기');
 
@@ -41,7 +42,19 @@ export function retentionRoutes(deps: { purgeExpiredIdentities: PurgeIdentities;
       },
       async (request, reply) =>
         idempotency.run(request, reply, async () => {
-          const report = await purgeExpiredIdentities({ actor: actorOf(request), reason: request.body?.reason, requestId: request.id });
+          const by = { actor: actorOf(request), reason: request.body?.reason, requestId: request.id };
+          const report = await purgeExpiredIdentities(by);
+          // The run itself is an admin action, audited like a charging pass run by hand (the destructions have theirs).
+          await app.db.$transaction((tx) =>
+            writeAudit(tx, {
+              ...by,
+              reason: by.reason ?? '(none given)',
+              action: 'retention.run',
+              entityType: 'scheduler',
+              entityId: RETENTION_ACTOR,
+              after: report,
+            }),
+          );
           return { statusCode: 200, body: report };
         }),
     );

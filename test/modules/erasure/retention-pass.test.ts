@@ -78,9 +78,19 @@ describe('the retention pass', () => {
     expect(entry.requestId).toBeTruthy();
     for (const value of [IDENTITY.userId, ...IDENTITY.names, ...IDENTITY.phoneNumbers]) expect(JSON.stringify(entries)).not.toContain(value);
 
-    // Idempotent: nothing more to destroy the same day, and no entry written.
+    // The run by hand is audited too.
+    expect(await db.auditEvent.findFirstOrThrow({ where: { action: 'retention.run' } })).toMatchObject({
+      actor: 'admin:alice',
+      entityType: 'scheduler',
+      entityId: 'retention-pass',
+      reason: '정기 파기 확인',
+      after: { purged: 2 },
+    });
+
+    // Idempotent: nothing more to destroy the same day, and no destruction audited.
     expect((await runPass()).json()).toEqual({ purged: 0 });
     expect(await db.auditEvent.count({ where: { action: 'erasure.identity_purged' } })).toBe(2);
+    expect(await db.auditEvent.count({ where: { action: 'retention.run' } })).toBe(2);
 
     // The next Korea day (2031-12-02 00:00 in Korea) the vault that ended on 12-01 goes, and only it.
     await setClock(running.app, '2031-12-01T15:00:00.000Z');
