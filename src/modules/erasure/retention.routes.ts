@@ -1,7 +1,8 @@
 // POST /admin/retention/run (docs/operating.md "A customer asks to be forgotten"): the retention pass now, as the
-// retention plugin runs it on its own (purge-identities.ts); the entries it writes name the operator, and the
-// reason given, if any, and the run itself is audited as `retention.run`. Mounted by app.ts under /admin behind the admin token; honours Idempotency-Key as every
-// admin POST does. Works with SCHEDULER_ENABLED=false too: operators and tests drive passes by hand.
+// retention plugin runs it on its own (purge-identities.ts); the entries it writes name the operator and the reason
+// given, if any, and the run itself is audited as `retention.run`. Mounted by app.ts under /admin behind the admin
+// token; honours Idempotency-Key as every admin POST does. Works with SCHEDULER_ENABLED=false too: operators and
+// tests drive passes by hand.
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import { named, TAGS } from '../../lib/api-document.ts';
