@@ -113,6 +113,8 @@ const RAW_TEXT_LIMIT = 200;
 /** A complete answer, read: its status, its JSON object if it is one, and what is stored and shown of it (redacted). */
 export interface ReadAnswer {
   status: number;
+  /** The parsed JSON, whatever it is (an array for a list); undefined when the body is not JSON. */
+  body: unknown;
   json: Record<string, unknown> | undefined;
   raw: unknown;
   code: string | undefined;
@@ -148,7 +150,7 @@ export function readAnswer(
   const raw = json ? redactor.redact(scrub(json)) : { text: redactor.redact(text.slice(0, RAW_TEXT_LIMIT)) };
   const code = json && typeof json.code === 'string' ? json.code : undefined;
   const message = json && typeof json.message === 'string' ? redactor.redact(json.message) : undefined;
-  return { answer: { status: transport.status, json, raw, code, message } };
+  return { answer: { status: transport.status, body, json, raw, code, message } };
 }
 
 export interface CallLog {
