@@ -419,6 +419,23 @@ describe('settlements', () => {
 });
 
 describe('key deletion', () => {
+  it('configured, deletes the key at Toss (the sandbox’s assumed call): the key is then dead; an unknown key is declined; a 5xx UNKNOWN', async () => {
+    const deleting = adapterWith({ keyDeletion: { method: 'DELETE', path: '/v1/billing/{billingKey}' } });
+    try {
+      const key = await issue('cust-toss-1');
+      const deleted = await deleting.deleteBillingKey!({ billingKey: key, customerKey: 'cust-toss-1' });
+      expect(deleted).toMatchObject({ outcome: 'SUCCEEDED', operation: 'DELETE_KEY', httpStatus: 200 });
+      expectClean(deleted, key);
+      expect(await charge(key, 'toss-order-0050')).toMatchObject({ outcome: 'DECLINED', decline: 'INSTRUMENT_DEAD', code: 'INVALID_BILL_KEY_REQUEST' });
+      expect(await deleting.deleteBillingKey!({ billingKey: key })).toMatchObject({ outcome: 'DECLINED', code: 'INVALID_BILL_KEY_REQUEST' });
+      const other = await issue('cust-toss-2');
+      await fault({ operation: 'DELETE_BILLING_KEY', kind: 'http_500' });
+      expect(await deleting.deleteBillingKey!({ billingKey: other })).toMatchObject({ outcome: 'UNKNOWN', reason: 'HTTP_5XX' });
+    } finally {
+      deleting.close();
+    }
+  });
+
   it('is off unless its call is configured; configured, it is present and its capability says so', () => {
     expect(toss.capabilities.keyDeletion).toBe(false);
     expect(toss.deleteBillingKey).toBeUndefined();
