@@ -221,7 +221,7 @@ function feedLine(value: unknown): SettlementFeedLine | undefined {
 
 export function createTossAdapter(options: TossAdapterOptions): GatewayAdapter {
   const transport = createHttpTransport({ baseUrl: options.baseUrl, authorization: basicAuthorization(options.secretKey), timeoutMs: options.timeoutMs });
-  const log = { ...options, gateway: 'TOSS' };
+  const log = { log: options.log, redactor: options.redactor, gateway: 'TOSS' };
 
   /** One call: refused locally when `problems` say so, else sent and read by `success`. */
   function call(

@@ -10,7 +10,7 @@ import { TOSS_SANDBOX_CLIENT_KEY, TOSS_SANDBOX_SECRET_KEY } from '../../src/dev-
 import type { GatewayAdapter, GatewayResult } from '../../src/gateway/gateway.ts';
 import { createTossAdapter } from '../../src/gateway/toss.adapter.ts';
 import { createRedactor } from '../../src/lib/redact.ts';
-import { startTestApp } from '../helpers/app.ts';
+import { buildTestApp, startTestApp } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { waitFor } from '../helpers/service.ts';
 import { freePort } from '../setup/global-setup.ts';
@@ -340,6 +340,56 @@ describe('refunds', () => {
   });
 });
 
+describe('faults on the other calls', () => {
+  it('a refund whose answer was lost after Toss cancelled: UNKNOWN; the same refund attempt again replays the cancel, made once', async () => {
+    const key = await issue('cust-toss-1');
+    const paymentKey = (await charge(key, 'toss-order-0025', 10_000)).fields.transactionId!;
+    await fault({ operation: 'CANCEL', kind: 'malformed' });
+    expect(await refund(paymentKey, 2_500, false, 'refund-attempt-20')).toMatchObject({ outcome: 'UNKNOWN', reason: 'MALFORMED_BODY' });
+    expect(await refund(paymentKey, 2_500, false, 'refund-attempt-20')).toMatchObject({ outcome: 'SUCCEEDED', fields: { cancelAmount: 2_500 } });
+    expect((await ledger()).filter((e) => e.type === 'CANCEL').map((e) => e.amount)).toEqual([2_500]);
+  });
+
+  it('a refund: a 5xx before anything was cancelled UNKNOWN; our configuration NOT_SENT; neither cancels', async () => {
+    const key = await issue('cust-toss-1');
+    const paymentKey = (await charge(key, 'toss-order-0026', 10_000)).fields.transactionId!;
+    await fault({ operation: 'CANCEL', kind: 'http_500' });
+    expect(await refund(paymentKey, 1_000, false, 'refund-attempt-21')).toMatchObject({ outcome: 'UNKNOWN', reason: 'HTTP_5XX' });
+    await fault({ operation: 'CANCEL', kind: 'decline', code: 'INVALID_API_KEY' });
+    expect(await refund(paymentKey, 1_000, false, 'refund-attempt-22')).toMatchObject({ outcome: 'NOT_SENT', reason: 'REFUSED_UNPROCESSED' });
+    expect((await ledger()).filter((e) => e.type === 'CANCEL')).toEqual([]);
+  });
+
+  it('key issuance: a 5xx or a reset UNKNOWN, our configuration NOT_SENT', async () => {
+    for (const [spec, outcome] of [
+      [{ kind: 'http_500' }, 'UNKNOWN'],
+      [{ kind: 'reset' }, 'UNKNOWN'],
+      [{ kind: 'decline', code: 'UNAUTHORIZED_KEY' }, 'NOT_SENT'],
+    ] as const) {
+      await fault({ operation: 'ISSUE_BILLING_KEY', ...spec });
+      const result = await toss.issueBillingKey({ method: 'CARD', transactionId: await authKeyFor('cust-toss-9'), customerKey: 'cust-toss-9' });
+      expect(result, JSON.stringify(spec)).toMatchObject({ outcome });
+    }
+  });
+
+  it('a lookup: a reset, a broken body or a timeout is UNKNOWN (ask again later)', async () => {
+    const key = await issue('cust-toss-1');
+    await charge(key, 'toss-order-0027');
+    await fault({ operation: 'LOOKUP', kind: 'reset' });
+    expect(await toss.inquire!({ orderId: 'toss-order-0027' })).toMatchObject({ outcome: 'UNKNOWN', reason: 'CONNECTION_RESET' });
+    await fault({ operation: 'LOOKUP', kind: 'malformed' });
+    expect(await toss.inquire!({ orderId: 'toss-order-0027' })).toMatchObject({ outcome: 'UNKNOWN', reason: 'MALFORMED_BODY' });
+    const impatient = adapterWith({ timeoutMs: 1_000 });
+    try {
+      await fault({ operation: 'LOOKUP', kind: 'timeout' });
+      expect(await impatient.inquire!({ orderId: 'toss-order-0027' })).toMatchObject({ outcome: 'UNKNOWN', reason: 'TIMEOUT' });
+    } finally {
+      impatient.close();
+    }
+    expect(await toss.inquire!({ orderId: 'toss-order-0027' })).toMatchObject({ outcome: 'SUCCEEDED' });
+  });
+});
+
 describe('inquiry by orderId', () => {
   it('a booked orderId: SUCCEEDED with its paymentKey and amount; one Toss never saw: DECLINED NOT_FOUND_PAYMENT', async () => {
     const key = await issue('cust-toss-1');
@@ -411,6 +461,19 @@ describe('settlements', () => {
     expect(both.lines[2]!.tradedAt).toEqual(kst('2027-03-11T00:30:00'));
   });
 
+  it('pages: a full page says there is a next one; the last page does not', async () => {
+    const minted = await control('POST', '/_control/billing-keys', { customerKeys: ['cust-toss-pages'] });
+    const key = minted.keys[0].billingKey as string;
+    for (let n = 0; n < 101; n += 1)
+      expect(await charge(key, `toss-page-${String(n).padStart(4, '0')}`, 1_000, 'cust-toss-pages')).toMatchObject({ outcome: 'SUCCEEDED' });
+    const first = await toss.fetchSettlements!({ from: '2027-03-10', to: '2027-03-10' });
+    expect(first.lines).toHaveLength(100);
+    expect(first.nextPage).toBe('2');
+    const second = await toss.fetchSettlements!({ from: '2027-03-10', to: '2027-03-10', page: first.nextPage });
+    expect(second.lines.map((line) => line.orderId)).toEqual(['toss-page-0100']);
+    expect(second.nextPage).toBeUndefined();
+  });
+
   it('a fault on the feed: no lines, the result says why', async () => {
     await fault({ operation: 'SETTLEMENTS', kind: 'malformed' });
     const read = await toss.fetchSettlements!({ from: '2027-03-10', to: '2027-03-10' });
@@ -445,6 +508,25 @@ describe('key deletion', () => {
       expect(deleting.deleteBillingKey).toBeTypeOf('function');
     } finally {
       deleting.close();
+    }
+  });
+});
+
+describe('Toss at a configured address (TOSS_API_BASE_URL)', () => {
+  it('the app calls it with the configured keys and mounts no Toss sandbox of its own', async () => {
+    const other = await createTestDatabase();
+    const configured = await buildTestApp(other.url, {
+      env: { TOSS_API_BASE_URL: base, TOSS_SECRET_KEY: TOSS_SANDBOX_SECRET_KEY, TOSS_CLIENT_KEY: TOSS_SANDBOX_CLIENT_KEY },
+    });
+    try {
+      expect(configured.config.toss.mode).toBe('API');
+      expect((await configured.inject({ method: 'GET', url: '/sandbox/toss/_control/ledger' })).statusCode).toBe(404);
+      const key = await issue('cust-toss-1');
+      expect(await charge(key, 'toss-order-0060', 9_900, 'cust-toss-1', configured.gateways.TOSS!)).toMatchObject({ outcome: 'SUCCEEDED' });
+      expect(await ledger()).toMatchObject([{ orderId: 'toss-order-0060' }]);
+    } finally {
+      await configured.close();
+      await other.drop();
     }
   });
 });
