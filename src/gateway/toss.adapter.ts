@@ -28,8 +28,8 @@
 //   answered 200 with status DONE (never READY or IN_PROGRESS for a card billing charge).
 // - Idempotency-Key (at most 300 characters) on a POST replays the first answer for 15 days from the first request,
 //   keyed by the key, the API key, the path and the method. Documented (guides/using-api/idempotency-key; the forum
-//   confirms the body is not compared). 409 IDEMPOTENT_REQUEST_PROCESSING while the first runs: the code is the
-//   contract's; its status assumed.
+//   confirms the body is not compared). 409 IDEMPOTENT_REQUEST_PROCESSING while the first runs: the sandbox's list
+//   cites the same page for it; not confirmed here (the part of the page read did not reach it), so assumed.
 // - GET /v1/payments/orders/{orderId} answers the Payment of an orderId, 404 NOT_FOUND_PAYMENT for none. Documented
 //   (reference/error-codes: its example error). Payment statuses READY, IN_PROGRESS, WAITING_FOR_DEPOSIT, DONE,
 //   CANCELED, PARTIAL_CANCELED, ABORTED, EXPIRED: documented (the Payment object). Assumed: by orderId the approval
