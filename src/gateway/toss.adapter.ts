@@ -338,9 +338,13 @@ export function createTossAdapter(options: TossAdapterOptions): GatewayAdapter {
 
     async fetchSettlements(input) {
       const page = Number(input.page ?? '1');
+      const problems = [
+        ...(Number.isSafeInteger(page) && page >= 1 ? [] : ['page must be a whole number from 1']),
+        ...([input.from, input.to].every((date) => /^\d{4}-\d{2}-\d{2}$/.test(date)) ? [] : ['from and to are Korea dates, yyyy-MM-dd']),
+      ];
       const query = new URLSearchParams({ startDate: input.from, endDate: input.to, page: String(page), size: String(TOSS_SETTLEMENT_PAGE_SIZE) });
       let lines: SettlementFeedLine[] = [];
-      const result = await call('SETTLEMENTS', { method: 'GET', path: `/v1/settlements?${query}` }, {}, (_json, base, body) => {
+      const result = await call('SETTLEMENTS', { method: 'GET', path: `/v1/settlements?${query}` }, { problems }, (_json, base, body) => {
         if (!Array.isArray(body)) return unknownOf(base, 'MALFORMED_BODY', 'settlements answer is not a JSON array');
         const read = body.map(feedLine);
         const bad = read.indexOf(undefined);

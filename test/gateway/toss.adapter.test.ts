@@ -474,6 +474,14 @@ describe('settlements', () => {
     expect(second.nextPage).toBeUndefined();
   });
 
+  it('a malformed date or page is refused before sending', async () => {
+    expect(await toss.fetchSettlements!({ from: '2027-3-10', to: '2027-03-10' })).toMatchObject({
+      lines: [],
+      result: { outcome: 'NOT_SENT', reason: 'INVALID_REQUEST' },
+    });
+    expect(await toss.fetchSettlements!({ from: '2027-03-10', to: '2027-03-10', page: 'next' })).toMatchObject({ lines: [], result: { outcome: 'NOT_SENT' } });
+  });
+
   it('a fault on the feed: no lines, the result says why', async () => {
     await fault({ operation: 'SETTLEMENTS', kind: 'malformed' });
     const read = await toss.fetchSettlements!({ from: '2027-03-10', to: '2027-03-10' });
