@@ -48,6 +48,8 @@ const SQL_ONLY_CHECKS = [
   'erasures.erasures_status_check',
   'erasures.erasures_retain_until_check',
   'erasures.erasures_vault_whole_check',
+  'registrations.registrations_customerKey_gateway',
+  'billing_keys.billing_keys_customerKey_gateway',
 ];
 const SQL_ONLY_PARTIAL_INDEXES = [
   'payment_attempts.payment_attempts_billing_orderId_key(orderId) WHERE (operation = \'BILLING_CONFIRM\'::"GatewayOperation")',

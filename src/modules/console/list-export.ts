@@ -19,6 +19,7 @@ export const PAYMENT_COLUMNS = [
   'orderId',
   'kind',
   'method',
+  'gateway',
   'amount',
   'status',
   'transactionId',

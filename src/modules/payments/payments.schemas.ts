@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Amount, Cursor, Instant, Limit, Method, Reason, RefundReason, StringEnum, Uuid, pageOf } from '../shared/schemas.ts';
+import { Amount, Cursor, Gateway, Instant, Limit, Method, Reason, RefundReason, StringEnum, Uuid, pageOf } from '../shared/schemas.ts';
 
 export const PaymentStatus = named(
   'PaymentStatus',
@@ -72,6 +72,7 @@ export const PaymentResponse = named(
       orderId: Type.String(),
       kind: Type.String({ description: 'INITIAL, RECURRING, MANUAL or ONE_TIME (PaymentKind)' }),
       method: Type.String({ description: 'CARD or MOBILE' }),
+      gateway: Gateway,
       amount: Type.Integer(),
       status: PaymentStatus,
       transactionId: Type.Optional(Type.String()),

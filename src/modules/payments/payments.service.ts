@@ -110,6 +110,7 @@ export function serializePayment(row: PaymentRow & { attempts?: AttemptView[]; r
     orderId: row.orderId,
     kind: row.kind,
     method: row.method,
+    gateway: row.gateway,
     amount: row.amount,
     status: row.status,
     transactionId: row.transactionId ?? undefined,

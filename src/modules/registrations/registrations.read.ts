@@ -29,6 +29,7 @@ export function serializeRegistration(row: RegistrationView, config: Config) {
     orderId: row.orderId,
     ...urls,
     expiresAt: row.expiresAt.toISOString(),
+    gateway: row.gateway,
     window: windowParams(config, {
       method: row.method,
       amount: row.amount,

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Amount, CheckoutStatus, HttpUrl, Method, StringEnum, TermText, Utf8Text, WindowParams } from '../shared/schemas.ts';
+import { Amount, CheckoutStatus, Gateway, HttpUrl, Method, StringEnum, TermText, Utf8Text, WindowParams } from '../shared/schemas.ts';
 import { TERM_BYTES } from '../shared/terms.ts';
 
 export const IntervalUnit = StringEnum(['day', 'week', 'month', 'year']);
@@ -78,6 +78,7 @@ export const RegistrationResponse = named(
       successUrl: Type.String(),
       failUrl: Type.String(),
       expiresAt: Type.String({ format: 'date-time' }),
+      gateway: Gateway,
       window: WindowParams,
       purpose: StringEnum(['SUBSCRIPTION', 'PAYMENT_METHOD'], {
         description: 'PAYMENT_METHOD: replaces the billing key of subscriptionId',

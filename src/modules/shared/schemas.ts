@@ -14,6 +14,10 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
 }
 
 export const Method = named('Method', StringEnum(['CARD', 'MOBILE'], { description: 'CARD: a card; MOBILE: the customer’s mobile phone bill' }));
+export const Gateway = named(
+  'Gateway',
+  StringEnum(['DANAL', 'TOSS'], { description: 'the payment gateway: DANAL (CARD and MOBILE) or TOSS (Toss Payments, CARD only); docs/api.md "Gateways"' }),
+);
 export const Amount = Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'KRW, a whole number of won', examples: [9900] });
 export const Uuid = Type.String({ pattern: UUID_PATTERN });
 /** An ISO-8601 instant a client sends (filters, resolve's approvedAt). */

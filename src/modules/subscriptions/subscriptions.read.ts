@@ -12,6 +12,7 @@ import type { SubscriptionStatus } from '../ledger/subscription.state.ts';
 export interface BillingKeySummary {
   id: string;
   method: 'CARD' | 'MOBILE';
+  gateway: 'DANAL' | 'TOSS';
   status: 'ACTIVE' | 'REVOKED';
   cardName: string | null;
   cardNumber: string | null;
@@ -20,9 +21,16 @@ export interface BillingKeySummary {
 }
 
 /** BillingKeySummary's fields, in the public shape's order: the columns BILLING_KEY_SUMMARY_JSON reads. */
-export const BILLING_KEY_SUMMARY_FIELDS = ['id', 'method', 'status', 'cardName', 'cardNumber', 'carrier', 'phoneNumber'] as const satisfies ReadonlyArray<
-  keyof BillingKeySummary
->;
+export const BILLING_KEY_SUMMARY_FIELDS = [
+  'id',
+  'method',
+  'gateway',
+  'status',
+  'cardName',
+  'cardNumber',
+  'carrier',
+  'phoneNumber',
+] as const satisfies ReadonlyArray<keyof BillingKeySummary>;
 
 export type ConsentRow = Prisma.ConsentGetPayload<object>;
 
@@ -200,7 +208,7 @@ const AFTER_NEXT_CHARGE = `json_strip_nulls(json_build_object(
     `'[]'::json`,
   )},
   'needsAttention', s."needsAttention", 'attentionReason', s."attentionReason", 'refundDue', s."refundDue",
-  'billingKey', json_build_object('id', k."id", 'method', k."method", 'status', k."status", 'cardName', k."cardName", 'cardNumber', k."cardNumber",
+  'billingKey', json_build_object('id', k."id", 'method', k."method", 'gateway', k."gateway", 'status', k."status", 'cardName', k."cardName", 'cardNumber', k."cardNumber",
     'carrier', k."carrier", 'phoneNumber', ${maskedPhoneSql('k."phoneNumber"')}),
   'createdAt', ${isoSql('s."createdAt"')}, 'updatedAt', ${isoSql('s."updatedAt"')}))::text`;
 

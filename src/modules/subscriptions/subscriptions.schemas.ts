@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Amount, Cursor, Instant, Limit, Method, Reason, StringEnum, TermText, pageOf } from '../shared/schemas.ts';
+import { Amount, Cursor, Gateway, Instant, Limit, Method, Reason, StringEnum, TermText, pageOf } from '../shared/schemas.ts';
 
 export const SubscriptionStatus = named(
   'SubscriptionStatus',
@@ -70,6 +70,8 @@ export const SubscriptionResponse = named(
           {
             id: Type.String(),
             method: Type.String(),
+            /** The gateway that issued the key; absent only in an event of a key we no longer hold. */
+            gateway: Type.Optional(Gateway),
             status: Type.String(),
             cardName: Type.Optional(Type.String()),
             cardNumber: Type.Optional(Type.String()),

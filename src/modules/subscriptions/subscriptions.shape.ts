@@ -39,6 +39,7 @@ export function serializeSubscription(row: SubscriptionView) {
     billingKey: {
       id: row.billingKey.id,
       method: row.billingKey.method,
+      gateway: row.billingKey.gateway,
       status: row.billingKey.status,
       cardName: row.billingKey.cardName ?? undefined,
       cardNumber: row.billingKey.cardNumber ?? undefined,

@@ -90,7 +90,16 @@ describe('the subscriptions export', () => {
       refundDue: 5500,
       createdAt: at,
       updatedAt: at,
-      billingKey: { id: 'key', method: 'CARD', status: 'ACTIVE', cardName: 'Card', cardNumber: '1234', carrier: 'SKT', phoneNumber: '010-1234-5678' },
+      billingKey: {
+        id: 'key',
+        method: 'CARD',
+        gateway: 'DANAL',
+        status: 'ACTIVE',
+        cardName: 'Card',
+        cardNumber: '1234',
+        carrier: 'SKT',
+        phoneNumber: '010-1234-5678',
+      },
       consents: [],
     };
     const paths = (value: object, prefix = ''): string[] =>
@@ -98,7 +107,7 @@ describe('the subscriptions export', () => {
         field !== null && typeof field === 'object' && !Array.isArray(field) ? paths(field, `${prefix}${key}.`) : [`${prefix}${key}`],
       );
     const shown = paths(serializeSubscription(row)).filter((path) => path !== 'consents');
-    expect(shown).toHaveLength(31);
+    expect(shown).toHaveLength(32);
     expect(SUBSCRIPTION_COLUMNS).toEqual(shown);
   });
 });
