@@ -161,7 +161,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(healthRoutes);
 
   const keyring = createKeyring(config.encryptionKeys);
-  const deps = { db: app.db, gateway: app.gateway, clock, config, keyring, log: app.log };
+  const deps = { db: app.db, gateway: app.gateway, gateways: app.gateways, clock, config, keyring, log: app.log };
   const payments = createPaymentsService(deps);
   const orders = createOrdersService(deps);
   const charges = createChargeService(deps);

@@ -196,12 +196,12 @@ CREATE OR REPLACE TRIGGER "subscriptions_merchant_events" AFTER UPDATE ON "subsc
 CREATE OR REPLACE TRIGGER "payments_merchant_events_insert" AFTER INSERT ON "payments" FOR EACH ROW
   WHEN (NEW."status" <> 'PENDING')
   EXECUTE FUNCTION "record_merchant_event"('payment',
-    '{status,amount,orderId,transactionId,approvedAt,failureCode,failureMessage,canceledAmount,attentionReason}',
+    '{status,amount,orderId,transactionId,approvedAt,failureCode,failureMessage,canceledAmount,attentionReason,gateway}',
     '{}');
 CREATE OR REPLACE TRIGGER "payments_merchant_events" AFTER UPDATE ON "payments" FOR EACH ROW
-  WHEN (ROW(OLD."status", OLD."amount", OLD."orderId", OLD."transactionId", OLD."approvedAt", OLD."failureCode", OLD."failureMessage", OLD."canceledAmount", OLD."attentionReason", OLD."updatedAt") IS DISTINCT FROM ROW(NEW."status", NEW."amount", NEW."orderId", NEW."transactionId", NEW."approvedAt", NEW."failureCode", NEW."failureMessage", NEW."canceledAmount", NEW."attentionReason", NEW."updatedAt"))
+  WHEN (ROW(OLD."status", OLD."amount", OLD."orderId", OLD."transactionId", OLD."approvedAt", OLD."failureCode", OLD."failureMessage", OLD."canceledAmount", OLD."attentionReason", OLD."gateway", OLD."updatedAt") IS DISTINCT FROM ROW(NEW."status", NEW."amount", NEW."orderId", NEW."transactionId", NEW."approvedAt", NEW."failureCode", NEW."failureMessage", NEW."canceledAmount", NEW."attentionReason", NEW."gateway", NEW."updatedAt"))
   EXECUTE FUNCTION "record_merchant_event"('payment',
-    '{status,amount,orderId,transactionId,approvedAt,failureCode,failureMessage,canceledAmount,attentionReason}',
+    '{status,amount,orderId,transactionId,approvedAt,failureCode,failureMessage,canceledAmount,attentionReason,gateway}',
     '{}');
 
 CREATE OR REPLACE TRIGGER "registrations_merchant_events_insert" AFTER INSERT ON "registrations" FOR EACH ROW

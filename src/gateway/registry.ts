@@ -1,6 +1,6 @@
 // The gateways the service runs, by name (gateway.ts): built once by the gateway plugin. A payment or a billing key
 // names its gateway only to find its adapter here; what the engine then does depends on the adapter's capabilities.
-import type { GatewayAdapter, GatewayName } from './gateway.ts';
+import type { GatewayAdapter, GatewayName, GatewayOperationName, GatewayResult } from './gateway.ts';
 
 /** Danal always runs; another gateway is present only when it is configured. */
 export type Gateways = { readonly DANAL: GatewayAdapter } & Readonly<Partial<Record<GatewayName, GatewayAdapter>>>;
@@ -33,6 +33,41 @@ export function createGateways(adapters: Gateways): Gateways {
     if (problems.length > 0) throw new Error(`gateway adapter ${name}: ${problems.join('; ')}`);
   }
   return adapters;
+}
+
+/**
+ * The adapter that stands for a gateway not configured here (a Toss row while TOSS_* are unset): every call answers
+ * NOT_SENT (the request provably never left: invariant 3), so a charge or a refund of such a row is recorded as not
+ * sent and tried again as itself once the gateway is configured. It can do nothing, and says so in its capabilities.
+ */
+export function unconfiguredGateway(name: GatewayName): GatewayAdapter {
+  const notSent = async (operation: GatewayOperationName): Promise<GatewayResult> => ({
+    operation,
+    outcome: 'NOT_SENT',
+    reason: 'INVALID_REQUEST',
+    detail: `the ${name} gateway is not configured`,
+    fields: { extra: {} },
+    durationMs: 0,
+  });
+  return {
+    name,
+    capabilities: {
+      idempotencyKey: false,
+      inquiry: false,
+      partialRefund: { CARD: false, MOBILE: false },
+      keyDeletion: false,
+      settlementFeed: false,
+      methods: [],
+      mobileChain: false,
+      refundWindow: { CARD: 'ANY_TIME', MOBILE: 'ANY_TIME' },
+    },
+    outcomes: { codes: {}, otherwise: { outcome: 'NOT_SENT' } },
+    issueBillingKey: () => notSent('ISSUE_KEY'),
+    chargeBillingKey: () => notSent('BILLING_CONFIRM'),
+    confirmPayment: () => notSent('CONFIRM_PAYMENT'),
+    refundPayment: () => notSent('CANCEL'),
+    close: () => {},
+  };
 }
 
 /** The adapter of `name`; undefined when that gateway is not configured. */

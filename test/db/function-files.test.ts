@@ -154,7 +154,6 @@ describe("the events trigger's watched columns", () => {
       oneTimeOrderId: 'fixed at creation',
       cycle: 'fixed at creation',
       kind: 'fixed at creation',
-      gateway: 'fixed at creation: a payment is charged and refunded where it was made',
       createdAt: 'fixed at creation',
       updatedAt: "in the update trigger's WHEN: it refreshes the transaction's event, it makes none",
       needsAttention: 'derived from status and attentionReason, both watched',

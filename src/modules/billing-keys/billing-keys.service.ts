@@ -3,13 +3,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayFields } from '../../gateway/gateway.ts';
+import type { GatewayFields, GatewayName } from '../../gateway/gateway.ts';
 import { billingKeyAad, type Keyring } from '../../lib/crypto.ts';
 import type { Method } from '../shared/terms.ts';
 
 type Tx = Prisma.TransactionClient;
 
-export async function storeBillingKey(tx: Tx, keyring: Keyring, input: { registrationId: string; userId: string; method: Method; fields: GatewayFields }) {
+export async function storeBillingKey(
+  tx: Tx,
+  keyring: Keyring,
+  input: { registrationId: string; userId: string; method: Method; fields: GatewayFields; gateway?: GatewayName; customerKey?: string | null },
+) {
   const id = randomUUID();
   const envelope = keyring.encrypt(input.fields.billingKey!, billingKeyAad(id));
   return tx.billingKey.create({
@@ -18,6 +22,9 @@ export async function storeBillingKey(tx: Tx, keyring: Keyring, input: { registr
       registrationId: input.registrationId,
       userId: input.userId,
       method: input.method,
+      // The gateway that issued it, and Toss's customerKey: every charge of the key goes there with it.
+      gateway: input.gateway ?? 'DANAL',
+      customerKey: input.customerKey ?? null,
       encryptionKeyId: envelope.keyId,
       keyIv: Uint8Array.from(envelope.iv),
       keyTag: Uint8Array.from(envelope.tag),

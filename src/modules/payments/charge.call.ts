@@ -2,15 +2,20 @@
 // is made with no transaction open, only while the lease taken at preparation outlasts it; a charge not sent is
 // answered NOT_SENT, recorded like any answer, and sent again as itself (same attempt, same orderId) by a later pass.
 import type { GatewayResult } from '../../gateway/gateway.ts';
+import { gatewayFor } from '../shared/gateway-for.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { Ready } from './charge.types.ts';
 
-/** The gateway call of a prepared charge: no transaction is open (invariant 1); never throws for gateway outcomes. */
-export function sendCharge(gateway: ServiceDeps['gateway'], ready: Ready): Promise<GatewayResult> {
-  return gateway.chargeBillingKey({
+/**
+ * The gateway call of a prepared charge, through its key's gateway: no transaction is open (invariant 1); never
+ * throws for gateway outcomes.
+ */
+export function sendCharge(deps: Pick<ServiceDeps, 'gateway' | 'gateways'>, ready: Ready): Promise<GatewayResult> {
+  return gatewayFor(deps, ready.gateway).chargeBillingKey({
     method: ready.method,
     billingKey: ready.billingKey,
     userId: ready.userId,
+    ...(ready.customerKey ? { customerKey: ready.customerKey } : {}),
     amount: ready.plan.amount,
     orderName: ready.orderName,
     orderId: ready.orderId,

@@ -52,6 +52,8 @@ export interface ClaimedRow extends Omit<ChargeableSubscription, 'billingKeyStat
    */
   version: string;
   keyId: string;
+  keyGateway: 'DANAL' | 'TOSS';
+  customerKey: string | null;
   encryptionKeyId: string;
   keyIv: Uint8Array;
   keyTag: Uint8Array;
@@ -86,6 +88,8 @@ const CLAIMED_FIELDS = {
   itemCode: 's."itemCode"',
   version: 's."xmin"::text',
   keyId: 'k."id"',
+  keyGateway: 'k."gateway"::text',
+  customerKey: 'k."customerKey"',
   billingKeyStatus: 'k."status"::text',
   encryptionKeyId: 'k."encryptionKeyId"',
   keyIv: 'k."keyIv"',

@@ -21,7 +21,7 @@ export async function chargeOne(deps: ChargeDeps, id: string, onPrepared?: OnPre
   try {
     const ready = await prepare(deps, id, owner, 'ADMIN', onPrepared);
     if (ready.kind === 'DONE') return ready.report;
-    return await recordOne(deps, ready, await sendCharge(deps.gateway, ready));
+    return await recordOne(deps, ready, await sendCharge(deps, ready));
   } catch (error) {
     await releaseSubscription(deps.db, id, owner).catch(() => undefined);
     throw error;

@@ -201,7 +201,7 @@ async function slot(pass: Pass): Promise<void> {
     }
     let result: GatewayResult;
     try {
-      result = await sendCharge(deps.gateway, next);
+      result = await sendCharge(deps, next);
     } catch (error) {
       await failCharge(pass, next.subscriptionId, error);
       continue;

@@ -56,6 +56,8 @@ export async function prepareNewCycles(
     leaseExpiresAt,
     // The rows' createdAt and updatedAt: the service's clock, as db/clock-stamps.ts gives the Prisma writers.
     now,
+    // Each payment's gateway: its key's (fenced above: the key is the one the claim read).
+    column((e) => e.row.keyGateway),
   ]);
   const byId = new Map(planned.map((entry) => [entry.row.id, entry]));
   for (const { subscriptionId, paymentId, attemptId } of written) {
@@ -70,6 +72,8 @@ export async function prepareNewCycles(
       attemptId,
       orderId,
       billingKey,
+      gateway: row.keyGateway,
+      customerKey: row.customerKey,
       userId: row.userId,
       orderName: row.orderName,
       itemCode: row.itemCode,
@@ -110,8 +114,8 @@ function planNewCycles(deps: Pick<ServiceDeps, 'config' | 'keyring'>, rows: read
 // fails writes nothing and the others are written.
 const PREPARE_NEW_CYCLES_SQL = `
       WITH i AS (
-        SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::int[], $9::uuid[], $10::text[])
-          AS i("id", "cycle", "method", "amount", "orderId", "dueAt", "version", "subscriptionAmount", "keyId", "lastTransactionId")),
+        SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::int[], $9::uuid[], $10::text[], $15::text[])
+          AS i("id", "cycle", "method", "amount", "orderId", "dueAt", "version", "subscriptionAmount", "keyId", "lastTransactionId", "gateway")),
       ok AS (
         UPDATE "subscriptions" s SET "leaseExpiresAt" = $13::timestamptz
           FROM i
@@ -120,10 +124,10 @@ const PREPARE_NEW_CYCLES_SQL = `
            AND s."billingKeyId" = i."keyId" AND s."lastTransactionId" IS NOT DISTINCT FROM i."lastTransactionId"
            AND EXISTS (SELECT 1 FROM "billing_keys" k WHERE k."id" = i."keyId" AND k."status" = 'ACTIVE')
            AND NOT EXISTS (SELECT 1 FROM "payments" p WHERE p."subscriptionId" = i."id" AND p."cycle" = i."cycle")
-        RETURNING i."id", i."cycle", i."method", i."amount", i."orderId", i."dueAt"),
+        RETURNING i."id", i."cycle", i."method", i."amount", i."orderId", i."dueAt", i."gateway"),
       p AS (
-        INSERT INTO "payments" ("subscriptionId", "cycle", "kind", "method", "amount", "orderId", "attemptCount", "dueAt", "createdAt", "updatedAt")
-        SELECT ok."id", ok."cycle", 'RECURRING', ok."method"::"PaymentMethod", ok."amount", ok."orderId", 1, ok."dueAt", $14::timestamptz, $14::timestamptz FROM ok
+        INSERT INTO "payments" ("subscriptionId", "cycle", "kind", "method", "gateway", "amount", "orderId", "attemptCount", "dueAt", "createdAt", "updatedAt")
+        SELECT ok."id", ok."cycle", 'RECURRING', ok."method"::"PaymentMethod", ok."gateway"::"PaymentGateway", ok."amount", ok."orderId", 1, ok."dueAt", $14::timestamptz, $14::timestamptz FROM ok
         RETURNING "id", "subscriptionId", "orderId", "amount"),
       a AS (
         INSERT INTO "payment_attempts" ("paymentId", "attemptNumber", "operation", "orderId", "amount", "leaseOwner", "leaseExpiresAt", "createdAt", "updatedAt")

@@ -49,8 +49,8 @@ export async function prepare(deps: PrepareDeps, id: string, owner: string, trig
       log.info({ subscriptionId: id, from: sub.cycle, to: plan.cycle }, 'missed periods after downtime are not back-charged');
     }
     const attempt = open
-      ? await writeRetryAttempt(tx, { id, paymentId: open.id, plan, owner, leaseExpiresAt, now })
-      : await writeNewPayment(tx, { id, method: sub.method, plan, owner, trigger, leaseExpiresAt });
+      ? await writeRetryAttempt(tx, { id, paymentId: open.id, plan, owner, leaseExpiresAt, now, gateway: sub.billingKey.gateway })
+      : await writeNewPayment(tx, { id, method: sub.method, gateway: sub.billingKey.gateway, plan, owner, trigger, leaseExpiresAt });
     if ('kind' in attempt) return attempt;
     await onPrepared?.(tx, { paymentId: attempt.paymentId, orderId: attempt.orderId, cycle: plan.cycle, amount: plan.amount });
     return {
@@ -61,6 +61,8 @@ export async function prepare(deps: PrepareDeps, id: string, owner: string, trig
       plan,
       ...attempt,
       billingKey,
+      gateway: sub.billingKey.gateway,
+      customerKey: sub.billingKey.customerKey,
       userId: sub.userId,
       orderName: sub.orderName,
       itemCode: sub.itemCode,
@@ -113,7 +115,7 @@ type Done = Exclude<Prepared, Ready>;
 /** A new cycle's payment, PENDING with its first attempt: nothing to look up (the common case). */
 async function writeNewPayment(
   tx: Tx,
-  input: { id: string; method: Ready['method']; plan: Ready['plan']; owner: string; trigger: Trigger; leaseExpiresAt: Date },
+  input: { id: string; method: Ready['method']; gateway: Ready['gateway']; plan: Ready['plan']; owner: string; trigger: Trigger; leaseExpiresAt: Date },
 ): Promise<WrittenAttempt> {
   const { id, plan } = input;
   const orderId = chargeOrderId(id, plan.cycle, 1);
@@ -123,6 +125,7 @@ async function writeNewPayment(
       cycle: plan.cycle,
       kind: input.trigger === 'ADMIN' ? 'MANUAL' : 'RECURRING',
       method: input.method,
+      gateway: input.gateway,
       amount: plan.amount,
       orderId,
       attemptCount: 1,
@@ -144,7 +147,7 @@ async function writeNewPayment(
 /** The next attempt of the cycle's payment already open (a retry, or a NOT_SENT attempt sent again as itself). */
 async function writeRetryAttempt(
   tx: Tx,
-  input: { id: string; paymentId: string; plan: Ready['plan']; owner: string; leaseExpiresAt: Date; now: Date },
+  input: { id: string; paymentId: string; plan: Ready['plan']; owner: string; leaseExpiresAt: Date; now: Date; gateway: Ready['gateway'] },
 ): Promise<WrittenAttempt | Done> {
   const { id, paymentId, plan, owner, now } = input;
   // A call of this payment still in flight under a live lease (its answer not yet written): never a second one.
@@ -168,7 +171,9 @@ async function writeRetryAttempt(
     await releaseSubscription(tx, id, owner, 'PAYMENT_OUTCOME_UNKNOWN');
     return { kind: 'DONE', report: { subscriptionId: id, outcome: 'SKIPPED', code: 'PAYMENT_OUTCOME_UNKNOWN', paymentId } };
   }
-  // A retry makes a FAILED payment PENDING again while it is in flight (docs/architecture.md "Recurring charging").
-  await transitionPayment(tx, paymentId, 'send', { nextRetryAt: null });
+  // A retry makes a FAILED payment PENDING again while it is in flight (docs/architecture.md "Recurring charging"). It
+  // goes through the subscription's key as it is now: after a new payment method of another gateway, the payment is
+  // that gateway's from this attempt on (its refunds go there too).
+  await transitionPayment(tx, paymentId, 'send', { nextRetryAt: null, gateway: input.gateway });
   return { paymentId, attemptId: prepared.attemptId, orderId: prepared.orderId! };
 }

@@ -1,7 +1,7 @@
 // What the charging engine's steps hand each other and answer (charge.prepare.ts, charge.call.ts, charge.record.ts,
 // charge.pipeline.ts, charge.one.ts).
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { GatewayResult } from '../../gateway/gateway.ts';
+import type { GatewayName, GatewayResult } from '../../gateway/gateway.ts';
 import type { ChargePlan, RefusalCode } from '../ledger/charge.rules.ts';
 import type { ChargeableSubscription } from '../ledger/schedule.rules.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
@@ -67,6 +67,9 @@ export interface Ready {
   attemptId: string;
   orderId: string;
   billingKey: string;
+  /** The key's gateway (the payment's, from this attempt on) and the customerKey it is bound to (Toss's; null for Danal). */
+  gateway: GatewayName;
+  customerKey: string | null;
   userId: string;
   orderName: string;
   itemCode: string | null;

@@ -8,6 +8,7 @@ import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { utf8Bytes } from '../../lib/input.ts';
 import { REFUND_REASON_BYTES, refundWindowOpen, type GatewayCapabilities } from '../../gateway/gateway.ts';
+import { gatewayFor } from '../shared/gateway-for.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, StateConflictError, ValidationError, withDetails } from '../../lib/errors.ts';
 import { lockAttempts, sweepExpiredAttempts } from '../ledger/attempts.ts';
@@ -71,8 +72,8 @@ export function refuseBeyondGateway(
   }
 }
 
-export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock' | 'config' | 'log'>) {
-  const { db, gateway, clock, config, log } = deps;
+export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'gateways' | 'clock' | 'config' | 'log'>) {
+  const { db, clock, config, log } = deps;
 
   async function load(tx: Tx | Db, id: string) {
     const row = await tx.payment.findUnique({ where: { id }, include: PAYMENT_DETAIL });
@@ -94,7 +95,8 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
     // Committed on its own: a refund refused below still leaves a dead process's refund visible as unknown.
     await sweepExpiredAttempts(db, now, log, id);
     const ready = await prepareRefund(id, input, who, leaseOwner, now);
-    const result = await gateway.refundPayment({
+    // Refunded where it was charged: the payment's gateway.
+    const result = await gatewayFor(deps, ready.payment.gateway).refundPayment({
       method: ready.payment.method,
       transactionId: ready.payment.transactionId!,
       amount: ready.amount,
@@ -147,7 +149,7 @@ export function createRefunds(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clock'
       refusePendingRefund(payment);
       const remaining = payment.amount - payment.canceledAmount;
       const amount = input.amount ?? remaining;
-      refuseBeyondGateway(gateway.capabilities, payment, amount, now);
+      refuseBeyondGateway(gatewayFor(deps, payment.gateway).capabilities, payment, amount, now);
       refuseBeyondRemaining(payment, amount);
       const attempt = await attempts.append({
         operation: 'CANCEL',
