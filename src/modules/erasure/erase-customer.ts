@@ -157,12 +157,9 @@ async function eraseInTransaction(tx: Tx, deps: Deps, request: ErasureRequest, w
   }
   const id = randomUUID();
   const pseudonym = newPseudonym();
-  const retainUntil =
-    (await retainUntilOf(
-      tx,
-      rows.payments.map((p) => p.id),
-      deps.config.retentionYears,
-    )) ?? calendarDate(now, KOREA_ZONE);
+  const paymentIds = rows.payments.map((p) => p.id);
+  const retainUntil = (await retainUntilOf(tx, paymentIds, deps.config.retentionYears)) ?? calendarDate(now, KOREA_ZONE);
+  // Decrypted before the rewrite destroys the ciphertext.
   const keys = keysToDelete(deps, rows);
   const rewrite: Rewrite = { erasureId: id, userId: request.userId, pseudonym, now, ...idsOf(rows) };
   await rewriteLiveRows(tx, rewrite);
@@ -175,33 +172,53 @@ async function eraseInTransaction(tx: Tx, deps: Deps, request: ErasureRequest, w
     billingKeys: rows.billingKeys.length,
     events,
   };
-  const vault: VaultColumns | null = rows.payments.length > 0 ? sealIdentity(deps.keyring, id, identityOf(request.userId, rows)) : null;
   const keyDeletions = keyDeletionsAtCommit(deps.gateway, rows.billingKeys, keys);
+  // No money record: nothing the law keeps, so no vault (the identity is gone at once: identityPurgedAt is now).
+  const vault = paymentIds.length > 0 ? sealIdentity(deps.keyring, id, identityOf(request.userId, rows)) : null;
+  const answer: ErasureAnswer = { id, pseudonym, status: 'COMPLETED', erasedAt: now.toISOString(), retainUntil, counts };
+  await recordErasure(tx, { answer, now, vault, keyDeletions, who, reason: reasonWithout(request.reason, request.userId, pseudonym), request });
+  return { answer, keys, keyDeletions };
+}
+
+/** The erasures row (its insert writes customer.erased) and the audit entry customer.erasure (never the old userId). */
+async function recordErasure(
+  tx: Tx,
+  r: { answer: ErasureAnswer; now: Date; vault: VaultColumns | null; keyDeletions: KeyDeletion[]; who: Actor; reason: string; request: ErasureRequest },
+) {
+  const { id, pseudonym, retainUntil, counts } = r.answer;
   await tx.erasure.create({
     data: {
       id,
       pseudonym,
       status: 'COMPLETED',
-      reason: request.reason,
-      actor: who.actor,
+      reason: r.reason,
+      actor: r.who.actor,
       counts: { ...counts },
-      erasedAt: now,
+      erasedAt: r.now,
       retainUntil,
-      ...(vault ?? { identityPurgedAt: now }),
-      keyDeletions: keyDeletions as unknown as Prisma.InputJsonValue,
-      createdAt: now,
-      updatedAt: now,
+      ...(r.vault ?? { identityPurgedAt: r.now }),
+      keyDeletions: r.keyDeletions as unknown as Prisma.InputJsonValue,
+      createdAt: r.now,
+      updatedAt: r.now,
     },
   });
   await writeAudit(tx, {
-    ...who,
+    ...r.who,
+    reason: r.reason,
     action: 'customer.erasure',
     entityType: 'erasure',
     entityId: id,
-    after: { pseudonym, retainUntil, counts, cancelOpenSubscriptions: request.cancelOpenSubscriptions },
+    after: { pseudonym, retainUntil, counts, cancelOpenSubscriptions: r.request.cancelOpenSubscriptions },
   });
-  const answer: ErasureAnswer = { id, pseudonym, status: 'COMPLETED', erasedAt: now.toISOString(), retainUntil, counts };
-  return { answer, keys, keyDeletions };
+}
+
+/**
+ * The operator's reason as kept (the erasure's row, its audit entry): a userId it names is replaced by the pseudonym, so
+ * the erasure's own record does not keep the customer. A userId shorter than 6 characters is left alone (it would
+ * alter ordinary words; such ids are not guessable from a reason's text anyway).
+ */
+function reasonWithout(reason: string, userId: string, pseudonym: string): string {
+  return userId.length >= 6 ? reason.split(userId).join(pseudonym) : reason;
 }
 
 function idsOf(rows: CustomerRows) {

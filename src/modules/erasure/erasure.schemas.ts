@@ -12,7 +12,7 @@ export const ErasureBody = Type.Object(
     reason: Type.String({
       minLength: 1,
       maxLength: 500,
-      description: 'why (e.g. the request’s ticket): kept with the erasure and in the audit trail; must not contain the userId',
+      description: 'why (e.g. the request’s ticket): kept with the erasure and in the audit trail; the userId in it is replaced by the pseudonym',
     }),
     cancelOpenSubscriptions: Type.Optional(
       Type.Boolean({ description: 'cancel the customer’s subscriptions that are not CANCELED now (cancelReason ERASED) instead of refusing' }),

@@ -39,3 +39,22 @@ export async function snapshotOfCustomer(db: Db, userId: string) {
     portalSessions: await db.portalSession.count({ where: { userId } }),
   };
 }
+
+/**
+ * Each table's rows as one digest (idempotency records aside: a refusal's answer is stored there by design; and the
+ * events' public numbering, which the app's dispatcher gives committed events at any time).
+ */
+export async function digestOfTables(db: Db): Promise<Record<string, string>> {
+  const tables = await db.$queryRawUnsafe<Array<{ name: string }>>(
+    `SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()
+        AND tablename NOT IN ('_prisma_migrations', '_function_files', 'idempotency_records', 'event_sequencer') ORDER BY 1`,
+  );
+  const digest: Record<string, string> = {};
+  for (const { name } of tables) {
+    const [row] = await db.$queryRawUnsafe<Array<{ d: string | null }>>(
+      `SELECT md5(string_agg((to_jsonb(t) - 'sequence')::text, '|' ORDER BY (to_jsonb(t) - 'sequence')::text)) AS d FROM "${name}" t`,
+    );
+    digest[name] = row!.d ?? '';
+  }
+  return digest;
+}

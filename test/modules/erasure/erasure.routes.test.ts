@@ -36,7 +36,7 @@ describe('an erasure', () => {
     expect(session.statusCode, session.body).toBe(201);
     await setClock(app, kst('2030-03-05T12:00:00'));
 
-    const response = await erase(app, USER, { reason: 'privacy request #1', cancelOpenSubscriptions: true });
+    const response = await erase(app, USER, { reason: `privacy request #1 of ${USER}`, cancelOpenSubscriptions: true });
     expect(response.statusCode, response.body).toBe(201);
     const answer = response.json();
     expect(answer).toMatchObject({ status: 'COMPLETED', erasedAt: kst('2030-03-05T12:00:00').toISOString(), retainUntil: '2035-03-01' });
@@ -56,7 +56,13 @@ describe('an erasure', () => {
     expect(key.keyCiphertext.length + key.keyIv.length + key.keyTag.length).toBe(0);
     const row = await app.db.erasure.findUniqueOrThrow({ where: { id: answer.id } });
     expect(row.keyDeletions).toEqual([{ billingKeyId: key.id, outcome: 'NOT_SUPPORTED' }]);
-    expect(row).toMatchObject({ pseudonym: answer.pseudonym, reason: 'privacy request #1', identityPurgedAt: null, retainUntil: '2035-03-01' });
+    // The reason named the customer: it is kept with the pseudonym instead.
+    expect(row).toMatchObject({
+      pseudonym: answer.pseudonym,
+      reason: `privacy request #1 of ${answer.pseudonym}`,
+      identityPurgedAt: null,
+      retainUntil: '2035-03-01',
+    });
 
     // The vault opens to the identity.
     const keyring = createKeyring(app.config.encryptionKeys);
@@ -76,7 +82,7 @@ describe('an erasure', () => {
 
     // Its audit entry and its event.
     const audit = await app.db.auditEvent.findFirstOrThrow({ where: { action: 'customer.erasure' } });
-    expect(audit).toMatchObject({ entityType: 'erasure', entityId: answer.id, reason: 'privacy request #1' });
+    expect(audit).toMatchObject({ entityType: 'erasure', entityId: answer.id, reason: `privacy request #1 of ${answer.pseudonym}`, actor: expect.any(String) });
     expect(JSON.stringify(audit)).not.toContain(USER);
     const [erased, ...more] = await eventsOf(app, answer.id);
     expect(more).toEqual([]);
