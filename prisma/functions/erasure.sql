@@ -26,7 +26,8 @@ END $$;
 
 -- A stored JSON document (an event's snapshot, an audit entry's before/after, an idempotency record's answer, a gateway
 -- answer) without the customer: at any depth, a personal field (a name, a phone number, an email, a masked card number,
--- a consent's or a refund's reference) becomes null, a string that is the old userId becomes the pseudonym (and the
+-- a consent's or a refund's reference, the sandbox window's `url`, which carries the window's terms) becomes null, a
+-- string that is the old userId becomes the pseudonym (and the
 -- portal's actor `customer:<userId>` names the pseudonym), and a return URL has the userId replaced inside it. Nothing
 -- else changes: amounts, ids, codes, times and the document's shape stay (renderers read it as before). The userId
 -- is replaced only where a whole string is it, never inside other strings, so a short userId cannot alter a time or
@@ -39,7 +40,7 @@ BEGIN
   WHEN 'object' THEN
     SELECT coalesce(jsonb_object_agg(e.key, CASE
         WHEN e.key IN ('userName', 'userPhoneNumber', 'phoneNumber', 'phone', 'cardNumber', 'customerName', 'customerEmail',
-                       'customerMobilePhone', 'email', 'userEmail', 'reference') THEN 'null'::jsonb
+                       'customerMobilePhone', 'email', 'userEmail', 'reference', 'url') THEN 'null'::jsonb
         WHEN e.key = 'returnUrl' AND jsonb_typeof(e.value) = 'string'
           THEN to_jsonb(replace(e.value #>> '{}', old_user_id, pseudonym))
         ELSE "erased_json"(e.value, old_user_id, pseudonym) END), '{}'::jsonb)

@@ -14,3 +14,9 @@ CREATE INDEX "portal_sessions_userId_idx" ON "portal_sessions"("userId");
 CREATE INDEX "idempotency_records_userId_idx" ON "idempotency_records"
   ((coalesce("responseBody" ->> 'userId', "responseBody" -> 'window' ->> 'userId')))
   WHERE coalesce("responseBody" ->> 'userId', "responseBody" -> 'window' ->> 'userId') IS NOT NULL;
+
+-- The idempotency records of an action on one of the customer's objects: the scope's third part is the resource id
+-- (`POST /admin/payments/:id/refunds/external <id>`, idempotency.ts scopeOf), and the answer may carry what the
+-- customer gave (a consent's or a refund's reference) without naming the customer.
+CREATE INDEX "idempotency_records_resource_idx" ON "idempotency_records" ((split_part("scope", ' ', 3)))
+  WHERE split_part("scope", ' ', 3) <> '';

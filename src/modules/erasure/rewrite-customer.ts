@@ -1,7 +1,8 @@
 // What an erasure writes (docs/operating.md "A customer asks to be forgotten"), table by table, inside its transaction
 // (erase-customer.ts holds the locks). Each statement finds the customer's rows by an index: by userId (subscriptions,
 // registrations, orders, billing keys, portal sessions, idempotency answers), by the ids of the customer's rows
-// (attempts, consents, external refunds, events, webhook deliveries, audit entries) or by their transactionId and
+// (attempts, consents, external refunds, events, webhook deliveries, audit entries, idempotency records of actions on
+// them: their scope's resource id) or by their transactionId and
 // orderId (settlement lines). None sets updatedAt nor a column the events trigger watches, so the rewrite itself
 // writes no event: the erasure's only event is customer.erased. Personal JSON is rewritten by erased_json
 // (prisma/functions/erasure.sql), the one rule for every stored document.
@@ -73,7 +74,10 @@ export async function rewriteKeptRecords(tx: Tx, r: Rewrite): Promise<number> {
   );
   await run(
     `UPDATE "idempotency_records" SET "responseBody" = "erased_json"("responseBody", $1, $2)
-      WHERE coalesce("responseBody" ->> 'userId', "responseBody" -> 'window' ->> 'userId') = $1`,
+      WHERE "id" IN (
+        SELECT "id" FROM "idempotency_records" WHERE coalesce("responseBody" ->> 'userId', "responseBody" -> 'window' ->> 'userId') = $1
+        UNION SELECT "id" FROM "idempotency_records" WHERE split_part("scope", ' ', 3) = ANY ($3::text[]) AND split_part("scope", ' ', 3) <> '')`,
+    r.objectIds,
   );
   await run(
     `UPDATE "webhook_deliveries" SET "lastError" = replace("lastError", $1, $2)
