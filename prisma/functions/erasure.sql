@@ -24,23 +24,34 @@ BEGIN
   END IF;
 END $$;
 
+-- The fields of a stored JSON document that hold a person's data, whatever document and depth: names, phone numbers,
+-- emails, masked card numbers, a consent's or a refund's reference, the sandbox window's `url` (it carries the window's
+-- terms, the customer's among them).
+CREATE OR REPLACE FUNCTION "personal_json_keys"() RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ARRAY['userName', 'userPhoneNumber', 'phoneNumber', 'phone', 'cardNumber', 'customerName', 'customerEmail',
+               'customerMobilePhone', 'email', 'userEmail', 'reference', 'url']
+$$;
+
 -- A stored JSON document (an event's snapshot, an audit entry's before/after, an idempotency record's answer, a gateway
--- answer) without the customer: at any depth, a personal field (a name, a phone number, an email, a masked card number,
--- a consent's or a refund's reference, the sandbox window's `url`, which carries the window's terms) becomes null, a
--- string that is the old userId becomes the pseudonym (and the
--- portal's actor `customer:<userId>` names the pseudonym), and a return URL has the userId replaced inside it. Nothing
--- else changes: amounts, ids, codes, times and the document's shape stay (renderers read it as before). The userId
+-- answer) without the customer: at any depth, a personal field (personal_json_keys) becomes null, a string that is the
+-- old userId becomes the pseudonym (and the portal's actor `customer:<userId>` names the pseudonym), and a return URL
+-- has the userId replaced inside it. Nothing else changes: amounts, ids, codes, times and the document's shape stay (renderers read it as before). The userId
 -- is replaced only where a whole string is it, never inside other strings, so a short userId cannot alter a time or
 -- a code that happens to contain its characters.
 CREATE OR REPLACE FUNCTION "erased_json"(doc jsonb, old_user_id text, pseudonym text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
   result jsonb;
 BEGIN
+  -- Most documents hold nothing of the customer (a payment's event, a gateway's answer without names): one look at the
+  -- whole text (jsonb writes `"key": value`) answers them as they are, without walking them.
+  IF jsonb_typeof(doc) IN ('object', 'array') AND strpos(doc::text, old_user_id) = 0
+     AND doc::text !~ ('"(' || array_to_string("personal_json_keys"(), '|') || ')": (?!null)') THEN
+    RETURN doc;
+  END IF;
   CASE jsonb_typeof(doc)
   WHEN 'object' THEN
     SELECT coalesce(jsonb_object_agg(e.key, CASE
-        WHEN e.key IN ('userName', 'userPhoneNumber', 'phoneNumber', 'phone', 'cardNumber', 'customerName', 'customerEmail',
-                       'customerMobilePhone', 'email', 'userEmail', 'reference', 'url') THEN 'null'::jsonb
+        WHEN e.key = ANY ("personal_json_keys"()) THEN 'null'::jsonb
         WHEN e.key = 'returnUrl' AND jsonb_typeof(e.value) = 'string'
           THEN to_jsonb(replace(e.value #>> '{}', old_user_id, pseudonym))
         ELSE "erased_json"(e.value, old_user_id, pseudonym) END), '{}'::jsonb)

@@ -1,4 +1,4 @@
-// The erasure's route shapes; the reason is bounded as every operator's reason (shared/schemas.ts Reason) (docs/api.md "Erasure"; docs/operating.md "A customer asks to be forgotten").
+// The erasure route's shapes (docs/operating.md "A customer asks to be forgotten"); the reason is bounded as every operator's reason (shared/schemas.ts Reason).
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
 
