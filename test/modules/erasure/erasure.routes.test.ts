@@ -7,6 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { openIdentity, type VaultColumns } from '../../../src/modules/erasure/identity-vault.ts';
 import { PSEUDONYM_PATTERN } from '../../../src/modules/erasure/pseudonym.ts';
 import { createKeyring } from '../../../src/lib/crypto.ts';
+import { rotateBillingKeys } from '../../../src/modules/billing-keys/billing-keys.service.ts';
 import { apiHeaders } from '../../helpers/app.ts';
 import { getSubscription, setClock, subscribe } from '../../helpers/billing.ts';
 import { useRunningApp } from '../../helpers/database.ts';
@@ -63,6 +64,10 @@ describe('an erasure', () => {
       identityPurgedAt: null,
       retainUntil: '2035-03-01',
     });
+
+    // Key rotation passes the destroyed key by: nothing to re-encrypt, nothing left behind.
+    const rotated = createKeyring([{ id: 'k2', key: Buffer.alloc(32, 3) }, ...app.config.encryptionKeys]);
+    expect(await rotateBillingKeys(app.db, rotated)).toEqual({ rotated: 0, skipped: 0, remaining: 0 });
 
     // The vault opens to the identity.
     const keyring = createKeyring(app.config.encryptionKeys);
