@@ -206,9 +206,20 @@ export interface SettlementFeedLine {
   settlementDate: string | null;
 }
 
+/**
+ * What a customer's browser opens a gateway's own key window with, for a gateway whose window is opened by a key of
+ * its own (Toss's client key), and the page that opens it where we have one (the sandbox's window in development).
+ */
+export interface GatewayWindow {
+  clientKey: string;
+  url?: string;
+}
+
 /** A gateway adapter: its operations, what it can do, and its outcome table. */
 export interface GatewayAdapter {
   readonly name: GatewayName;
+  /** Present for a gateway whose window takes a client key (Toss); Danal's window parameters are built from config. */
+  readonly window?: GatewayWindow;
   readonly capabilities: GatewayCapabilities;
   readonly outcomes: OutcomeTable;
   issueBillingKey(input: IssueKeyInput): Promise<GatewayResult>;

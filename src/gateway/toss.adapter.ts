@@ -50,6 +50,7 @@ import {
   verdictOf,
   type CardInfo,
   type GatewayAdapter,
+  type GatewayWindow,
   type GatewayFields,
   type GatewayOperationName,
   type GatewayResult,
@@ -67,6 +68,8 @@ export interface TossAdapterOptions {
   timeoutMs: number;
   /** The call that deletes a billing key (TOSS_KEY_DELETION): `{billingKey}` in the path. Without it, no deletion. */
   keyDeletion?: { method: 'DELETE' | 'POST'; path: string };
+  /** The billing-authentication window's client key (TOSS_CLIENT_KEY, or the sandbox's) and the page opening it, if ours. */
+  window?: GatewayWindow;
   log: Pick<Logger, 'info' | 'warn'>;
   redactor: Redactor;
 }
@@ -237,6 +240,7 @@ export function createTossAdapter(options: TossAdapterOptions): GatewayAdapter {
 
   const adapter: GatewayAdapter = {
     name: 'TOSS',
+    ...(options.window ? { window: options.window } : {}),
     capabilities: tossCapabilities({ keyDeletion: options.keyDeletion !== undefined }),
     outcomes: TOSS_OUTCOMES,
 

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { createGatewayClient } from '../gateway/client.ts';
 import { createDanalAdapter } from '../gateway/danal.adapter.ts';
 import { createTossAdapter } from '../gateway/toss.adapter.ts';
-import type { GatewayAdapter } from '../gateway/gateway.ts';
+import type { GatewayAdapter, GatewayWindow } from '../gateway/gateway.ts';
 import { createGateways, type Gateways } from '../gateway/registry.ts';
 import { instrumentGateway } from './metrics.ts';
 import type { SandboxState } from '../sandbox/sandbox.state.ts';
@@ -38,8 +38,8 @@ async function gatewayPlugin(app: FastifyInstance) {
   if (!secretKey || !merchantId) throw new Error('gateway credentials are missing (PAYMENT_SECRET_KEY, PAYMENT_MERCHANT_ID)');
 
   let sandbox: SandboxState | undefined;
-  let toss: { baseUrl: string; secretKey: string } | undefined;
-  if (config.toss.mode === 'API') toss = { baseUrl: config.toss.baseUrl!, secretKey: config.toss.secretKey! };
+  let toss: { baseUrl: string; secretKey: string; window: GatewayWindow } | undefined;
+  if (config.toss.mode === 'API') toss = { baseUrl: config.toss.baseUrl!, secretKey: config.toss.secretKey!, window: { clientKey: config.toss.clientKey! } };
   const danalSandbox = !config.gateway.baseUrl;
   const tossSandbox = config.toss.mode === 'SANDBOX';
   // The sandboxes' routes on the app (for the customer's browser and operators) and on a private listener the
@@ -58,18 +58,22 @@ async function gatewayPlugin(app: FastifyInstance) {
     await app.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
     await privateSandbox!.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
   }
-  let tossSandboxSecretKey: string | undefined;
+  let tossSandboxKeys: { secretKey: string; clientKey: string } | undefined;
   if (tossSandbox) {
     // Toss's sandbox on the same clock, keeping its state beside the Danal sandbox's.
     const { createTossSandbox } = await import('../sandbox/toss/toss-mount.ts');
     const mounted = createTossSandbox({ clock: app.clock, db: app.db, secretKey: config.toss.secretKey, clientKey: config.toss.clientKey });
     await app.register(mounted.plugin, { prefix: TOSS_SANDBOX_PREFIX });
     await privateSandbox!.register(mounted.plugin, { prefix: TOSS_SANDBOX_PREFIX });
-    tossSandboxSecretKey = mounted.secretKey;
+    tossSandboxKeys = { secretKey: mounted.secretKey, clientKey: mounted.clientKey };
   }
   const privateUrl = privateSandbox ? await privateSandbox.listen({ host: '127.0.0.1', port: 0 }) : undefined;
   if (privateSandbox) app.addHook('onClose', async () => privateSandbox.close());
-  if (tossSandbox) toss = { baseUrl: `${privateUrl}${TOSS_SANDBOX_PREFIX}`, secretKey: tossSandboxSecretKey! };
+  if (tossSandbox) {
+    // The customer's browser opens the sandbox's window on the app's own address.
+    const window = { clientKey: tossSandboxKeys!.clientKey, url: `${config.publicBaseUrl}${TOSS_SANDBOX_PREFIX}/window` };
+    toss = { baseUrl: `${privateUrl}${TOSS_SANDBOX_PREFIX}`, secretKey: tossSandboxKeys!.secretKey, window };
+  }
 
   const client = createGatewayClient({
     baseUrl: config.gateway.baseUrl ?? `${privateUrl}${SANDBOX_PREFIX}`,

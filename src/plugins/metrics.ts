@@ -46,6 +46,7 @@ export function instrumentGateway(adapter: GatewayAdapter, metrics: Metrics): Ga
     };
   return {
     name: adapter.name,
+    ...(adapter.window ? { window: adapter.window } : {}),
     capabilities: adapter.capabilities,
     outcomes: adapter.outcomes,
     confirmPayment: observe(adapter.confirmPayment.bind(adapter)),

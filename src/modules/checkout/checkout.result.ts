@@ -52,9 +52,10 @@ export function precheckRedirect(
   row: { orderId: string; transactionId: string | null },
   input: { transactionId?: string; orderId?: string },
   ids: CheckoutIds,
+  maxBytes = 20,
 ): CheckoutResult | undefined {
   if (!input.transactionId) return failure('VALIDATION_ERROR', 'transactionId is missing', ids);
-  if (Buffer.byteLength(input.transactionId, 'utf8') > 20) return failure('VALIDATION_ERROR', 'transactionId is longer than 20 bytes', ids);
+  if (Buffer.byteLength(input.transactionId, 'utf8') > maxBytes) return failure('VALIDATION_ERROR', `transactionId is longer than ${maxBytes} bytes`, ids);
   if (input.orderId !== undefined && input.orderId !== row.orderId) return failure('ORDER_MISMATCH', 'The window answered for another order', ids);
   if (row.transactionId !== null && row.transactionId !== input.transactionId) {
     return failure('INVALID_STATE', 'Another transaction is already attached', ids);

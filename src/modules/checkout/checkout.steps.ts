@@ -61,14 +61,14 @@ export function decideSuccess(
   row: CheckoutRow,
   input: RedirectInput,
   now: Date,
-  own: { ids: CheckoutIds; settled: CheckoutResult | undefined; refused?: CheckoutResult },
+  own: { ids: CheckoutIds; settled: CheckoutResult | undefined; refused?: CheckoutResult; transactionIdBytes?: number },
 ): SuccessDecision {
   if (own.settled) return { next: 'answer', answer: own.settled };
   if (row.status === 'PENDING' && row.transactionId === null && row.expiresAt <= now) {
     return { next: 'expire', answer: failure('STATE_EXPIRED', `This ${kind} has expired; ask for a new one`, own.ids) };
   }
   if (input.code !== undefined && input.code !== 'SUCCESS') return { next: 'window-failed' };
-  const refused = precheckRedirect(row, input, own.ids) ?? own.refused;
+  const refused = precheckRedirect(row, input, own.ids, own.transactionIdBytes) ?? own.refused;
   if (refused) return { next: 'answer', answer: refused };
   return { next: 'send', transactionId: input.transactionId! };
 }

@@ -19,7 +19,8 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { failure, success, truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { failure, success, truncate, type CheckoutIds, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { gatewayFor } from '../shared/gateway-for.ts';
 import {
   decideSuccess,
   holdForOperator,
@@ -62,15 +63,16 @@ function settledAnswer(row: RegistrationRow): CheckoutResult | undefined {
 }
 
 /** GET|POST /billing/success */
-export async function completeRegistration(deps: ServiceDeps, input: RedirectInput): Promise<CheckoutResult> {
-  const { db, gateway, clock, config, log } = deps;
-  if (!input.state) return failure('INVALID_STATE', 'state is missing');
-  const row = await registrationByState(db, input.state);
+export async function completeRegistration(deps: ServiceDeps, redirect: RedirectInput & TossRedirect): Promise<CheckoutResult> {
+  const { db, clock, config, log } = deps;
+  if (!redirect.state) return failure('INVALID_STATE', 'state is missing');
+  const row = await registrationByState(db, redirect.state);
   if (!row) return failure('INVALID_STATE', 'Unknown state');
   const ids = idsOf(row);
+  const { input, refused, transactionIdBytes } = windowAnswer(row, redirect, ids);
 
   const now = clock.now();
-  const decision = decideSuccess('registration', row, input, now, { ids, settled: settledAnswer(row) });
+  const decision = decideSuccess('registration', row, input, now, { ids, settled: settledAnswer(row), refused, transactionIdBytes });
   if (decision.next === 'answer') return decision.answer;
   if (decision.next === 'expire') {
     await moveCheckout(db, 'registration', row.id, 'expire', { fence: { transactionId: null } });
@@ -100,9 +102,10 @@ export async function completeRegistration(deps: ServiceDeps, input: RedirectInp
     return (final && settledAnswer(final)) ?? pendingAnswer('registration', final ?? row, idsOf(final ?? row));
   }
 
-  const result = await gateway.issueBillingKey({
+  const result = await gatewayFor(deps, row.gateway).issueBillingKey({
     method: row.method,
     transactionId,
+    ...(row.customerKey ? { customerKey: row.customerKey } : {}),
     expectedOrderId: row.orderId,
     // A key-only registration charged nothing that stays: the gateway may echo its verification amount (100) rather
     // than ours, which is no mismatch. The orderId echo still ties the answer to this registration.
@@ -115,6 +118,29 @@ export async function completeRegistration(deps: ServiceDeps, input: RedirectInp
     : (tx: Tx, at: Date) => recordIssuance(deps, tx, row, claim, result, lease.leaseOwner, at);
   return recordOrUnknown(deps, { attemptId: claim.attemptId, leaseOwner: lease.leaseOwner }, result, record, { ...ids, paymentId: claim.paymentId });
 }
+
+/** What Toss's success redirect adds: the single-use authKey (our transactionId) and the customerKey it is for. */
+interface TossRedirect {
+  authKey?: string;
+  customerKey?: string;
+}
+
+/**
+ * The window's answer in the terms the steps read. Danal's is the redirect itself. Toss's brings authKey (the
+ * window's single-use token, longer than Danal's transactionId) and must name the registration's own customerKey.
+ */
+function windowAnswer(row: RegistrationRow, redirect: RedirectInput & TossRedirect, ids: CheckoutIds) {
+  if (row.gateway === 'DANAL') return { input: redirect, refused: undefined, transactionIdBytes: undefined };
+  const input: RedirectInput = { ...redirect, transactionId: redirect.authKey };
+  const refused =
+    redirect.authKey !== undefined && redirect.customerKey !== row.customerKey
+      ? failure('ORDER_MISMATCH', 'The window answered for another customer', ids)
+      : undefined;
+  return { input, refused, transactionIdBytes: TOSS_AUTH_KEY_BYTES };
+}
+
+/** An authKey's bytes at most (Toss documents none; ours is generous, and the key is only stored and sent back). */
+const TOSS_AUTH_KEY_BYTES = 300;
 
 /** GET|POST /billing/fail, and a success redirect whose window answered another code. */
 export async function failRegistration(deps: Pick<ServiceDeps, 'db'>, input: RedirectInput): Promise<CheckoutResult> {
@@ -177,7 +203,14 @@ async function recordIssuance(
   switch (outcome) {
     case 'SUCCEEDED': {
       const approvedAt = result.fields.transactionDateTime ?? now;
-      const key = await storeBillingKey(tx, deps.keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
+      const key = await storeBillingKey(tx, deps.keyring, {
+        registrationId: row.id,
+        userId: row.userId,
+        method: row.method,
+        fields: result.fields,
+        gateway: row.gateway,
+        customerKey: row.customerKey,
+      });
       const initialPayment = row.issueKeyOnly ? undefined : { transactionId: result.fields.transactionId!, amount: row.amount, approvedAt };
       const subscription = await createSubscriptionFromRegistration(tx, {
         registration: row,

@@ -8,6 +8,8 @@ import type { IntervalUnit } from '../../lib/calendar.ts';
 import { validateTerms, type Method } from '../shared/terms.ts';
 import { serializeRegistration, WITH_SUBSCRIPTION_ID } from './registrations.read.ts';
 import { writeUnderCustomer } from '../shared/customers.ts';
+import { chooseGateway } from '../shared/gateway-for.ts';
+import type { GatewayName } from '../../gateway/gateway.ts';
 
 export interface CreateRegistrationInput {
   userId: string;
@@ -21,6 +23,8 @@ export interface CreateRegistrationInput {
   userName?: string;
   userPhoneNumber?: string;
   returnUrl?: string;
+  /** The gateway whose window issues the key (docs/api.md "Gateways"); default DANAL. */
+  gateway?: GatewayName;
 }
 
 /** Terms whose rules were checked: a new subscription's (below) or a new payment method's (replace-payment-method.ts). */
@@ -30,7 +34,7 @@ export type CheckedTerms = CreateRegistrationInput & {
   targetSubscriptionId?: string;
 };
 
-type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'config'>;
+type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'config'> & Partial<Pick<ServiceDeps, 'gateway' | 'gateways'>>;
 
 /** Our registration orderId: derived from the row id, 33 bytes, unique (invariant 2). */
 export function registrationOrderId(id: string): string {
@@ -46,6 +50,13 @@ export async function createRegistration(deps: Deps, input: CreateRegistrationIn
   }
   const issueKeyOnly = input.issueKeyOnly ?? input.trialDays !== undefined;
   validateTerms(input, deps.config, { recurring: true });
+  const gateway = input.gateway ?? 'DANAL';
+  if (gateway !== 'DANAL') {
+    chooseGateway({ gateway: deps.gateway!, gateways: deps.gateways }, gateway, input.method);
+    // Toss's key issuance charges nothing: the first payment at once, as INITIAL, is not built in this version, so a
+    // Toss registration issues the key only (its first charge at the next charging pass, as for issueKeyOnly).
+    if (!issueKeyOnly) throw new ValidationError(`a ${gateway} registration takes issueKeyOnly: true or trialDays in this version`);
+  }
   if (input.method === 'MOBILE') {
     if (interval.unit !== 'month' || interval.count !== 1) {
       throw new ValidationError('MOBILE subscriptions are billed monthly: interval must be {unit: "month", count: 1}');
@@ -54,7 +65,7 @@ export async function createRegistration(deps: Deps, input: CreateRegistrationIn
       throw new ValidationError('issueKeyOnly is not available for MOBILE: the registration’s payment starts the chain');
     }
   }
-  return insertRegistration(deps, { ...input, interval, issueKeyOnly });
+  return insertRegistration(deps, { ...input, interval, issueKeyOnly, gateway });
 }
 
 /** The registration row and its window; the rules of its terms are checked by the caller. */
@@ -81,10 +92,13 @@ export async function insertRegistration(deps: Deps, input: CheckedTerms) {
         userName: input.userName,
         userPhoneNumber: input.userPhoneNumber,
         returnUrl: input.returnUrl,
+        gateway: input.gateway ?? 'DANAL',
+        // A Toss key is bound to a customerKey of ours: random, never the userId (a CHECK: Toss's rows only).
+        customerKey: (input.gateway ?? 'DANAL') === 'DANAL' ? null : `ck_${randomBytes(24).toString('base64url')}`,
         expiresAt: new Date(clock.now().getTime() + config.registrationTtlMs),
       },
       include: WITH_SUBSCRIPTION_ID,
     }),
   );
-  return serializeRegistration(row, config);
+  return serializeRegistration(row, config, deps.gateways);
 }

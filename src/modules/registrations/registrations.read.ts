@@ -4,7 +4,8 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import { checkoutUrls, windowParams, withoutCheckoutSecrets } from '../shared/terms.ts';
+import { checkoutUrls, tossWindowParams, windowParams, withoutCheckoutSecrets } from '../shared/terms.ts';
+import type { ServiceDeps } from '../shared/service-deps.ts';
 import { checkoutByState } from '../checkout/checkout-by-state.ts';
 
 /** A registration with the subscription it created. */
@@ -19,9 +20,27 @@ export const registrationByState = checkoutByState<RegistrationRow>('registratio
   sql: `(SELECT jsonb_build_object('id', s."id") FROM "subscriptions" s WHERE s."registrationId" = c."id")`,
 });
 
-/** The public shape (docs/api.md "Registrations and orders"). */
-export function serializeRegistration(row: RegistrationView, config: Config) {
+/**
+ * The public shape (docs/api.md "Registrations and orders"). `gateways` give a Toss window its client key and page
+ * (absent in an event's copy).
+ */
+export function serializeRegistration(row: RegistrationView, config: Config, gateways?: Pick<ServiceDeps, 'gateways'>['gateways']) {
   const urls = checkoutUrls(config, 'billing', row.state);
+  const window =
+    row.gateway === 'DANAL'
+      ? windowParams(config, {
+          method: row.method,
+          amount: row.amount,
+          orderName: row.orderName,
+          userId: row.userId,
+          itemCode: row.itemCode ?? undefined,
+          userName: row.userName ?? undefined,
+          userPhoneNumber: row.userPhoneNumber ?? undefined,
+          orderId: row.orderId,
+          issueKeyOnly: row.issueKeyOnly,
+          ...urls,
+        })
+      : tossWindowParams(gateways?.[row.gateway]?.window, { customerKey: row.customerKey!, ...urls });
   return {
     id: row.id,
     state: row.state,
@@ -30,18 +49,7 @@ export function serializeRegistration(row: RegistrationView, config: Config) {
     ...urls,
     expiresAt: row.expiresAt.toISOString(),
     gateway: row.gateway,
-    window: windowParams(config, {
-      method: row.method,
-      amount: row.amount,
-      orderName: row.orderName,
-      userId: row.userId,
-      itemCode: row.itemCode ?? undefined,
-      userName: row.userName ?? undefined,
-      userPhoneNumber: row.userPhoneNumber ?? undefined,
-      orderId: row.orderId,
-      issueKeyOnly: row.issueKeyOnly,
-      ...urls,
-    }),
+    window,
     purpose: row.purpose,
     subscriptionId: row.subscription?.id ?? row.targetSubscriptionId ?? undefined,
     trialDays: row.trialDays ?? undefined,
@@ -60,8 +68,8 @@ export function registrationEventObject(row: RegistrationView, config: Config) {
 }
 
 /** GET /api/v1/registrations/:id */
-export async function getRegistration(deps: { db: Db; config: Config }, id: string) {
+export async function getRegistration(deps: { db: Db; config: Config } & Pick<ServiceDeps, 'gateways'>, id: string) {
   const row = await deps.db.registration.findUnique({ where: { id }, include: WITH_SUBSCRIPTION_ID });
   if (!row) throw new NotFoundError('Registration');
-  return serializeRegistration(row, deps.config);
+  return serializeRegistration(row, deps.config, deps.gateways);
 }

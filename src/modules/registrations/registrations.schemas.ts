@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Amount, CheckoutStatus, Gateway, HttpUrl, Method, StringEnum, TermText, Utf8Text, WindowParams } from '../shared/schemas.ts';
+import { Amount, CheckoutStatus, Gateway, HttpUrl, Method, StringEnum, TermText, TossWindowParams, Utf8Text, WindowParams } from '../shared/schemas.ts';
 import { TERM_BYTES } from '../shared/terms.ts';
 
 export const IntervalUnit = StringEnum(['day', 'week', 'month', 'year']);
@@ -35,6 +35,7 @@ export const CreateRegistrationBody = Type.Object(
     returnUrl: Type.Optional(
       Type.String({ ...HttpUrl, description: 'where the browser goes after the window (default RETURN_URL, else the built-in result page)' }),
     ),
+    gateway: Type.Optional(Gateway),
   },
   {
     additionalProperties: false,
@@ -79,7 +80,7 @@ export const RegistrationResponse = named(
       failUrl: Type.String(),
       expiresAt: Type.String({ format: 'date-time' }),
       gateway: Gateway,
-      window: WindowParams,
+      window: Type.Union([WindowParams, TossWindowParams]),
       purpose: StringEnum(['SUBSCRIPTION', 'PAYMENT_METHOD'], {
         description: 'PAYMENT_METHOD: replaces the billing key of subscriptionId',
       }),

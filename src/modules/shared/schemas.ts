@@ -104,6 +104,21 @@ export const WindowParams = named(
   ),
 );
 
+export const TossWindowParams = named(
+  'TossWindow',
+  Type.Object(
+    {
+      gateway: Type.Literal('TOSS'),
+      clientKey: Type.Optional(Type.String({ description: 'Toss’s client key the window opens with' })),
+      customerKey: Type.String({ description: 'random, ours: the customer the key is issued to (never the userId)' }),
+      successUrl: Type.String(),
+      failUrl: Type.String(),
+      url: Type.Optional(Type.String({ description: 'the page that opens Toss’s billing authentication (the sandbox’s window in development)' })),
+    },
+    { description: 'What Toss’s billing authentication (requestBillingAuth) takes, for a TOSS registration (docs/api.md "Gateways")' },
+  ),
+);
+
 /** What the gateway sends the browser back with: strings from a query string or a form; extra fields allowed. */
 export const RedirectFields = Type.Object(
   {

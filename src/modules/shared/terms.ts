@@ -5,6 +5,7 @@ import type { Config } from '../../config.ts';
 import { utf8Bytes } from '../../lib/input.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { maskPhoneNumber } from '../../lib/redact.ts';
+import type { GatewayWindow } from '../../gateway/gateway.ts';
 
 export type Method = 'CARD' | 'MOBILE';
 
@@ -107,10 +108,37 @@ export function windowParams(config: Config, input: Terms & { orderId: string; s
 }
 
 /**
+ * What a Toss registration's window takes (docs/api.md "Gateways"): the client key, our random customerKey and the
+ * redirect URLs; `url` the page that opens Toss's billing authentication with them (the sandbox's window in
+ * development). The client key is the adapter's (TOSS_CLIENT_KEY, or the sandbox's own): absent only where no
+ * adapter was at hand (an event's copy).
+ */
+export interface TossWindowParams {
+  gateway: 'TOSS';
+  clientKey?: string;
+  customerKey: string;
+  successUrl: string;
+  failUrl: string;
+  url?: string;
+  userPhoneNumber?: undefined;
+}
+
+export function tossWindowParams(window: GatewayWindow | undefined, input: { customerKey: string; successUrl: string; failUrl: string }): TossWindowParams {
+  const params: TossWindowParams = { gateway: 'TOSS', customerKey: input.customerKey, successUrl: input.successUrl, failUrl: input.failUrl };
+  if (!window) return params;
+  params.clientKey = window.clientKey;
+  if (window.url) {
+    const query = new URLSearchParams({ clientKey: window.clientKey, customerKey: input.customerKey, successUrl: input.successUrl, failUrl: input.failUrl });
+    params.url = `${window.url}?${query}`;
+  }
+  return params;
+}
+
+/**
  * A registration's or order's public shape as events show it: without the single-use `state`, the URLs that carry
  * it, and the window's URLs and the customer's (masked) phone number.
  */
-export function withoutCheckoutSecrets<T extends { state: string; successUrl: string; failUrl: string; window: WindowParams }>(shape: T) {
+export function withoutCheckoutSecrets<T extends { state: string; successUrl: string; failUrl: string; window: WindowParams | TossWindowParams }>(shape: T) {
   const { state: _state, successUrl: _success, failUrl: _fail, window, ...rest } = shape;
   const { successUrl: _s, failUrl: _f, url: _u, userPhoneNumber: _p, ...terms } = window;
   return { ...rest, window: terms };
