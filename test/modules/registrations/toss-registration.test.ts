@@ -2,13 +2,13 @@
 // window carries Toss's parameters with a random customerKey, the success redirect's authKey is exchanged for a key
 // stored with its gateway and customerKey, and the subscription's charges go through Toss. TOSS takes CARD only,
 // and only where Toss is configured.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { createRegistration as createRegistrationRow } from '../../../src/modules/registrations/create-registration.ts';
 import { apiHeaders, buildTestApp } from '../../helpers/app.ts';
 import { getSubscription, paymentsOf, runPass, setClock } from '../../helpers/billing.ts';
 import { follow } from '../../helpers/checkout.ts';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -22,6 +22,7 @@ afterAll(async () => {
   await app.close();
   await database.drop();
 });
+beforeEach(() => truncateAll(app.db));
 
 const register = (body: Record<string, unknown>) =>
   app.inject({
@@ -98,6 +99,48 @@ describe('POST /api/v1/registrations with gateway TOSS', () => {
     // A replay of the completed redirect answers the same without calling Toss again.
     const replay = await follow(app, authorized.json().redirectUrl, { json: true });
     expect(replay.json()).toMatchObject({ subscriptionId });
+  });
+
+  it('charges the following months through Toss; a decline is retried with a new orderId, through Toss again', async () => {
+    const { window } = (await register({ gateway: 'TOSS', issueKeyOnly: true, userId: 'toss-user-2' })).json() as { window: TossWindow };
+    const authorized = await app.inject({
+      method: 'POST',
+      url: '/sandbox/toss/window/authorize',
+      payload: { clientKey: window.clientKey, customerKey: window.customerKey, successUrl: window.successUrl, failUrl: window.failUrl },
+    });
+    const subscriptionId = (await follow(app, authorized.json().redirectUrl, { json: true })).json().subscriptionId as string;
+    expect(await runPass(app)).toMatchObject({ succeeded: 1 });
+
+    // The next month: charged by the scheduled pass through Toss.
+    await setClock(app, (await getSubscription(app, subscriptionId)).nextChargeAt!);
+    expect(await runPass(app)).toMatchObject({ claimed: 1, succeeded: 1 });
+
+    // The month after: Toss declines (a decline that may recover); the retry a day later is a new attempt.
+    await setClock(app, (await getSubscription(app, subscriptionId)).nextChargeAt!);
+    const fault = await app.inject({
+      method: 'POST',
+      url: '/sandbox/toss/_control/faults',
+      payload: { operation: 'CHARGE', kind: 'decline', code: 'REJECT_CARD_PAYMENT' },
+    });
+    expect(fault.statusCode, fault.body).toBeLessThan(300);
+    expect(await runPass(app)).toMatchObject({ claimed: 1, declined: 1 });
+    expect((await getSubscription(app, subscriptionId)).status).toBe('PAST_DUE');
+    await setClock(app, (await getSubscription(app, subscriptionId)).nextChargeAt!);
+    expect(await runPass(app)).toMatchObject({ claimed: 1, succeeded: 1 });
+
+    const payments = await paymentsOf(app, subscriptionId);
+    expect(payments.map((p) => [p.status, (p as { gateway?: string }).gateway])).toEqual([
+      ['SUCCEEDED', 'TOSS'],
+      ['SUCCEEDED', 'TOSS'],
+      ['SUCCEEDED', 'TOSS'],
+    ]);
+    const third = payments[2]!;
+    expect(third.attempts!.map((a) => a.outcome)).toEqual(['DECLINED', 'SUCCEEDED']);
+    expect(new Set(third.attempts!.map((a) => a.orderId)).size).toBe(2);
+    // Toss approved each orderId of this customer once: the declined attempt charged nothing.
+    const charges = (await tossLedger()).filter((e) => e.type === 'CHARGE' && e.customerKey === window.customerKey);
+    expect(charges.map((e) => e.orderId)).toEqual(payments.map((p) => p.orderId));
+    expect((await getSubscription(app, subscriptionId)).status).toBe('ACTIVE');
   });
 
   it('refuses a redirect that names another customerKey', async () => {
