@@ -57,6 +57,7 @@ export const PaymentMethodBody = Type.Object(
     userName: Type.Optional(TermText.userName),
     userPhoneNumber: Type.Optional(TermText.userPhoneNumber),
     returnUrl: Type.Optional(HttpUrl),
+    gateway: Type.Optional(Gateway),
   },
   {
     additionalProperties: false,

@@ -106,7 +106,14 @@ function paymentMethodOutcome(result: GatewayResult, sub: Subscription, claim: I
 
 /** Nothing is swapped: the new key is revoked at once, and a MOBILE charge waits for an operator's refund. */
 async function recordChargedAfterCancel(deps: Pick<ServiceDeps, 'keyring' | 'log'>, { tx, row, result, now, held, move, ids }: WindowAnswer) {
-  const key = await storeBillingKey(tx, deps.keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
+  const key = await storeBillingKey(tx, deps.keyring, {
+    registrationId: row.id,
+    userId: row.userId,
+    method: row.method,
+    fields: result.fields,
+    gateway: row.gateway,
+    customerKey: row.customerKey,
+  });
   await revokeBillingKey(tx, key.id, now);
   const answer = await applyCheckoutOutcome(tx, held, move, {
     payment: { transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now, attentionReason: CHARGED_AFTER_CANCEL },
@@ -127,7 +134,14 @@ async function recordChargedAfterCancel(deps: Pick<ServiceDeps, 'keyring' | 'log
 async function recordReplacement(deps: Pick<ServiceDeps, 'keyring' | 'config' | 'log'>, window: WindowAnswer) {
   const { tx, row, claim, result, now, sub, held, move, ids } = window;
   const approvedAt = result.fields.transactionDateTime ?? now;
-  const key = await storeBillingKey(tx, deps.keyring, { registrationId: row.id, userId: row.userId, method: row.method, fields: result.fields });
+  const key = await storeBillingKey(tx, deps.keyring, {
+    registrationId: row.id,
+    userId: row.userId,
+    method: row.method,
+    fields: result.fields,
+    gateway: row.gateway,
+    customerKey: row.customerKey,
+  });
   await switchSubscriptionToKey(window, key.id, approvedAt);
   if (row.method === 'MOBILE' && claim.paymentId) {
     // The owed cycle's success, by the ledger's one writer of a cycle's success (its payment's move included).

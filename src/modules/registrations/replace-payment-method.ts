@@ -18,6 +18,8 @@ import type { CheckoutLease } from '../checkout/checkout.steps.ts';
 import { prepareAttempt } from '../ledger/attempts.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
 import { insertRegistration } from './create-registration.ts';
+import { chooseGateway } from '../shared/gateway-for.ts';
+import type { GatewayName } from '../../gateway/gateway.ts';
 import type { RegistrationRow } from './registrations.read.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -29,6 +31,8 @@ export interface PaymentMethodInput {
   userName?: string;
   userPhoneNumber?: string;
   returnUrl?: string;
+  /** The new key's gateway (default DANAL): a CARD subscription moves between gateways only this way. */
+  gateway?: GatewayName;
 }
 
 /** What a success redirect's claim wrote before the call (complete-registration.ts; a payment method's: below). */
@@ -42,12 +46,19 @@ export interface IssuanceClaim {
 }
 
 /** Every rule is checked here, before the window exists. */
-export async function createPaymentMethodRegistration(deps: Pick<ServiceDeps, 'db' | 'clock' | 'config'>, subscriptionId: string, input: PaymentMethodInput) {
+export async function createPaymentMethodRegistration(
+  deps: Pick<ServiceDeps, 'db' | 'clock' | 'config'> & Partial<Pick<ServiceDeps, 'gateway' | 'gateways'>>,
+  subscriptionId: string,
+  input: PaymentMethodInput,
+) {
   const { db, clock, config } = deps;
   const sub = await db.subscription.findUnique({ where: { id: subscriptionId } });
   if (!sub) throw new NotFoundError('Subscription');
   if (sub.status === 'CANCELED') throw new StateConflictError('A CANCELED subscription takes no new payment method');
   const method = input.method ?? sub.method;
+  const gateway = input.gateway ?? 'DANAL';
+  // A CARD window only issues the key, so any gateway that takes the method will do (MOBILE is Danal's: its window charges).
+  if (gateway !== 'DANAL') chooseGateway({ gateway: deps.gateway!, gateways: deps.gateways }, gateway, method);
   const interval = { unit: sub.intervalUnit, count: sub.intervalCount };
   if (method === 'CARD') {
     if (input.amount !== undefined) throw new ValidationError('A CARD window only verifies the card: amount is not taken (change it with price-change)');
@@ -83,7 +94,7 @@ export async function createPaymentMethodRegistration(deps: Pick<ServiceDeps, 'd
     returnUrl: input.returnUrl,
   };
   validateTerms(terms, config, { recurring: true });
-  return insertRegistration(deps, { ...terms, interval, issueKeyOnly: method === 'CARD', targetSubscriptionId: sub.id });
+  return insertRegistration(deps, { ...terms, interval, issueKeyOnly: method === 'CARD', targetSubscriptionId: sub.id, gateway });
 }
 
 /**

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { createRegistration as createRegistrationRow } from '../../../src/modules/registrations/create-registration.ts';
 import { apiHeaders, buildTestApp } from '../../helpers/app.ts';
-import { getSubscription, paymentsOf, runPass, setClock } from '../../helpers/billing.ts';
+import { getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { follow } from '../../helpers/checkout.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 
@@ -141,6 +141,46 @@ describe('POST /api/v1/registrations with gateway TOSS', () => {
     const charges = (await tossLedger()).filter((e) => e.type === 'CHARGE' && e.customerKey === window.customerKey);
     expect(charges.map((e) => e.orderId)).toEqual(payments.map((p) => p.orderId));
     expect((await getSubscription(app, subscriptionId)).status).toBe('ACTIVE');
+  });
+
+  it('moves a Danal CARD subscription to Toss through a new payment method, its schedule kept', async () => {
+    const subscriptionId = await subscribe(app, { userId: 'mover-1', amount: 9900 });
+    const before = await getSubscription(app, subscriptionId);
+    const opened = await app.inject({
+      method: 'POST',
+      url: `/api/v1/subscriptions/${subscriptionId}/payment-method`,
+      headers: apiHeaders,
+      payload: { gateway: 'TOSS' },
+    });
+    expect(opened.statusCode, opened.body).toBe(201);
+    const { window } = opened.json() as { window: TossWindow };
+    expect(window.gateway).toBe('TOSS');
+    const authorized = await app.inject({
+      method: 'POST',
+      url: '/sandbox/toss/window/authorize',
+      payload: { clientKey: window.clientKey, customerKey: window.customerKey, successUrl: window.successUrl, failUrl: window.failUrl },
+    });
+    expect((await follow(app, authorized.json().redirectUrl, { json: true })).statusCode).toBe(200);
+    const moved = await getSubscription(app, subscriptionId);
+    expect(moved.billingKey).toMatchObject({ gateway: 'TOSS', status: 'ACTIVE' });
+    expect(moved.nextChargeAt).toBe(before.nextChargeAt);
+
+    await setClock(app, moved.nextChargeAt!);
+    expect(await runPass(app)).toMatchObject({ claimed: 1, succeeded: 1 });
+    const payments = await paymentsOf(app, subscriptionId);
+    expect(payments.map((p) => [p.kind, (p as { gateway?: string }).gateway])).toEqual([
+      ['INITIAL', 'DANAL'],
+      ['RECURRING', 'TOSS'],
+    ]);
+    expect((await tossLedger()).filter((e) => e.customerKey === window.customerKey).map((e) => e.orderId)).toEqual([payments[1]!.orderId]);
+    // MOBILE stays Danal's.
+    const mobile = await app.inject({
+      method: 'POST',
+      url: `/api/v1/subscriptions/${subscriptionId}/payment-method`,
+      headers: apiHeaders,
+      payload: { gateway: 'TOSS', method: 'MOBILE', itemCode: 'ITEM01' },
+    });
+    expect([mobile.statusCode, mobile.json().code]).toEqual([400, 'METHOD_NOT_SUPPORTED_BY_GATEWAY']);
   });
 
   it('refuses a redirect that names another customerKey', async () => {
