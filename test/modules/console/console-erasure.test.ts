@@ -1,0 +1,107 @@
+// The console's customer pages through their routes (no browser; test/e2e/console-erasure.test.ts drives them in
+// Chromium): a customer found by their exact userId with their subscriptions, one-time orders and payments; the erasure
+// audit entries in words on the Audit page; and the Erasures list and page.
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { apiHeaders, TEST_ADMIN_TOKEN } from '../../helpers/app.ts';
+import { paymentsOf, subscribe } from '../../helpers/billing.ts';
+import { decideWindow, follow } from '../../helpers/checkout.ts';
+import { consoleCookie } from '../../helpers/console.ts';
+import { useRunningApp } from '../../helpers/database.ts';
+
+const running = useRunningApp({ CLOCK: 'simulated' });
+
+async function consoleGet(url: string, status = 200): Promise<string> {
+  const cookie = await consoleCookie(running.app, TEST_ADMIN_TOKEN);
+  const response = await running.app.inject({ method: 'GET', url, headers: { cookie } });
+  expect(response.statusCode, response.body).toBe(status);
+  return response.body;
+}
+
+/** The text of the element with `id` on a page's HTML, tags dropped and white space folded. */
+function textOf(html: string, id: string): string {
+  const start = html.indexOf(`id="${id}"`);
+  expect(start, `no #${id} on the page`).toBeGreaterThan(-1);
+  const open = html.lastIndexOf('<', start);
+  const tag = /^<(\w+)/.exec(html.slice(open))![1]!;
+  const end = html.indexOf(`</${tag}>`, start);
+  return html
+    .slice(html.indexOf('>', start) + 1, end)
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** A paid one-time order of `userId` through the public flow; its order id (the record's, not the orderId). */
+async function paidOrder(userId: string): Promise<{ id: string; orderId: string }> {
+  const created = await running.app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: apiHeaders,
+    payload: { userId, method: 'CARD', amount: 3000, orderName: 'Once' },
+  });
+  expect(created.statusCode, created.body).toBe(201);
+  await follow(running.app, (await decideWindow(running.app, created.json().window)).redirectUrl, { json: true });
+  return created.json() as { id: string; orderId: string };
+}
+
+describe('the Customer page', () => {
+  it('finds a customer by their exact userId and lists their subscriptions, one-time orders and payments, each linked to its page', async () => {
+    const userId = `customer-${randomUUID()}`;
+    const subscription = await subscribe(running.app, { userId, orderName: 'Monthly plan' });
+    const order = await paidOrder(userId);
+    await subscribe(running.app, { userId: `${userId}-other`, orderName: 'Somebody else' });
+    const payments = await paymentsOf(running.app, subscription);
+    const orderPayment = await running.app.db.payment.findFirstOrThrow({ where: { oneTimeOrderId: order.id }, select: { id: true } });
+
+    const html = await consoleGet(`/console/customers?userId=${encodeURIComponent(userId)}`);
+    expect(html).toContain(`<h1>Customer ${userId}</h1>`);
+    expect(html).toContain('aria-current="page">Customers</a>');
+    expect(textOf(html, 'customer-subscriptions')).toContain('Monthly plan');
+    expect(html).toContain(`href="/console/subscriptions/${subscription}"`);
+    expect(html).not.toContain('Somebody else');
+    expect(textOf(html, 'customer-orders')).toContain(order.orderId);
+    // Both payments, the subscription's first charge and the order's, linked to their pages (the order's also from its row).
+    const linked = new Set(html.match(/href="\/console\/payments\/[0-9a-f-]{36}"/g));
+    expect(linked).toEqual(new Set([payments[0]!.id, orderPayment.id].map((id) => `href="/console/payments/${id}"`)));
+    // The way to erase them: a box leading to the confirmation page, which changes nothing by itself.
+    expect(html).toContain('action="/console/customers/erasure"');
+    expect(html).toContain(`name="userId" value="${userId}"`);
+
+    // Only the exact userId: a prefix finds nobody, and says so.
+    const prefix = await consoleGet(`/console/customers?userId=${encodeURIComponent(userId.slice(0, -2))}`);
+    expect(textOf(prefix, 'nothing')).toBe(`No subscription, one-time order or payment carries the userId ${userId.slice(0, -2)}.`);
+    expect(prefix).not.toContain('action="/console/customers/erasure"');
+  });
+
+  it('speaks Korean in a Korean session, and the Subscription page has the "Erase customer" box', async () => {
+    const userId = `customer-ko-${randomUUID()}`;
+    const subscription = await subscribe(running.app, { userId });
+    const cookie = await consoleCookie(running.app, TEST_ADMIN_TOKEN);
+    const page = await running.app.inject({ method: 'GET', url: `/console/subscriptions/${subscription}`, headers: { cookie } });
+    expect(page.body).toContain('<h3 id="erase-box-heading">Erase customer</h3>');
+    expect(page.body).toContain(`name="userId" value="${userId}"`);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const switched = await running.app.inject({
+      method: 'POST',
+      url: '/console/locale',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: csrf, locale: 'ko', back: '/console/customers' }).toString(),
+    });
+    expect(switched.statusCode).toBe(303);
+    const html = (await running.app.inject({ method: 'GET', url: `/console/customers?userId=${encodeURIComponent(userId)}`, headers: { cookie } })).body;
+    expect(html).toContain(`<h1>고객 ${userId}</h1>`);
+    expect(html).toContain('<h3 id="erase-box-heading">고객 개인정보 삭제</h3>');
+  });
+
+  it('without a userId shows the search form only; the page needs a session', async () => {
+    const html = await consoleGet('/console/customers');
+    expect(html).toContain('<h1>Customer</h1>');
+    expect(html).toContain('<label for="c-user">User ID</label>');
+    const anonymous = await running.app.inject({ method: 'GET', url: '/console/customers?userId=x' });
+    expect(anonymous.statusCode).toBe(303);
+  });
+});
