@@ -62,6 +62,7 @@ export const customersEn: Catalog['console']['customers'] = {
     },
     blockersHeading: 'What blocks the erasure',
     noBlocker: 'Nothing blocks the erasure.',
+    refused: 'The erasure was refused and nothing was changed: something below blocks it.',
     blockersNote: 'The erasure is refused while any of these remains. Settle each on its page, or let the erasure cancel the open subscriptions.',
     blocker: {
       subscription: 'An open subscription ({reason})',

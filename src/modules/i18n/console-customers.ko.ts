@@ -64,6 +64,7 @@ export const customersKo = {
     },
     blockersHeading: '삭제를 막는 것',
     noBlocker: '삭제를 막는 것이 없습니다.',
+    refused: '삭제가 거절되었고 아무것도 바뀌지 않았습니다. 아래 항목이 삭제를 막고 있습니다.',
     blockersNote: '아래 항목이 하나라도 남아 있으면 삭제가 거절됩니다. 각 항목을 해당 페이지에서 처리하거나, 열린 구독은 삭제하면서 해지하도록 선택하세요.',
     blocker: {
       subscription: '해지되지 않은 구독 ({reason})',
