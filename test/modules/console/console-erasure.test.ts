@@ -105,3 +105,54 @@ describe('the Customer page', () => {
     expect(anonymous.statusCode).toBe(303);
   });
 });
+
+describe('erasures on the Audit page', () => {
+  it('says customer.erasure, erasure.identity_revealed and erasure.identity_purged in words, in English and Korean, linked to the erasure', async () => {
+    // The three entries as the erasure, the identity route and the retention pass write them (entityType erasure, the
+    // erasure's id), stored directly: this reads how the page says them, whichever writes them.
+    const erasureId = randomUUID();
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 29, 1, minute));
+    await running.app.db.auditEvent.createMany({
+      data: [
+        { actor: 'admin:test', action: 'customer.erasure', entityType: 'erasure', entityId: erasureId, reason: 'asked by email', createdAt: at(1) },
+        {
+          actor: 'admin:test',
+          action: 'erasure.identity_revealed',
+          entityType: 'erasure',
+          entityId: erasureId,
+          reason: 'tax office request',
+          createdAt: at(2),
+        },
+        { actor: 'retention', action: 'erasure.identity_purged', entityType: 'erasure', entityId: erasureId, createdAt: at(3) },
+      ],
+    });
+    const url = `/console/audit?entityType=erasure&entityId=${erasureId}`;
+    const cookie = await consoleCookie(running.app, TEST_ADMIN_TOKEN);
+    const read = async () => (await running.app.inject({ method: 'GET', url, headers: { cookie } })).body;
+    const actions = (html: string) =>
+      [...html.matchAll(/data-action="([^"]+)">[\s\S]*?<td class="action">([^<]*)<br>/g)].map(([, action, words]) => [action, words]);
+
+    let html = await read();
+    expect(actions(html)).toEqual([
+      ['erasure.identity_purged', 'Sealed identity destroyed'],
+      ['erasure.identity_revealed', 'Sealed identity revealed'],
+      ['customer.erasure', 'Customer’s personal data erased'],
+    ]);
+    expect(html).toContain(`href="/console/erasures/${erasureId}"`);
+    expect(html).toContain('<option value="erasure" selected>Erasure</option>');
+
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
+    await running.app.inject({
+      method: 'POST',
+      url: '/console/locale',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: csrf, locale: 'ko', back: url }).toString(),
+    });
+    html = await read();
+    expect(actions(html)).toEqual([
+      ['erasure.identity_purged', '보관된 신원 정보 파기'],
+      ['erasure.identity_revealed', '보관된 신원 정보 열람'],
+      ['customer.erasure', '고객 개인정보 삭제'],
+    ]);
+  });
+});
