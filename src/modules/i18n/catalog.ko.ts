@@ -1,4 +1,4 @@
-// The Korean message catalog: every word the portal and the console show, in Korean (docs/operating.md "Operator
+// The Korean message catalog: every word the portal and the console show, in Korean (docs/console.md "Operator
 // console"). Korean is the portal's first language. catalog.en.ts has the same keys (typed as this catalog's shape,
 // and test/modules/i18n/catalog.test.ts fails when a key or a `{placeholder}` exists in one language and not the
 // other). Sections: `common` (both surfaces), `words` (codes shown in words: statuses, reasons, intervals), `console`,

@@ -1,4 +1,4 @@
-// Customer-portal sessions (docs/operating.md "Customer portal"). The merchant asks for one (POST
+// Customer-portal sessions (docs/portal.md "Customer portal"). The merchant asks for one (POST
 // /api/v1/portal-sessions) and sends the customer's browser to its link; the link's first GET starts the session and
 // sets a cookie that carries a random secret. Stored: SHA-256 of the link's token and of the cookie's secret, never
 // either. A link is used once and expires PORTAL_LINK_TTL after it was made; a session lasts PORTAL_SESSION_TTL from
