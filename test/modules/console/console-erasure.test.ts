@@ -7,6 +7,7 @@ import { apiHeaders, TEST_ADMIN_TOKEN } from '../../helpers/app.ts';
 import { paymentsOf, subscribe } from '../../helpers/billing.ts';
 import { decideWindow, follow } from '../../helpers/checkout.ts';
 import { consoleCookie } from '../../helpers/console.ts';
+import { createErasure } from '../../helpers/erasure.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 
 const running = useRunningApp({ CLOCK: 'simulated' });
@@ -154,5 +155,34 @@ describe('erasures on the Audit page', () => {
       ['erasure.identity_revealed', '보관된 신원 정보 열람'],
       ['customer.erasure', '고객 개인정보 삭제'],
     ]);
+  });
+});
+
+describe('the Erasures pages', () => {
+  it('list the erasures newest first through GET /admin/erasures’s query, each linked to its page: the pseudonym, the identity kept or destroyed, never the identity', async () => {
+    const sealed = await createErasure(running.app.db, {
+      identity: { userId: 'vault-user-1', names: ['홍길동'], phoneNumbers: ['010-1234-5678'] },
+      erasedAt: new Date('2026-11-20T01:00:00Z'),
+      retainUntil: '2031-11-20',
+    });
+    const purged = await createErasure(running.app.db, {
+      sealed: false,
+      erasedAt: new Date('2026-11-21T01:00:00Z'),
+      overrides: { identityPurgedAt: new Date('2026-11-22T03:00:00Z') },
+    });
+    const html = await consoleGet(`/console/erasures?pseudonym=${sealed.pseudonym}`);
+    expect(html).toContain('<h1>Erasures</h1>');
+    expect(html).toContain(`href="/console/erasures/${sealed.id}"`);
+    expect(html).not.toContain(purged.pseudonym);
+    expect(html).toContain('Sealed until 2031-11-20');
+    for (const secret of ['vault-user-1', '홍길동', '010-1234-5678']) expect(html).not.toContain(secret);
+
+    const all = await consoleGet('/console/erasures');
+    expect(all.indexOf(purged.pseudonym)).toBeLessThan(all.indexOf(sealed.pseudonym));
+    const one = await consoleGet(`/console/erasures/${purged.id}`);
+    expect(one).toContain(`<h1>Erasure ${purged.pseudonym}</h1>`);
+    expect(textOf(one, 'erasure-identity')).toBe('Destroyed on 2026-11-22 12:00:00');
+    expect(one).toContain(`href="/console/customers?userId=${purged.pseudonym}"`);
+    await consoleGet(`/console/erasures/${randomUUID()}`, 404);
   });
 });
