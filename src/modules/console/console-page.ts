@@ -208,7 +208,9 @@ export function registerAction<P extends TProperties, B extends TSchema>(
     const outcome = await actOnce(idempotency, {
       scope: scopeOf('POST', spec.adminRoute, id),
       idempotencyKey: idempotencyKey!,
-      body,
+      // What the admin route's key compares (its query is empty) and what it would store: the same request with the
+      // same key answers the same there (test/modules/console/action-idempotency.test.ts).
+      payload: { query: {}, body },
       adminStatus: spec.adminStatus,
       act: () => spec.act(id, body as Static<B>, request),
     });
@@ -224,20 +226,19 @@ export function checkAdminBody(request: FastifyRequest, schema: TSchema, body: u
 
 /**
  * Runs an operator's action once under its admin route's idempotency `scope` (scopeOf of the admin route) with the
- * key the form was rendered with, storing what the admin route would answer (`adminStatus`, 200 unless it creates):
+ * key the form was rendered with, the request identified as the admin route identifies it (`payload`, hashed), storing
+ * what the admin route would answer (`adminStatus`, 200 unless it creates):
  * a second submit of the same form does not act again and answers like the first, waiting for it while it still
  * runs; a coded error is stored and answered the same way. Answers the outcome (the admin route's status and body).
  */
 export async function actOnce(
   idempotency: Idempotency,
-  spec: { scope: string; idempotencyKey: string; body: Record<string, unknown>; adminStatus?: 200 | 201; act: () => Promise<unknown> },
+  spec: { scope: string; idempotencyKey: string; payload: unknown; adminStatus?: 200 | 201; act: () => Promise<unknown> },
 ): Promise<{ statusCode: number; body: unknown }> {
   const { outcome } = await idempotency.once(
     spec.scope,
     spec.idempotencyKey,
-    // What the admin route's key compares (its query is empty) and what it would store: the same request with the
-    // same key answers the same there (test/modules/console/action-idempotency.test.ts).
-    { query: {}, body: spec.body },
+    spec.payload,
     async () => ({ statusCode: spec.adminStatus ?? 200, body: await spec.act() }),
     { waitForRunningMs: SECOND_SUBMIT_WAIT_MS },
   );

@@ -28,6 +28,7 @@ import { TooManyAuthFailuresError } from '../../plugins/auth.ts';
 import { consoleAuthRoutes, consoleLocaleRoutes, identifyOperator, requireConsoleSession } from './console-auth.routes.ts';
 import { renderError, speechOf } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
+import { customerErasurePage } from './customer-erasure.page.ts';
 import { customerPage } from './customer.page.ts';
 import { erasuresPage } from './erasures.page.ts';
 import { listPages } from './lists.page.ts';
@@ -132,6 +133,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
       await pages.register(reportsPage(deps));
       await pages.register((await import('./audit.page.ts')).auditPage(deps));
       await pages.register(customerPage(deps));
+      await pages.register(customerErasurePage(deps));
       await pages.register(erasuresPage(deps));
     });
   };

@@ -1,16 +1,19 @@
 // The console's customer pages through their routes (no browser; test/e2e/console-erasure.test.ts drives them in
-// Chromium): a customer found by their exact userId with their subscriptions, one-time orders and payments; the erasure
-// audit entries in words on the Audit page; and the Erasures list and page.
+// Chromium): a customer found by their exact userId with their subscriptions, one-time orders and payments; the
+// erasure's confirmation page with its blockers in words; a submit without a reason or with a blocker refused with a
+// coded page and nothing changed; an erasure done through the admin route's service and idempotency record, the
+// customer's page under the pseudonym after it without the old userId; the erasure audit entries in words on the Audit
+// page.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { apiHeaders, TEST_ADMIN_TOKEN } from '../../helpers/app.ts';
-import { paymentsOf, subscribe } from '../../helpers/billing.ts';
+import { adminHeaders, paymentsOf, subscribe } from '../../helpers/billing.ts';
 import { decideWindow, follow } from '../../helpers/checkout.ts';
-import { consoleCookie } from '../../helpers/console.ts';
+import { consoleCookie, formFields } from '../../helpers/console.ts';
 import { createErasure } from '../../helpers/erasure.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 
-const running = useRunningApp({ CLOCK: 'simulated' });
+const running = useRunningApp({ CLOCK: 'simulated', ADMIN_TOKENS: `ops:${TEST_ADMIN_TOKEN}` });
 
 async function consoleGet(url: string, status = 200): Promise<string> {
   const cookie = await consoleCookie(running.app, TEST_ADMIN_TOKEN);
@@ -184,5 +187,135 @@ describe('the Erasures pages', () => {
     expect(textOf(one, 'erasure-identity')).toBe('Destroyed on 2026-11-22 12:00:00');
     expect(one).toContain(`href="/console/customers?userId=${purged.pseudonym}"`);
     await consoleGet(`/console/erasures/${randomUUID()}`, 404);
+  });
+});
+
+/** The form of the confirmation page as a browser would submit it, with `fields` (reason, cancelOpenSubscriptions). */
+async function submitErasure(cookie: string, userId: string, fields: Record<string, string>, html?: string) {
+  const page =
+    html ?? (await running.app.inject({ method: 'GET', url: `/console/customers/erasure?userId=${encodeURIComponent(userId)}`, headers: { cookie } })).body;
+  const payload = new URLSearchParams({ ...formFields(page, '/console/customers/erasure'), userId, ...fields }).toString();
+  return {
+    page,
+    answer: await running.app.inject({
+      method: 'POST',
+      url: '/console/customers/erasure',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload,
+    }),
+  };
+}
+
+/** What an erasure would change, read to show that a refusal changed nothing. */
+const stateOf = async (userId: string) => ({
+  erasures: await running.app.db.erasure.count(),
+  subscriptions: await running.app.db.subscription.findMany({ where: { userId }, select: { id: true, status: true }, orderBy: { id: 'asc' } }),
+  audit: await running.app.db.auditEvent.count({ where: { action: 'customer.erasure' } }),
+});
+
+describe('erasing a customer from the console', () => {
+  it('the confirmation page says what is erased and kept, and lists each blocker in words with a link to its page', async () => {
+    const userId = `blocked-${randomUUID()}`;
+    const subscription = await subscribe(running.app, { userId });
+    const pending = await running.app.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: apiHeaders,
+      payload: { userId, method: 'CARD', amount: 3000, orderName: 'Once' },
+    });
+    expect(pending.statusCode).toBe(201);
+
+    const html = await consoleGet(`/console/customers/erasure?userId=${encodeURIComponent(userId)}`);
+    expect(html).toContain(`<h1>Erase customer ${userId}</h1>`);
+    expect(textOf(html, 'erasure-erased')).toContain('The userId, on every record: it is replaced by a pseudonym');
+    expect(textOf(html, 'erasure-kept')).toContain('destroyed 5 years after the customer’s latest payment or refund');
+    const blockers = [...html.matchAll(/<li data-kind="(\w+)"><a href="([^"]+)">([^<]+)<\/a>/g)].map(([, kind, href, text]) => ({ kind, href, text }));
+    expect(blockers).toEqual([
+      { kind: 'order', href: `/console/search?q=${pending.json().id}`, text: 'A one-time order not finished (PENDING)' },
+      { kind: 'subscription', href: `/console/subscriptions/${subscription}`, text: 'An open subscription (ACTIVE)' },
+    ]);
+    // The form: CSRF, a key made now, the choice, a required reason.
+    expect(formFields(html, '/console/customers/erasure').idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(html).toContain('name="reason" type="text" required');
+
+    // Nobody to erase: an unknown userId is a 404 page, coded.
+    const unknown = await consoleGet(`/console/customers/erasure?userId=nobody-${randomUUID()}`, 404);
+    expect(unknown).toContain('<code>CUSTOMER_NOT_FOUND</code>');
+  });
+
+  it('without a reason: a coded 400 page and nothing changed; with a blocker: the page again, 409, listing it, nothing changed', async () => {
+    const userId = `refused-${randomUUID()}`;
+    await subscribe(running.app, { userId });
+    const cookie = await consoleCookie(running.app, TEST_ADMIN_TOKEN);
+    const before = await stateOf(userId);
+
+    const { answer: noReason } = await submitErasure(cookie, userId, { reason: '   ', cancelOpenSubscriptions: 'yes' });
+    expect(noReason.statusCode).toBe(400);
+    expect(noReason.body).toContain('<code>VALIDATION_ERROR</code>');
+    expect(noReason.body).toContain('Reason');
+    expect(await stateOf(userId)).toEqual(before);
+
+    const { answer: blocked } = await submitErasure(cookie, userId, { reason: 'asked by email', cancelOpenSubscriptions: 'no' });
+    expect(blocked.statusCode).toBe(409);
+    expect(textOf(blocked.body, 'erasure-refused')).toBe('The erasure was refused and nothing was changed: something below blocks it.');
+    expect(textOf(blocked.body, 'erasure-blockers')).toContain('An open subscription (ACTIVE)');
+    expect(await stateOf(userId)).toEqual(before);
+  });
+
+  it('erases through the admin route’s service and idempotency record, then shows the customer under the pseudonym, the old userId nowhere', async () => {
+    const userId = `erased-here-${randomUUID()}`;
+    const subscription = await subscribe(running.app, { userId, orderName: 'Plan to forget' });
+    const cookie = await consoleCookie(running.app, TEST_ADMIN_TOKEN);
+    const fields = { reason: 'asked by email (#4821)', cancelOpenSubscriptions: 'yes' };
+    const { page, answer } = await submitErasure(cookie, userId, fields);
+    expect(answer.statusCode, answer.body).toBe(303);
+    const location = answer.headers.location as string;
+    expect(location).toMatch(/^\/console\/customers\?userId=erased_[a-z2-7]{20}&done=erase$/);
+    const pseudonym = new URL(location, 'http://console').searchParams.get('userId')!;
+
+    // What the admin route would have done: the erasure row, the subscription canceled (ERASED) under the pseudonym,
+    // the audit entry with the operator and the reason.
+    const erasure = await running.app.db.erasure.findUniqueOrThrow({ where: { pseudonym } });
+    expect(erasure).toMatchObject({ status: 'COMPLETED', reason: fields.reason, actor: 'admin:ops' });
+    expect(
+      await running.app.db.subscription.findUniqueOrThrow({ where: { id: subscription }, select: { userId: true, status: true, cancelReason: true } }),
+    ).toEqual({
+      userId: pseudonym,
+      status: 'CANCELED',
+      cancelReason: 'ERASED',
+    });
+    expect(await running.app.db.auditEvent.count({ where: { action: 'customer.erasure', entityId: erasure.id } })).toBe(1);
+
+    // The same form again (a double submit) acts once and answers alike; so does the admin route sent the same key.
+    const again = await submitErasure(cookie, userId, fields, page);
+    expect([again.answer.statusCode, again.answer.headers.location]).toEqual([303, location]);
+    const key = formFields(page, '/console/customers/erasure').idempotencyKey;
+    const admin = await running.app.inject({
+      method: 'POST',
+      url: `/admin/customers/${encodeURIComponent(userId)}/erasure`,
+      headers: { ...adminHeaders, 'idempotency-key': key },
+      payload: { reason: fields.reason, cancelOpenSubscriptions: true },
+    });
+    expect([admin.statusCode, admin.headers['idempotent-replayed'], admin.json().pseudonym]).toEqual([201, 'true', pseudonym]);
+    expect(await running.app.db.erasure.count({ where: { pseudonym } })).toBe(1);
+
+    // The result: the customer's page under the pseudonym, erased, the records there, the old userId nowhere.
+    const html = await consoleGet(location);
+    expect(html).toContain('The customer’s personal data was erased.');
+    expect(textOf(html, 'erased')).toContain(`sealed until ${erasure.retainUntil}`);
+    expect(textOf(html, 'customer-subscriptions')).toContain('Plan to forget');
+    expect(html).not.toContain('action="/console/customers/erasure"');
+    for (const url of [
+      location,
+      `/console/subscriptions/${subscription}`,
+      '/console/erasures',
+      `/console/erasures/${erasure.id}`,
+      '/console/audit?entityType=erasure',
+    ]) {
+      expect(await consoleGet(url), url).not.toContain(userId);
+    }
+    // Erased already: the confirmation page has nobody to erase, under either name.
+    await consoleGet(`/console/customers/erasure?userId=${encodeURIComponent(userId)}`, 404);
+    await consoleGet(`/console/customers/erasure?userId=${pseudonym}`, 404);
   });
 });
