@@ -78,6 +78,7 @@ describe('erasing a customer', () => {
     const { context, page } = await signedIn();
     try {
       await page.goto(`${baseUrl}/console/subscriptions/${subscriptions.en}`);
+      await expectGoodOnPhone(page);
       await page.getByRole('button', { name: 'Review the erasure' }).click();
       await page.waitForURL(/\/console\/customers\/erasure\?userId=erase-me-en-4821$/);
       await expect(heading(page)).resolves.toBe(`Erase customer ${USERS.en}`);
