@@ -130,7 +130,7 @@ function byteForms(form: Form): ByteForm[] {
   const out = new Map<string, string>();
   for (const text of new Set([form.text, form.text.toLowerCase(), form.text.toUpperCase()])) {
     out.set(Buffer.from(text, 'utf8').toString('hex'), `${form.form}, bytes utf-8`);
-    if (/[^\x00-\x7f]/.test(text) && text.normalize('NFC') === text) {
+    if ([...text].some((c) => c.charCodeAt(0) > 0x7f) && text.normalize('NFC') === text) {
       const cp949 = iconv.encode(text, 'cp949');
       // Characters CP949 has no code for come out as "?": such an encoding is not a stored form of the value.
       if (iconv.decode(cp949, 'cp949') === text) out.set(cp949.toString('hex'), `${form.form}, bytes cp949`);
