@@ -5,10 +5,15 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
-import { startTestApp } from '../helpers/app.ts';
+import { apiHeaders, startTestApp, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
+import { adminHeaders, subscribe } from '../helpers/billing.ts';
+import { consoleCookie } from '../helpers/console.ts';
+import { createPortalSession, getPage, openPortal } from '../helpers/portal.ts';
+import { importCsv } from '../helpers/settlement.ts';
+import { waitFor } from '../helpers/service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { buildFullHistory, type FullHistory } from '../helpers/full-history-customer.ts';
-import { describeHits, placeOf, placesOf, scanForPersonalData, type Needle, type ScanResult } from '../helpers/personal-data-scan.ts';
+import { buildFullHistory, eraseCustomer, SETTLED_UNTIL, type ErasureView, type FullHistory } from '../helpers/full-history-customer.ts';
+import { describeHits, formsInText, placeOf, placesOf, scanForPersonalData, type Needle, type ScanResult } from '../helpers/personal-data-scan.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -91,5 +96,191 @@ describe('before the erasure', () => {
         .sort()
         .join(', ')}`,
     );
+  });
+});
+
+describe('after the erasure', () => {
+  let erasure: ErasureView;
+  /** The subject's needles and the masked card and phone numbers the API showed for them. */
+  let needles: Needle[];
+  let after: ScanResult;
+  /** Webhook bodies that arrived before the erasure; the rest came after it. */
+  let deliveredBefore: number;
+  let cookie: string;
+
+  beforeAll(async () => {
+    needles = [
+      ...history.subject.needles,
+      ...(history.masked.cardNumber ? [{ label: 'masked card number', value: history.masked.cardNumber }] : []),
+      ...(history.masked.phoneNumber ? [{ label: 'masked phone number', value: history.masked.phoneNumber }] : []),
+    ];
+    deliveredBefore = history.webhookBodies.length;
+    const response = await eraseCustomer(app, history.subject.userId, { cancelOpenSubscriptions: true });
+    expect(response.statusCode, response.body).toBe(201);
+    erasure = response.json() as ErasureView;
+    // The events the erasure wrote (the cancels, customer.erased) delivered before anything is read.
+    await waitFor('the deliveries after the erasure', async () => (await app.db.webhookDelivery.count({ where: { status: { not: 'SUCCEEDED' } } })) === 0);
+    after = await scan(needles);
+    cookie = await consoleCookie(app, TEST_ADMIN_TOKEN);
+  });
+
+  /** Reads a surface; fails naming the needles (and forms) it shows. */
+  async function expectClean(url: string, headers: Record<string, string>, expected = 200) {
+    const response = await app.inject({ method: 'GET', url, headers });
+    expect(response.statusCode, `${url}: ${response.body.slice(0, 300)}`).toBe(expected);
+    expect(formsInText(response.body, needles), url).toEqual([]);
+    return response;
+  }
+  const api = (url: string) => expectClean(url, apiHeaders);
+  const adminRead = (url: string, accept?: string) => expectClean(url, { ...adminHeaders, ...(accept ? { accept } : {}) });
+  const page = (url: string) => expectClean(url, { cookie });
+
+  it('answers the erasure with the pseudonym', () => {
+    expect(erasure).toMatchObject({ status: 'COMPLETED', pseudonym: expect.stringMatching(/^erased_[a-z2-7]{20}$/i) });
+  });
+
+  it('the scan finds none of the customer’s values anywhere', () => {
+    expect(describeHits(after.hits)).toBe('');
+  });
+
+  it('the other customer’s data stays where it was', async () => {
+    const bystander = await scan(history.bystander.needles);
+    expect(placesOf(bystander.hits)).toEqual(expect.arrayContaining(['registrations.userName', 'registrations.userPhoneNumber', 'subscriptions.userId']));
+  });
+
+  it('the merchant API shows the pseudonym or nothing', async () => {
+    for (const id of [history.cardSubscriptionId, history.mobileSubscriptionId]) {
+      const subscription = (await api(`/api/v1/subscriptions/${id}`)).json();
+      expect(subscription).toMatchObject({ userId: erasure.pseudonym, status: 'CANCELED' });
+      expect(subscription.billingKey).toMatchObject({ status: 'REVOKED' });
+      await api(`/api/v1/payments?subscriptionId=${id}&limit=100`);
+    }
+    for (const id of history.paymentIds) await api(`/api/v1/payments/${id}`);
+    for (const id of history.registrationIds) expect((await api(`/api/v1/registrations/${id}`)).json()).toMatchObject({ userId: erasure.pseudonym });
+    expect((await api(`/api/v1/orders/${history.orderId}`)).json()).toMatchObject({ userId: erasure.pseudonym });
+    expect((await api(`/api/v1/subscriptions?userId=${encodeURIComponent(history.subject.userId)}`)).json().items).toEqual([]);
+    const byPseudonym = (await api(`/api/v1/subscriptions?userId=${erasure.pseudonym}`)).json().items as Array<{ id: string }>;
+    expect(byPseudonym.map((s) => s.id).sort()).toEqual([history.cardSubscriptionId, history.mobileSubscriptionId].sort());
+  });
+
+  it('the events feed, each event, and webhook bodies sent after the erasure show none of it', async () => {
+    const events: Array<{ id: string; type: string; data: { object: { id: string; pseudonym?: string } } }> = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const body = (await api(`/api/v1/events?limit=100${cursor ? `&after=${cursor}` : ''}`)).json() as { items: typeof events; nextCursor?: string | null };
+      events.push(...body.items);
+      if (!body.nextCursor || body.items.length === 0) break;
+      cursor = body.nextCursor;
+    }
+    expect(events.length).toBeGreaterThan(20);
+    for (const event of events.slice(0, 10)) await api(`/api/v1/events/${event.id}`);
+    expect(events.filter((e) => e.type === 'customer.erased').map((e) => e.data.object)).toEqual([
+      expect.objectContaining({ id: erasure.id, pseudonym: erasure.pseudonym }),
+    ]);
+    // An old event sent again: its body is rendered now, from the erased rows.
+    const old = events.find((e) => e.type === 'subscription.created')!;
+    const resent = await app.inject({ method: 'POST', url: `/api/v1/events/${old.id}/resend`, headers: apiHeaders });
+    expect(resent.statusCode, resent.body).toBeLessThan(300);
+    await waitFor('the resent event delivered', async () => history.webhookBodies.slice(deliveredBefore).some((b) => b.includes(old.id)));
+    const sentAfter = history.webhookBodies.slice(deliveredBefore);
+    expect(sentAfter.some((b) => b.includes('customer.erased'))).toBe(true);
+    expect(sentAfter.flatMap((body) => formsInText(body, needles))).toEqual([]);
+  });
+
+  it('admin lists, records, the audit trail and every export show none of it', async () => {
+    expect((await adminRead(`/admin/subscriptions?userId=${encodeURIComponent(history.subject.userId)}`)).json().items).toEqual([]);
+    expect((await adminRead(`/admin/payments?userId=${encodeURIComponent(history.subject.userId)}`)).json().items).toEqual([]);
+    const payments = (await adminRead(`/admin/payments?userId=${erasure.pseudonym}&limit=100`)).json().items as Array<{ id: string }>;
+    expect(payments.map((p) => p.id).sort()).toEqual([...history.paymentIds].sort());
+    for (const id of history.paymentIds) await adminRead(`/admin/payments/${id}`);
+    await adminRead('/admin/subscriptions?limit=100');
+    await adminRead('/admin/payments?limit=100');
+    await adminRead('/admin/audit?limit=200');
+    await adminRead('/admin/settlement-imports');
+    await adminRead(`/admin/settlement-imports/${history.settlementImportId}`);
+    for (const accept of [undefined, 'text/csv']) {
+      await adminRead('/admin/reconciliation?from=2027-01-01&to=2027-04-30&limit=200', accept);
+      await adminRead('/admin/reports/mrr?from=2027-01&to=2027-06', accept);
+      await adminRead('/admin/reports/revenue?from=2027-01-01&to=2027-04-30', accept);
+      await adminRead('/admin/reports/recovery?from=2027-01&to=2027-06', accept);
+    }
+    await adminRead('/admin/reconciliation/summary?from=2027-01-01&to=2027-04-30');
+  });
+
+  it('the console’s pages and CSV exports show the pseudonym or nothing', async () => {
+    for (const id of [history.cardSubscriptionId, history.mobileSubscriptionId]) {
+      expect((await page(`/console/subscriptions/${id}`)).body).toContain(erasure.pseudonym);
+    }
+    for (const id of history.paymentIds) await page(`/console/payments/${id}`);
+    for (const url of [
+      '/console',
+      '/console/subscriptions',
+      '/console/payments',
+      '/console/subscriptions/export',
+      '/console/payments/export',
+      '/console/audit',
+      '/console/reconciliation',
+      '/console/reports',
+      `/console/search?q=${erasure.pseudonym}`,
+      `/console/search?q=${history.cardSubscriptionId}`,
+    ]) {
+      await page(url);
+    }
+    // Searching the old userId finds nothing of theirs (the page repeats the words searched for, nothing more).
+    const search = await app.inject({ method: 'GET', url: `/console/search?q=${encodeURIComponent(history.subject.userId)}`, headers: { cookie } });
+    expect(search.statusCode).toBe(200);
+    for (const id of [history.cardSubscriptionId, history.mobileSubscriptionId, ...history.paymentIds]) expect(search.body).not.toContain(id);
+    expect(
+      formsInText(
+        search.body,
+        needles.filter((n) => n.label !== 'userId'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('the portal knows no such customer: a new session is 404 CUSTOMER_NOT_FOUND', async () => {
+    const created = await createPortalSession(app, { userId: history.subject.userId });
+    expect(created.statusCode, created.body).toBe(404);
+    expect(created.json()).toMatchObject({ code: 'CUSTOMER_NOT_FOUND' });
+  });
+
+  it('a settlement file imported after the erasure matches the erased payments and keeps no buyer columns for them', async () => {
+    const imported = await importCsv(app, await history.settlementFile(), '', { 'idempotency-key': 'settlement-after-erasure' });
+    expect(imported.statusCode, imported.body).toBe(201);
+    const items = (await adminRead('/admin/reconciliation?from=2027-01-01&to=2027-04-30&limit=200')).json().items as Array<{
+      paymentId?: string | null;
+      status: string;
+      tradeDate: string;
+      transactionId?: string;
+    }>;
+    const erased = new Set(history.paymentIds);
+    const late = items.filter((item) => item.paymentId && erased.has(item.paymentId) && item.tradeDate >= '2027-03-01');
+    // The CARD charges of March and April and the MOBILE one of March: lines of the new file, each matched.
+    expect(late.length).toBeGreaterThanOrEqual(3);
+    expect(late.map((item) => item.status)).toEqual(late.map(() => 'MATCHED'));
+    expect(SETTLED_UNTIL.toISOString()).toBe('2027-02-28T15:00:00.000Z');
+    expect(describeHits((await scan(needles)).hits)).toBe('');
+  });
+
+  it('a new registration with the same userId is a new customer with nothing of the old one', async () => {
+    const id = await subscribe(app, { userId: history.subject.userId, amount: 4_400, orderName: '새 출발' });
+    const mine = (
+      await app.inject({ method: 'GET', url: `/api/v1/subscriptions?userId=${encodeURIComponent(history.subject.userId)}`, headers: apiHeaders })
+    ).json();
+    expect(mine.items.map((s: { id: string }) => s.id)).toEqual([id]);
+    const payments = (
+      await app.inject({ method: 'GET', url: `/admin/payments?userId=${encodeURIComponent(history.subject.userId)}&limit=100`, headers: adminHeaders })
+    ).json().items as Array<{ id: string }>;
+    expect(payments).toHaveLength(1);
+    expect(history.paymentIds).not.toContain(payments[0]!.id);
+    // Their portal shows the new subscription only.
+    const portal = await openPortal(app, { userId: history.subject.userId, locale: 'en' });
+    const overview = await getPage(app, portal.jar, portal.location);
+    expect(overview.statusCode).toBe(200);
+    expect(overview.body).toContain('새 출발');
+    for (const old of [history.cardSubscriptionId, history.mobileSubscriptionId]) expect(overview.body).not.toContain(old);
+    expect(overview.body).not.toContain('프리미엄 월간');
+    const records = await getPage(app, portal.jar, '/portal/records.csv');
+    for (const old of history.paymentIds) expect(records.body).not.toContain(old);
   });
 });

@@ -54,7 +54,11 @@ export interface FullHistory {
   masked: { cardNumber?: string; phoneNumber?: string };
   /** Bodies the webhook receiver got, in arrival order. */
   webhookBodies: string[];
-  /** The settlement file, rebuilt from the sandbox's ledger now, with the buyer columns for the subject's lines. */
+  /**
+   * The settlement file rebuilt from the sandbox's ledger now, with the buyer columns on every line of the subject's
+   * and the bystander's: the gateway still knows the buyer after an erasure. The history imported only the lines
+   * traded before SETTLED_UNTIL; a file imported later brings the rest (the March and April charges) as new lines.
+   */
   settlementFile(): Promise<Buffer>;
   close(): Promise<void>;
 }
@@ -117,13 +121,16 @@ const admin = (app: App, method: 'POST' | 'PATCH', url: string, payload: object)
   app.inject({ method, url, headers: { ...adminHeaders, ...idem() }, payload });
 const merchant = (app: App, url: string, payload: object) => app.inject({ method: 'POST', url, headers: { ...apiHeaders, ...idem() }, payload });
 
+/** The lines the history's own import covers: traded before this instant. */
+export const SETTLED_UNTIL = kst('2027-03-01T00:00:00');
+
 /** Settlement CSV (the sandbox export's columns) with the buyer's name, phone and id for the lines of `owners`' orders. */
-async function settlementCsv(app: App, owners: Map<string, Person>): Promise<Buffer> {
+async function settlementCsv(app: App, owners: Map<string, Person>, until?: Date): Promise<Buffer> {
   const headers = ['거래일시', '거래구분', '결제수단', '거래번호', '취소번호', '주문번호', '거래금액', '가맹점ID', '구매자명', '구매자연락처', '구매자ID'];
   const charged = new Map<string, number>();
   const rows: string[][] = [];
   for (const entry of await sandboxLedger(app)) {
-    if ((entry as { verification?: boolean }).verification) continue;
+    if ((entry as { verification?: boolean }).verification || (until && new Date(entry.at) >= until)) continue;
     if (entry.type === 'CHARGE') charged.set(entry.transactionId, entry.amount);
     const original = entry.originalTransactionId ? charged.get(entry.originalTransactionId) : undefined;
     const type = entry.type === 'CHARGE' ? '승인' : original !== undefined && entry.amount < original ? '부분취소' : '취소';
@@ -281,7 +288,7 @@ export async function buildFullHistory(app: App): Promise<FullHistory> {
   const owners = new Map<string, Person>();
   await ordersOf(app, subject, [card.subscriptionId, mobile.subscriptionId], [orderBody.id], owners);
   await ordersOf(app, bystander, [bystanderSub.subscriptionId], [], owners);
-  const imported = await importCsv(app, await settlementCsv(app, owners), '', idem());
+  const imported = await importCsv(app, await settlementCsv(app, owners, SETTLED_UNTIL), '', idem());
   await expectStatus(imported, 201, 'settlement import');
 
   const subscriptions = await Promise.all([card.subscriptionId, mobile.subscriptionId].map((id) => getSubscription(app, id)));
@@ -323,3 +330,22 @@ export async function buildFullHistory(app: App): Promise<FullHistory> {
 }
 
 export { DAY };
+
+export interface ErasureView {
+  id: string;
+  pseudonym: string;
+  status: string;
+  erasedAt: string;
+  retainUntil: string;
+  counts: Record<string, number>;
+}
+
+/** POST /admin/customers/:userId/erasure (docs/operating.md "A customer asks to be forgotten"). */
+export function eraseCustomer(app: App, userId: string, body: Record<string, unknown> = {}) {
+  return app.inject({
+    method: 'POST',
+    url: `/admin/customers/${encodeURIComponent(userId)}/erasure`,
+    headers: { ...adminHeaders, ...idem() },
+    payload: { reason: '고객의 삭제 요청 (개인정보보호법 제21조)', ...body },
+  });
+}

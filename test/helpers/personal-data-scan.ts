@@ -264,3 +264,13 @@ export function describeHits(hits: ScanHit[]): string {
     .map(([key, g]) => `${key}: ${g.rows.size} row(s) (${[...g.rows].slice(0, 3).join('; ')}${g.rows.size > 3 ? '; …' : ''}) as ${[...g.forms].join(', ')}`)
     .join('\n');
 }
+
+/** The needles (in any stored form) a response body, a page or a file contains: "label (form)" each. */
+export function formsInText(text: string, needles: Needle[]): string[] {
+  const lower = text.toLowerCase();
+  return needles.flatMap((needle) =>
+    storedForms(needle)
+      .filter((form) => lower.includes(form.text.toLowerCase()))
+      .map((form) => `${form.needle} (${form.form})`),
+  );
+}
