@@ -67,10 +67,123 @@ const INVENTORY = [
   'subscriptions.userId',
 ];
 
+interface Surface {
+  url: string;
+  as: 'api' | 'admin' | 'csv' | 'console';
+}
+
+/**
+ * Every surface that can show a customer: the merchant API's records and lists, the events feed, the admin routes'
+ * records, lists, audit trail and exports (JSON and CSV), and the console's pages and CSV exports.
+ */
+function surfaces(): Surface[] {
+  const user = encodeURIComponent(history.subject.userId);
+  const subscriptions = [history.cardSubscriptionId, history.mobileSubscriptionId];
+  return [
+    ...subscriptions.flatMap((id): Surface[] => [
+      { url: `/api/v1/subscriptions/${id}`, as: 'api' },
+      { url: `/api/v1/payments?subscriptionId=${id}&limit=100`, as: 'api' },
+      { url: `/admin/subscriptions/${id}`, as: 'admin' },
+      { url: `/console/subscriptions/${id}`, as: 'console' },
+    ]),
+    ...history.paymentIds.flatMap((id): Surface[] => [
+      { url: `/api/v1/payments/${id}`, as: 'api' },
+      { url: `/admin/payments/${id}`, as: 'admin' },
+      { url: `/console/payments/${id}`, as: 'console' },
+    ]),
+    ...history.registrationIds.map((id): Surface => ({ url: `/api/v1/registrations/${id}`, as: 'api' })),
+    { url: `/api/v1/orders/${history.orderId}`, as: 'api' },
+    { url: `/api/v1/subscriptions?userId=${user}`, as: 'api' },
+    { url: '/api/v1/subscriptions?limit=100', as: 'api' },
+    { url: '/api/v1/events?limit=100', as: 'api' },
+    { url: '/api/v1/events?limit=100&after=100', as: 'api' },
+    { url: `/api/v1/webhook-endpoints/${history.endpointId}`, as: 'api' },
+    { url: `/admin/subscriptions?userId=${user}`, as: 'admin' },
+    { url: `/admin/payments?userId=${user}&limit=100`, as: 'admin' },
+    { url: '/admin/subscriptions?limit=100', as: 'admin' },
+    { url: '/admin/payments?limit=100', as: 'admin' },
+    { url: '/admin/audit?limit=100', as: 'admin' },
+    { url: '/admin/settlement-imports', as: 'admin' },
+    { url: `/admin/settlement-imports/${history.settlementImportId}`, as: 'admin' },
+    { url: '/admin/reconciliation/summary?from=2027-01-01&to=2027-04-30', as: 'admin' },
+    ...(['admin', 'csv'] as const).flatMap((as): Surface[] =>
+      [
+        '/admin/reconciliation?from=2027-01-01&to=2027-04-30&limit=100',
+        '/admin/reports/mrr?from=2027-01&to=2027-06',
+        '/admin/reports/revenue?from=2027-01-01&to=2027-04-30',
+        '/admin/reports/recovery?from=2027-01&to=2027-06',
+      ].map((url) => ({ url, as })),
+    ),
+    ...[
+      '/console',
+      '/console/subscriptions',
+      `/console/subscriptions?userId=${user}`,
+      '/console/payments',
+      `/console/payments?userId=${user}`,
+      '/console/subscriptions/export',
+      '/console/payments/export',
+      '/console/audit',
+      '/console/reconciliation',
+      '/console/reports',
+      `/console/search?q=${history.cardSubscriptionId}`,
+    ].map((url): Surface => ({ url, as: 'console' })),
+  ];
+}
+
+let cookie: string;
+async function read(surface: Surface) {
+  const headers = {
+    api: apiHeaders,
+    admin: adminHeaders,
+    csv: { ...adminHeaders, accept: 'text/csv' },
+    console: { cookie },
+  }[surface.as];
+  const response = await app.inject({ method: 'GET', url: surface.url, headers });
+  expect(response.statusCode, `${surface.url}: ${response.body.slice(0, 300)}`).toBe(200);
+  return response.body;
+}
+
+/** The subject's needles and the masked card and phone numbers the API showed for them. */
+const needlesOf = (h: FullHistory): Needle[] => [
+  ...h.subject.needles,
+  ...(h.masked.cardNumber ? [{ label: 'masked card number', value: h.masked.cardNumber }] : []),
+  ...(h.masked.phoneNumber ? [{ label: 'masked phone number', value: h.masked.phoneNumber }] : []),
+];
+
+/** Each surface showing any of the needles, with what it shows. */
+async function surfacesShowing(needles: Needle[]): Promise<string[]> {
+  const showing: string[] = [];
+  for (const surface of surfaces()) {
+    const found = [...new Set(formsInText(await read(surface), needles))];
+    if (found.length > 0) showing.push(`${surface.as} ${surface.url}: ${found.join(', ')}`);
+  }
+  return showing;
+}
+
 describe('before the erasure', () => {
   it('the scan finds the customer in every place of the inventory, and nowhere else', () => {
     console.info(`personal-data inventory (table.column [needle]: rows, forms):\n${describeHits(before.hits)}`);
     expect(placesOf(before.hits)).toEqual(INVENTORY);
+  });
+
+  it('the surfaces show the customer (the same reads find nothing after the erasure)', async () => {
+    cookie = await consoleCookie(app, TEST_ADMIN_TOKEN);
+    const showing = await surfacesShowing(needlesOf(history));
+    console.info(`surfaces showing the customer before the erasure:\n${showing.join('\n')}`);
+    const shown = (prefix: string) => showing.some((line) => line.startsWith(prefix));
+    for (const prefix of [
+      `api /api/v1/subscriptions/${history.cardSubscriptionId}`,
+      `api /api/v1/registrations/${history.registrationIds[0]}`,
+      `api /api/v1/orders/${history.orderId}`,
+      'api /api/v1/events?limit=100',
+      'admin /admin/payments?userId=',
+      'admin /admin/audit',
+      `console /console/subscriptions/${history.cardSubscriptionId}`,
+      'console /console/subscriptions/export',
+      'console /console/audit',
+    ]) {
+      expect(shown(prefix), prefix).toBe(true);
+    }
   });
 
   it('finds each of userId, name and phone number', () => {
@@ -101,19 +214,13 @@ describe('before the erasure', () => {
 
 describe('after the erasure', () => {
   let erasure: ErasureView;
-  /** The subject's needles and the masked card and phone numbers the API showed for them. */
   let needles: Needle[];
   let after: ScanResult;
   /** Webhook bodies that arrived before the erasure; the rest came after it. */
   let deliveredBefore: number;
-  let cookie: string;
 
   beforeAll(async () => {
-    needles = [
-      ...history.subject.needles,
-      ...(history.masked.cardNumber ? [{ label: 'masked card number', value: history.masked.cardNumber }] : []),
-      ...(history.masked.phoneNumber ? [{ label: 'masked phone number', value: history.masked.phoneNumber }] : []),
-    ];
+    needles = needlesOf(history);
     deliveredBefore = history.webhookBodies.length;
     const response = await eraseCustomer(app, history.subject.userId, { cancelOpenSubscriptions: true });
     expect(response.statusCode, response.body).toBe(201);
@@ -121,19 +228,13 @@ describe('after the erasure', () => {
     // The events the erasure wrote (the cancels, customer.erased) delivered before anything is read.
     await waitFor('the deliveries after the erasure', async () => (await app.db.webhookDelivery.count({ where: { status: { not: 'SUCCEEDED' } } })) === 0);
     after = await scan(needles);
-    cookie = await consoleCookie(app, TEST_ADMIN_TOKEN);
   });
 
-  /** Reads a surface; fails naming the needles (and forms) it shows. */
-  async function expectClean(url: string, headers: Record<string, string>, expected = 200) {
-    const response = await app.inject({ method: 'GET', url, headers });
-    expect(response.statusCode, `${url}: ${response.body.slice(0, 300)}`).toBe(expected);
-    expect(formsInText(response.body, needles), url).toEqual([]);
-    return response;
-  }
-  const api = (url: string) => expectClean(url, apiHeaders);
-  const adminRead = (url: string, accept?: string) => expectClean(url, { ...adminHeaders, ...(accept ? { accept } : {}) });
-  const page = (url: string) => expectClean(url, { cookie });
+  const api = async (url: string) => {
+    const body = await read({ url, as: 'api' });
+    expect(formsInText(body, needles), url).toEqual([]);
+    return { json: () => JSON.parse(body) };
+  };
 
   it('answers the erasure with the pseudonym', () => {
     expect(erasure).toMatchObject({ status: 'COMPLETED', pseudonym: expect.stringMatching(/^erased_[a-z2-7]{20}$/i) });
@@ -187,52 +288,29 @@ describe('after the erasure', () => {
     expect(sentAfter.flatMap((body) => formsInText(body, needles))).toEqual([]);
   });
 
-  it('admin lists, records, the audit trail and every export show none of it', async () => {
-    expect((await adminRead(`/admin/subscriptions?userId=${encodeURIComponent(history.subject.userId)}`)).json().items).toEqual([]);
-    expect((await adminRead(`/admin/payments?userId=${encodeURIComponent(history.subject.userId)}`)).json().items).toEqual([]);
-    const payments = (await adminRead(`/admin/payments?userId=${erasure.pseudonym}&limit=100`)).json().items as Array<{ id: string }>;
-    expect(payments.map((p) => p.id).sort()).toEqual([...history.paymentIds].sort());
-    for (const id of history.paymentIds) await adminRead(`/admin/payments/${id}`);
-    await adminRead('/admin/subscriptions?limit=100');
-    await adminRead('/admin/payments?limit=100');
-    await adminRead('/admin/audit?limit=200');
-    await adminRead('/admin/settlement-imports');
-    await adminRead(`/admin/settlement-imports/${history.settlementImportId}`);
-    for (const accept of [undefined, 'text/csv']) {
-      await adminRead('/admin/reconciliation?from=2027-01-01&to=2027-04-30&limit=200', accept);
-      await adminRead('/admin/reports/mrr?from=2027-01&to=2027-06', accept);
-      await adminRead('/admin/reports/revenue?from=2027-01-01&to=2027-04-30', accept);
-      await adminRead('/admin/reports/recovery?from=2027-01&to=2027-06', accept);
-    }
-    await adminRead('/admin/reconciliation/summary?from=2027-01-01&to=2027-04-30');
+  it('no surface that showed the customer shows any of it: API, admin lists, records, audit, exports, console pages', async () => {
+    expect(await surfacesShowing(needles)).toEqual([]);
   });
 
-  it('the console’s pages and CSV exports show the pseudonym or nothing', async () => {
+  it('lists by the old userId are empty; by the pseudonym they hold the same records', async () => {
+    const user = encodeURIComponent(history.subject.userId);
+    expect(JSON.parse(await read({ url: `/admin/subscriptions?userId=${user}`, as: 'admin' })).items).toEqual([]);
+    expect(JSON.parse(await read({ url: `/admin/payments?userId=${user}`, as: 'admin' })).items).toEqual([]);
+    const payments = JSON.parse(await read({ url: `/admin/payments?userId=${erasure.pseudonym}&limit=100`, as: 'admin' })).items as Array<{ id: string }>;
+    expect(payments.map((p) => p.id).sort()).toEqual([...history.paymentIds].sort());
+  });
+
+  it('the console shows the pseudonym; searching the old userId finds nothing of theirs', async () => {
     for (const id of [history.cardSubscriptionId, history.mobileSubscriptionId]) {
-      expect((await page(`/console/subscriptions/${id}`)).body).toContain(erasure.pseudonym);
+      expect(await read({ url: `/console/subscriptions/${id}`, as: 'console' })).toContain(erasure.pseudonym);
     }
-    for (const id of history.paymentIds) await page(`/console/payments/${id}`);
-    for (const url of [
-      '/console',
-      '/console/subscriptions',
-      '/console/payments',
-      '/console/subscriptions/export',
-      '/console/payments/export',
-      '/console/audit',
-      '/console/reconciliation',
-      '/console/reports',
-      `/console/search?q=${erasure.pseudonym}`,
-      `/console/search?q=${history.cardSubscriptionId}`,
-    ]) {
-      await page(url);
-    }
-    // Searching the old userId finds nothing of theirs (the page repeats the words searched for, nothing more).
-    const search = await app.inject({ method: 'GET', url: `/console/search?q=${encodeURIComponent(history.subject.userId)}`, headers: { cookie } });
-    expect(search.statusCode).toBe(200);
-    for (const id of [history.cardSubscriptionId, history.mobileSubscriptionId, ...history.paymentIds]) expect(search.body).not.toContain(id);
+    expect(await read({ url: `/console/search?q=${erasure.pseudonym}`, as: 'console' })).toContain(history.cardSubscriptionId);
+    // The page repeats the words searched for, nothing more.
+    const search = await read({ url: `/console/search?q=${encodeURIComponent(history.subject.userId)}`, as: 'console' });
+    for (const id of [history.cardSubscriptionId, history.mobileSubscriptionId, ...history.paymentIds]) expect(search).not.toContain(id);
     expect(
       formsInText(
-        search.body,
+        search,
         needles.filter((n) => n.label !== 'userId'),
       ),
     ).toEqual([]);
@@ -247,7 +325,7 @@ describe('after the erasure', () => {
   it('a settlement file imported after the erasure matches the erased payments and keeps no buyer columns for them', async () => {
     const imported = await importCsv(app, await history.settlementFile(), '', { 'idempotency-key': 'settlement-after-erasure' });
     expect(imported.statusCode, imported.body).toBe(201);
-    const items = (await adminRead('/admin/reconciliation?from=2027-01-01&to=2027-04-30&limit=200')).json().items as Array<{
+    const items = JSON.parse(await read({ url: '/admin/reconciliation?from=2027-01-01&to=2027-04-30&limit=100', as: 'admin' })).items as Array<{
       paymentId?: string | null;
       status: string;
       tradeDate: string;
