@@ -41,10 +41,10 @@ beforeAll(async () => {
   ];
   for (const [label, values] of rows) {
     const columns = Object.keys(values);
-    await client.query(
-      `INSERT INTO probe_added_later (label, ${columns.join(', ')}) VALUES ($1, ${columns.map((_, i) => `$${i + 2}`).join(', ')})`,
-      [label, ...Object.values(values)],
-    );
+    await client.query(`INSERT INTO probe_added_later (label, ${columns.join(', ')}) VALUES ($1, ${columns.map((_, i) => `$${i + 2}`).join(', ')})`, [
+      label,
+      ...Object.values(values),
+    ]);
   }
 });
 
