@@ -145,7 +145,8 @@ async function settlementCsv(app: App, owners: Map<string, Person>, until?: Date
       String(entry.type === 'CANCEL' ? -entry.amount : entry.amount),
       'TEST_MERCHANT',
       buyer?.name ?? '',
-      buyer?.phone ?? '',
+      // The carrier's lines write the number in its international form, the card company's as the merchant sent it.
+      buyer ? ((entry as { method?: string }).method === 'MOBILE' ? `+82-${buyer.phone.slice(1)}` : buyer.phone) : '',
       buyer?.userId ?? '',
     ]);
   }
