@@ -341,7 +341,22 @@ describe('after the erasure', () => {
     // The CARD charges of March and April and the MOBILE one of March: lines of the new file, each matched.
     expect(late.length).toBeGreaterThanOrEqual(3);
     expect(late.map((item) => item.status)).toEqual(late.map(() => 'MATCHED'));
-    expect(SETTLED_UNTIL.toISOString()).toBe('2027-02-28T15:00:00.000Z');
+    // The new file's lines (those traded from SETTLED_UNTIL on; the earlier ones were imported before and are stored
+    // once): the erased customer's without the buyer's columns, the other customer's with theirs, as the file had them.
+    const importId = (imported.json() as { id: string }).id;
+    const { rows } = await client.query<{ erased: boolean; extra: Record<string, string> | null; tradedAt: Date }>(
+      `SELECT l."transactionId" IN (SELECT "transactionId" FROM "payments" WHERE "id" = ANY ($2::uuid[]) AND "transactionId" IS NOT NULL) AS erased,
+              l."extra", l."tradedAt"
+         FROM "settlement_lines" l WHERE l."importId" = $1`,
+      [importId, history.paymentIds],
+    );
+    expect(rows.every((row) => row.tradedAt >= SETTLED_UNTIL)).toBe(true);
+    const erasedLines = rows.filter((row) => row.erased);
+    const otherLines = rows.filter((row) => !row.erased);
+    expect(erasedLines.length).toBeGreaterThanOrEqual(3);
+    expect(erasedLines.map((row) => row.extra)).toEqual(erasedLines.map(() => null));
+    expect(otherLines.length).toBeGreaterThan(0);
+    for (const row of otherLines) expect(row.extra).toMatchObject({ 구매자명: history.bystander.name, 구매자ID: history.bystander.userId });
     expect(describeHits((await scan(needles)).hits)).toBe('');
   });
 
