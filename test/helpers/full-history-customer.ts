@@ -2,11 +2,12 @@
 // (docs/operating.md "A customer asks to be forgotten"), for the erasure's scan and figures tests; and a second
 // customer beside it, never erased, whose data must stay.
 //
-// Over four months of the simulated clock: a CARD and a MOBILE registration with userName and userPhoneNumber (the
+// The customer's userId is an email address. Over four months of the simulated clock: a CARD registration whose
+// returnUrl carries the userId URL-encoded, a CARD and a MOBILE registration with userName and userPhoneNumber (the
 // MOBILE window answering the phone number as digits, as a carrier does), monthly charges, a declined charge and its
 // retry, a one-time order, a gateway refund in full and a partial one, an external refund whose reference names the
 // customer, a price increase with a consent whose reference holds the phone number, admin actions (pause, resume, a
-// PATCH: audit entries with before and after), POSTs with Idempotency-Key (kept replies), a webhook endpoint with its
+// PATCH: audit entries with before and after; the pause's reason, as operators write them, names the userId), POSTs with Idempotency-Key (kept replies), a webhook endpoint with its
 // deliveries, a portal session and a cancel in the portal (actor customer:<userId>), and a settlement file whose
 // lines carry the buyer's name, phone and id in columns the parser keeps as `extra`.
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -69,8 +70,9 @@ function randomPhone(): string {
   return `010-${digits.slice(0, 4)}-${digits.slice(4, 8)}`;
 }
 
-function person(prefix: string, name: string): Person {
-  const userId = `${prefix}-${randomBytes(5).toString('hex')}`;
+/** `email`: the userId is an email address, as many merchants' are (its URL-encoded form differs from it). */
+function person(prefix: string, name: string, options: { email?: boolean } = {}): Person {
+  const userId = options.email ? `${prefix}+${randomBytes(5).toString('hex')}@shop.example` : `${prefix}-${randomBytes(5).toString('hex')}`;
   const phone = randomPhone();
   return {
     userId,
@@ -168,7 +170,7 @@ async function ordersOf(app: App, who: Person, subscriptionIds: string[], orderI
 }
 
 export async function buildFullHistory(app: App): Promise<FullHistory> {
-  const subject = person('erasure-subject', '탁예린');
+  const subject = person('erasure.subject', '탁예린', { email: true });
   const bystander = person('bystander-customer-long-id', '문서준');
   const receiver = await webhookReceiver();
   const registrationIds: string[] = [];
@@ -185,6 +187,8 @@ export async function buildFullHistory(app: App): Promise<FullHistory> {
     orderName: '프리미엄 월간',
     userName: subject.name,
     userPhoneNumber: subject.phone,
+    // The merchant's return page names its customer, URL-encoded as a query string carries it.
+    returnUrl: `https://shop.example/return?customer=${encodeURIComponent(subject.userId)}`,
   });
   registrationIds.push(card.registrationId);
 
@@ -196,7 +200,11 @@ export async function buildFullHistory(app: App): Promise<FullHistory> {
   await expectStatus(await follow(app, orderWindow.redirectUrl, { json: true }), 200, 'payment success');
 
   // Admin actions with before/after in the audit trail and replies kept by Idempotency-Key.
-  await expectStatus(await admin(app, 'POST', `/admin/subscriptions/${card.subscriptionId}/pause`, { reason: '고객 요청: 여행 중' }), 200, 'pause');
+  await expectStatus(
+    await admin(app, 'POST', `/admin/subscriptions/${card.subscriptionId}/pause`, { reason: `고객 ${subject.userId} 요청: 여행 중` }),
+    200,
+    'pause',
+  );
   await expectStatus(await admin(app, 'POST', `/admin/subscriptions/${card.subscriptionId}/resume`, { reason: '고객 복귀' }), 200, 'resume');
   await expectStatus(
     await admin(app, 'PATCH', `/admin/subscriptions/${card.subscriptionId}`, { reason: '상품명 변경', orderName: '프리미엄 월간 (개정)' }),
