@@ -40,6 +40,14 @@ CREATE OR REPLACE FUNCTION "erased_url"(url text, old_user_id text, pseudonym te
   SELECT replace(replace(url, old_user_id, pseudonym), "url_encoded"(old_user_id), pseudonym)
 $$;
 
+-- Words an operator or a customer wrote (an audit entry's reason) with the userId replaced by the pseudonym where it
+-- stands as a word of its own (not inside a longer word, so a short userId cannot alter other words). Every character
+-- of the userId but letters and digits is escaped for the pattern.
+CREATE OR REPLACE FUNCTION "erased_text"(value text, old_user_id text, pseudonym text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT regexp_replace(value, '(^|[^[:alnum:]_])' || regexp_replace(old_user_id, '([^[:alnum:]])', '\\\1', 'g') || '(?=$|[^[:alnum:]_])',
+                        '\1' || pseudonym, 'g')
+$$;
+
 -- The fields of a stored JSON document that hold a person's data, whatever document and depth: names, phone numbers,
 -- emails, masked card numbers, a consent's or a refund's reference, the sandbox window's `url` (it carries the window's
 -- terms, the customer's among them).

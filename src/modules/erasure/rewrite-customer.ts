@@ -101,10 +101,12 @@ const SETTLEMENT_LINES_SQL = `
 
 /**
  * The audit entries of the customer's subscriptions and payments, and the customer's own actions in the portal (actor
- * `customer:<userId>`): before/after without the customer, the actor and an entityId naming the pseudonym.
+ * `customer:<userId>`): before/after without the customer, the actor and an entityId naming the pseudonym, and the
+ * userId written in a reason (erased_text) replaced by it.
  */
 const AUDIT_SQL = `
   UPDATE "audit_events" SET "before" = "erased_json"("before", $1, $2), "after" = "erased_json"("after", $1, $2),
+         "reason" = "erased_text"("reason", $1, $2),
          "actor" = CASE WHEN "actor" = 'customer:' || $1 THEN 'customer:' || $2 ELSE "actor" END,
          "entityId" = CASE WHEN "entityId" = $1 THEN $2 ELSE "entityId" END
    WHERE "id" IN (
