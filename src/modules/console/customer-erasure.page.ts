@@ -118,7 +118,12 @@ export function customerErasurePage(deps: ConsoleDeps) {
       {
         title: says.t('console.customers.erase.title', { userId }),
         userId,
-        counts: { subscriptions: records.subscriptions.length, orders: records.orders.length, payments: records.payments.length },
+        // The Customer page's first rows of each kind: "20+" where it has more (its lists page through the rest).
+        counts: {
+          subscriptions: `${records.subscriptions.length}${records.moreSubscriptions ? '+' : ''}`,
+          orders: `${records.orders.length}${records.moreOrders ? '+' : ''}`,
+          payments: `${records.payments.length}${records.morePayments ? '+' : ''}`,
+        },
         customerHref: listHref('/console/customers', { userId }),
         blockers: await inWords(db, request, blockers),
         years: config.retentionYears,
