@@ -50,6 +50,8 @@ async function createDatabase(template: string | undefined): Promise<TestDatabas
 }
 
 const TABLES = [
+  // Erasures (migration 20261130100000_erasures): no other table refers to them.
+  'erasures',
   // The reports' pre-aggregated figures (migration 20261124210000_report_rollups): emptied with the rows they sum.
   'revenue_days',
   'recovery_cycles',

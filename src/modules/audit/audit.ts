@@ -6,7 +6,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 export interface AuditInput {
   actor: string;
   action: string;
-  entityType: 'subscription' | 'payment' | 'scheduler' | 'clock' | 'settlement_import';
+  entityType: 'subscription' | 'payment' | 'scheduler' | 'clock' | 'settlement_import' | 'erasure';
   entityId: string;
   reason: string;
   before?: unknown;
