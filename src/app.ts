@@ -53,6 +53,8 @@ import { reconciliationRoutes } from './modules/reconciliation/reconciliation.ro
 import { createSettlementImports } from './modules/reconciliation/import-settlement.ts';
 import { createSettlementFinisher } from './modules/reconciliation/finish-settlement.ts';
 import { auditRoutes } from './modules/audit/audit.routes.ts';
+import { createErasure } from './modules/erasure/erase-customer.ts';
+import { erasureRoutes } from './modules/erasure/erasure.routes.ts';
 import { consoleRoutes } from './modules/console/index.ts';
 import { createConsoleSessions } from './modules/console/console-sessions.ts';
 import { portalRoutes } from './modules/portal/index.ts';
@@ -239,6 +241,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }));
       await admin.register(auditRoutes({ db: app.db }));
       await admin.register(reportsRoutes());
+      await admin.register(erasureRoutes({ erasure: createErasure(deps), idempotency }));
       await admin.register(erasureReadsRoutes({ db: app.db, keyring, clock }));
       await admin.register(retentionRoutes({ purgeExpiredIdentities, idempotency }));
     },

@@ -77,8 +77,9 @@ export const TAGS = {
   adminErasures: {
     name: 'Admin: erasures and retention',
     description:
-      'Erased customers: list and show erasures (never the identity), reveal an identity from its vault (audited with the reason; 410 once its ' +
-      'retention is over), and run the retention pass that destroys the vaults past their retainUntil.',
+      'Erase a customer’s personal data on their request (the payment records stay under a pseudonym, the identity the law still needs is ' +
+      'sealed until retainUntil); list and show erasures (never the identity), reveal an identity from its vault (audited with the reason; ' +
+      '410 once its retention is over), and run the retention pass that destroys the vaults past their retainUntil.',
   },
   browser: {
     name: 'Browser routes',

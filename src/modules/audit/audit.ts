@@ -33,6 +33,13 @@ export async function writeAudit(tx: Prisma.TransactionClient, input: AuditInput
   });
 }
 
+/** A customer acting in the portal is audited as `customer:<userId>` (portal/portal-actions.ts customerActor). */
+export const CUSTOMER_ACTOR_PREFIX = 'customer:';
+
+/** The userId of a customer's actor; undefined for anyone else (an operator, the merchant, the service). */
+export const customerOfActor = (actor: string): string | undefined =>
+  actor.startsWith(CUSTOMER_ACTOR_PREFIX) ? actor.slice(CUSTOMER_ACTOR_PREFIX.length) : undefined;
+
 /** Who asked, and why, as the services receive it from the routes (a customer's: `customer:<userId>`, its portal session). */
 export interface Actor {
   actor: string;

@@ -67,6 +67,7 @@ export const ko = {
       RETRIES_EXHAUSTED: '결제가 계속 실패하여 해지',
       CONSENT_MISSING: '유료 전환 동의가 없어 해지',
       WITHDRAWN: '청약철회로 해지',
+      ERASED: '고객 개인정보 삭제로 해지',
       UNSPECIFIED: '해지됨',
     },
     attentionReason: {
