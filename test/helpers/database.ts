@@ -71,7 +71,6 @@ const TABLES = [
   'billing_keys',
   'orders',
   'registrations',
-  'erasures',
 ];
 
 /** Empties every domain table (not _prisma_migrations) between tests of one file, the kept ones (docs/architecture.md, invariant 15) included. */

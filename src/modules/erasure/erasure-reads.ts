@@ -8,18 +8,7 @@ import { named } from '../../lib/api-document.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { afterCursorOn, decodeCursor, toPage } from '../../lib/pagination.ts';
 import { Cursor, Limit, Nullable } from '../shared/schemas.ts';
-
-export const ErasureCounts = Type.Object(
-  {
-    subscriptions: Type.Integer(),
-    payments: Type.Integer(),
-    registrations: Type.Integer(),
-    orders: Type.Integer(),
-    billingKeys: Type.Integer(),
-    events: Type.Integer(),
-  },
-  { additionalProperties: true, description: 'How many rows of each kind the erasure rewrote under the pseudonym' },
-);
+import { ErasureCountsShape } from './erasure.schemas.ts';
 
 export const Erasure = named(
   'Erasure',
@@ -32,7 +21,7 @@ export const Erasure = named(
       actor: Type.String({ description: 'the operator who erased the customer' }),
       erasedAt: Type.String({ format: 'date-time' }),
       retainUntil: Type.String({ description: 'Korea date (YYYY-MM-DD): the last day the sealed identity is kept; destroyed from the next day on' }),
-      counts: ErasureCounts,
+      counts: ErasureCountsShape,
       keyDeletions: Type.Unknown({
         description: 'per billing key, what the gateway said to its deletion (or that it cannot delete keys), as the erasure recorded it',
       }),

@@ -34,7 +34,7 @@ export const ErasureCountsShape = Type.Object(
 );
 
 export const ErasureResponse = named(
-  'Erasure',
+  'ErasureCompleted',
   Type.Object({
     id: Type.String({ format: 'uuid' }),
     pseudonym: Type.String({ description: '`erased_` and 20 random base32 characters: what every row of the customer carries instead of the userId' }),
