@@ -24,6 +24,30 @@ BEGIN
   END IF;
 END $$;
 
+-- A value as a URL's query string carries it: every UTF-8 byte but the unreserved ones (RFC 3986: letters, digits,
+-- - . _ ~) percent-encoded in upper-case hex, as encodeURIComponent and URLSearchParams write an email address used
+-- as a userId (a.b+c@shop.example is a.b%2Bc%40shop.example).
+CREATE OR REPLACE FUNCTION "url_encoded"(value text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT coalesce(string_agg(CASE WHEN b BETWEEN 48 AND 57 OR b BETWEEN 65 AND 90 OR b BETWEEN 97 AND 122 OR b IN (45, 46, 95, 126)
+                                  THEN chr(b) ELSE '%' || upper(lpad(to_hex(b), 2, '0')) END, '' ORDER BY i), '')
+    FROM (SELECT i, get_byte(convert_to(value, 'UTF8'), i) AS b
+            FROM generate_series(0, octet_length(convert_to(value, 'UTF8')) - 1) AS i) AS bytes
+$$;
+
+-- A URL the erasure keeps (a registration's or an order's returnUrl, one inside a stored document) with the userId
+-- replaced by the pseudonym, as written and as URL-encoded: the one rule for every kept URL.
+CREATE OR REPLACE FUNCTION "erased_url"(url text, old_user_id text, pseudonym text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT replace(replace(url, old_user_id, pseudonym), "url_encoded"(old_user_id), pseudonym)
+$$;
+
+-- Words an operator or a customer wrote (an audit entry's reason) with the userId replaced by the pseudonym where it
+-- stands as a word of its own (not inside a longer word, so a short userId cannot alter other words). Every character
+-- of the userId but letters and digits is escaped for the pattern.
+CREATE OR REPLACE FUNCTION "erased_text"(value text, old_user_id text, pseudonym text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT regexp_replace(value, '(^|[^[:alnum:]_])' || regexp_replace(old_user_id, '([^[:alnum:]])', '\\\1', 'g') || '(?=$|[^[:alnum:]_])',
+                        '\1' || pseudonym, 'g')
+$$;
+
 -- The fields of a stored JSON document that hold a person's data, whatever document and depth: names, phone numbers,
 -- emails, masked card numbers, a consent's or a refund's reference, the sandbox window's `url` (it carries the window's
 -- terms, the customer's among them).
@@ -35,7 +59,7 @@ $$;
 -- A stored JSON document (an event's snapshot, an audit entry's before/after, an idempotency record's answer, a gateway
 -- answer) without the customer: at any depth, a personal field (personal_json_keys) becomes null, a string that is the
 -- old userId becomes the pseudonym (and the portal's actor `customer:<userId>` names the pseudonym), and a return URL
--- has the userId replaced inside it. Nothing else changes: amounts, ids, codes, times and the document's shape stay (renderers read it as before). The userId
+-- has the userId replaced inside it (erased_url: as written and URL-encoded). Nothing else changes: amounts, ids, codes, times and the document's shape stay (renderers read it as before). The userId
 -- is replaced only where a whole string is it, never inside other strings, so a short userId cannot alter a time or
 -- a code that happens to contain its characters.
 CREATE OR REPLACE FUNCTION "erased_json"(doc jsonb, old_user_id text, pseudonym text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
@@ -44,7 +68,7 @@ DECLARE
 BEGIN
   -- Most documents hold nothing of the customer (a payment's event, a gateway's answer without names): one look at the
   -- whole text (jsonb writes `"key": value`) answers them as they are, without walking them.
-  IF jsonb_typeof(doc) IN ('object', 'array') AND strpos(doc::text, old_user_id) = 0
+  IF jsonb_typeof(doc) IN ('object', 'array') AND strpos(doc::text, old_user_id) = 0 AND strpos(doc::text, "url_encoded"(old_user_id)) = 0
      AND doc::text !~ ('"(' || array_to_string("personal_json_keys"(), '|') || ')": (?!null)') THEN
     RETURN doc;
   END IF;
@@ -53,7 +77,7 @@ BEGIN
     SELECT coalesce(jsonb_object_agg(e.key, CASE
         WHEN e.key = ANY ("personal_json_keys"()) THEN 'null'::jsonb
         WHEN e.key = 'returnUrl' AND jsonb_typeof(e.value) = 'string'
-          THEN to_jsonb(replace(e.value #>> '{}', old_user_id, pseudonym))
+          THEN to_jsonb("erased_url"(e.value #>> '{}', old_user_id, pseudonym))
         ELSE "erased_json"(e.value, old_user_id, pseudonym) END), '{}'::jsonb)
       INTO result FROM jsonb_each(doc) e;
     RETURN result;

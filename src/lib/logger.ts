@@ -10,6 +10,19 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
+// Path segments that are personal data or secrets, logged as their route parameter: a customer's userId (the
+// erasure's route: the request that asks to forget it must not write it down) and a portal link's single-use token.
+const PRIVATE_SEGMENTS: ReadonlyArray<[RegExp, string]> = [
+  [/^(\/admin\/customers\/)[^/]+/, '$1:userId'],
+  [/^(\/portal\/session\/)[^/]+/, '$1:token'],
+];
+
+/** What a request's URL is logged as: its path only (query strings carry state tokens, transaction ids, userIds and, on the sandbox window, names), private segments named by their parameter. */
+export function loggedPath(url: string): string {
+  const path = url.split('?')[0]!;
+  return PRIVATE_SEGMENTS.reduce((logged, [pattern, name]) => logged.replace(pattern, name), path);
+}
+
 export function createLogger({ level, redactor, destination }: LoggerOptions): Logger {
   return pino(
     {
@@ -26,10 +39,9 @@ export function createLogger({ level, redactor, destination }: LoggerOptions): L
         },
       },
       serializers: {
-        // Paths only: query strings carry state tokens, transaction ids and, on the sandbox window, names.
         req: (req: { method?: string; url?: string; ip?: string; id?: string }) => ({
           method: req.method,
-          url: typeof req.url === 'string' ? req.url.split('?')[0] : req.url,
+          url: typeof req.url === 'string' ? loggedPath(req.url) : req.url,
           remoteAddress: req.ip,
         }),
       },

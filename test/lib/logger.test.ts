@@ -22,6 +22,20 @@ function expectNoSecrets(raw: string) {
 }
 
 describe('logger redaction', () => {
+  it('logs a request by its path, without the query string, a customer’s userId or a portal link’s token', () => {
+    const { logs, logger } = capture();
+    for (const url of ['/admin/customers/cust-8812/erasure?x=1', '/portal/session/PLtok_abcdef123456', '/admin/payments?userId=cust-8812']) {
+      logger.info({ req: { method: 'POST', url, ip: '10.0.0.1' } }, 'incoming request');
+    }
+    expect(logs.lines.map((line) => (line.req as { url: string }).url)).toEqual([
+      '/admin/customers/:userId/erasure',
+      '/portal/session/:token',
+      '/admin/payments',
+    ]);
+    expect(logs.raw).not.toContain('cust-8812');
+    expect(logs.raw).not.toContain('PLtok_abcdef123456');
+  });
+
   it('redacts sensitive fields at any depth, in objects and arrays', () => {
     const { logs, logger } = capture();
     logger.info(

@@ -28,7 +28,7 @@ import { readBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { CustomerNotFoundError, lockCustomer } from '../shared/customers.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { applyCancel } from '../subscriptions/cancel.ts';
-import { CUSTOMER_PAYMENTS_SQL, type ErasureBlocker, ErasureBlockedError, findErasureBlockers, NOT_CANCELED } from './erasure.blockers.ts';
+import { CUSTOMER_PAYMENTS_WHERE, type ErasureBlocker, ErasureBlockedError, findErasureBlockers, NOT_CANCELED } from './erasure.blockers.ts';
 import { type KeyToDelete, type KeyDeletion, deleteKeysAtGateway, keyDeletionsAtCommit } from './key-deletion.ts';
 import { sealIdentity, type VaultColumns } from './identity-vault.ts';
 import { newPseudonym } from './pseudonym.ts';
@@ -85,9 +85,7 @@ async function lockCustomerRows(tx: Tx, userId: string): Promise<CustomerRows> {
   const subscriptions = await rows<{ id: string; status: string }>(
     `SELECT "id"::text, "status"::text FROM "subscriptions" WHERE "userId" = $1 ORDER BY "id" FOR UPDATE`,
   );
-  const payments = await rows<{ id: string }>(
-    `SELECT "id"::text FROM "payments" WHERE "id" IN (SELECT "id" FROM (${CUSTOMER_PAYMENTS_SQL}) c) ORDER BY "id" FOR UPDATE`,
-  );
+  const payments = await rows<{ id: string }>(`SELECT p."id"::text FROM "payments" p WHERE ${CUSTOMER_PAYMENTS_WHERE} ORDER BY p."id" FOR UPDATE`);
   const billingKeys = await rows<CustomerRows['billingKeys'][number]>(
     `SELECT "id"::text, "phoneNumber", "encryptionKeyId", "keyIv", "keyTag", "keyCiphertext" FROM "billing_keys" WHERE "userId" = $1 ORDER BY "id" FOR UPDATE`,
   );

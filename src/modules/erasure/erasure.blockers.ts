@@ -1,8 +1,8 @@
 // What stops a customer's erasure (docs/operating.md "A customer asks to be forgotten"): anything whose outcome is still
 // open, since erasing it would leave an operator unable to settle it, or would send money after the customer is gone.
 // Answered as {kind, id, reason}: the erasure refuses with 409 ERASURE_BLOCKED and details.blockers; the console lists
-// them in words. One statement, each part by an index (the customer's rows by userId, their payments by
-// subscriptionId, oneTimeOrderId or a registration's INITIAL payment, refunds by paymentId).
+// them in words. One statement, each part by an index (the customer's rows by userId, their payments as
+// CUSTOMER_PAYMENTS_WHERE says, refunds by paymentId).
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { defineError } from '../../lib/errors.ts';
@@ -26,23 +26,22 @@ export interface ErasureBlocker {
 /** The blocker cancelOpenSubscriptions lifts (the subscription is canceled now, cancelReason ERASED). */
 export const NOT_CANCELED = 'NOT_CANCELED';
 
-/** The customer's payments: of their subscriptions, one-time orders, and registrations (a key-only verification charge). */
-export const CUSTOMER_PAYMENTS_SQL = `
-  SELECT p."id", p."transactionId", p."orderId" FROM "payments" p
-   WHERE p."subscriptionId" IN (SELECT "id" FROM "subscriptions" WHERE "userId" = $1)
-  UNION SELECT p."id", p."transactionId", p."orderId" FROM "payments" p
-   WHERE p."oneTimeOrderId" IN (SELECT "id" FROM "orders" WHERE "userId" = $1)
-  UNION SELECT p."id", p."transactionId", p."orderId" FROM "payments" p
-   WHERE p."kind" = 'INITIAL' AND p."registrationId" IN (SELECT "id" FROM "registrations" WHERE "userId" = $1)`;
+/**
+ * The customer's payments (`p`): of their subscriptions, one-time orders and registrations (a key-only verification
+ * charge, the INITIAL payment). The ids are read first (InitPlans), so each arm is an index condition (BitmapOr of
+ * subscriptionId, oneTimeOrderId and the INITIAL-per-registration index) whatever the planner guesses of their number.
+ */
+export const CUSTOMER_PAYMENTS_WHERE = `(p."subscriptionId" = ANY (ARRAY(SELECT "id" FROM "subscriptions" WHERE "userId" = $1))
+     OR p."oneTimeOrderId" = ANY (ARRAY(SELECT "id" FROM "orders" WHERE "userId" = $1))
+     OR (p."kind" = 'INITIAL' AND p."registrationId" = ANY (ARRAY(SELECT "id" FROM "registrations" WHERE "userId" = $1))))`;
 
 const BLOCKERS_SQL = `
-  WITH customer_payments AS (${CUSTOMER_PAYMENTS_SQL})
+  WITH customer_payments AS MATERIALIZED (SELECT p."id", p."status" FROM "payments" p WHERE ${CUSTOMER_PAYMENTS_WHERE})
   SELECT 'subscription' AS kind, s."id"::text AS id,
          CASE WHEN s."attentionReason" = $2 THEN $2 ELSE '${NOT_CANCELED}' END AS reason
     FROM "subscriptions" s WHERE s."userId" = $1 AND (s."status" <> 'CANCELED' OR s."attentionReason" = $2)
   UNION ALL
-  SELECT 'payment', p."id"::text, p."status"::text FROM "payments" p
-   WHERE p."id" IN (SELECT "id" FROM customer_payments) AND p."status" IN ('PENDING', 'UNKNOWN')
+  SELECT 'payment', c."id"::text, c."status"::text FROM customer_payments c WHERE c."status" IN ('PENDING', 'UNKNOWN')
   UNION ALL
   SELECT 'refund', a."id"::text, CASE a."status" WHEN 'IN_FLIGHT' THEN 'PENDING' ELSE 'UNKNOWN' END FROM "payment_attempts" a
    WHERE a."paymentId" IN (SELECT "id" FROM customer_payments) AND a."operation" = 'CANCEL' AND a."status" IN ('IN_FLIGHT', 'UNKNOWN')

@@ -26,17 +26,18 @@ export interface Rewrite {
  * The live tables: the userId becomes the pseudonym; names, phone numbers and masked card numbers are cleared; each
  * billing key is revoked (if it was not) and its ciphertext destroyed (empty IV, tag and ciphertext under no key:
  * nothing can decrypt it, and key rotation passes it by); the portal sessions end (deleted: their link and cookie stop
- * working at once). A return URL keeps its form with the pseudonym in place of the userId.
+ * working at once). A return URL keeps its form with the pseudonym in place of the userId, as written or URL-encoded
+ * (erased_url, prisma/functions/erasure.sql).
  */
 export async function rewriteLiveRows(tx: Tx, r: Rewrite): Promise<void> {
   await tx.$executeRawUnsafe(`UPDATE "subscriptions" SET "userId" = $2 WHERE "userId" = $1`, r.userId, r.pseudonym);
   await tx.$executeRawUnsafe(
-    `UPDATE "registrations" SET "userId" = $2, "userName" = NULL, "userPhoneNumber" = NULL, "returnUrl" = replace("returnUrl", $1, $2)
+    `UPDATE "registrations" SET "userId" = $2, "userName" = NULL, "userPhoneNumber" = NULL, "returnUrl" = "erased_url"("returnUrl", $1, $2)
       WHERE "userId" = $1`,
     r.userId,
     r.pseudonym,
   );
-  await tx.$executeRawUnsafe(`UPDATE "orders" SET "userId" = $2, "returnUrl" = replace("returnUrl", $1, $2) WHERE "userId" = $1`, r.userId, r.pseudonym);
+  await tx.$executeRawUnsafe(`UPDATE "orders" SET "userId" = $2, "returnUrl" = "erased_url"("returnUrl", $1, $2) WHERE "userId" = $1`, r.userId, r.pseudonym);
   await tx.$executeRawUnsafe(
     `UPDATE "billing_keys" SET "userId" = $2, "cardNumber" = NULL, "phoneNumber" = NULL, "status" = 'REVOKED', "revokedAt" = coalesce("revokedAt", $3),
             "encryptionKeyId" = $4, "keyIv" = '\\x'::bytea, "keyTag" = '\\x'::bytea, "keyCiphertext" = '\\x'::bytea
@@ -72,11 +73,14 @@ export async function rewriteKeptRecords(tx: Tx, r: Rewrite): Promise<number> {
     `UPDATE "events" SET "snapshot" = "erased_json"("snapshot", $1, $2), "previous" = "erased_json"("previous", $1, $2) WHERE "objectId" = ANY ($3::uuid[])`,
     r.objectIds,
   );
+  // Two statements, each on its own expression index (one statement joining both was planned as a scan of the table).
   await run(
     `UPDATE "idempotency_records" SET "responseBody" = "erased_json"("responseBody", $1, $2)
-      WHERE "id" IN (
-        SELECT "id" FROM "idempotency_records" WHERE coalesce("responseBody" ->> 'userId', "responseBody" -> 'window' ->> 'userId') = $1
-        UNION SELECT "id" FROM "idempotency_records" WHERE split_part("scope", ' ', 3) = ANY ($3::text[]) AND split_part("scope", ' ', 3) <> '')`,
+      WHERE coalesce("responseBody" ->> 'userId', "responseBody" -> 'window' ->> 'userId') = $1`,
+  );
+  await run(
+    `UPDATE "idempotency_records" SET "responseBody" = "erased_json"("responseBody", $1, $2)
+      WHERE split_part("scope", ' ', 3) = ANY ($3::text[]) AND split_part("scope", ' ', 3) <> ''`,
     r.objectIds,
   );
   await run(
@@ -100,10 +104,12 @@ const SETTLEMENT_LINES_SQL = `
 
 /**
  * The audit entries of the customer's subscriptions and payments, and the customer's own actions in the portal (actor
- * `customer:<userId>`): before/after without the customer, the actor and an entityId naming the pseudonym.
+ * `customer:<userId>`): before/after without the customer, the actor and an entityId naming the pseudonym, and the
+ * userId written in a reason (erased_text) replaced by it.
  */
 const AUDIT_SQL = `
   UPDATE "audit_events" SET "before" = "erased_json"("before", $1, $2), "after" = "erased_json"("after", $1, $2),
+         "reason" = "erased_text"("reason", $1, $2),
          "actor" = CASE WHEN "actor" = 'customer:' || $1 THEN 'customer:' || $2 ELSE "actor" END,
          "entityId" = CASE WHEN "entityId" = $1 THEN $2 ELSE "entityId" END
    WHERE "id" IN (
