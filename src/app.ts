@@ -223,6 +223,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   // The operators' payment actions, shared by the admin routes and the console (one service, one set of rules).
   const chargeNow = createChargeNow({ db: app.db, charges });
+  // One erasure service for POST /admin/customers/:userId/erasure and the console's Erase customer page.
+  const erasure = createErasure(deps);
   const paymentActions = createPaymentActions(deps);
   // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the
   // import); the admin route and the console's Reconciliation page import through this one service.
@@ -241,7 +243,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }));
       await admin.register(auditRoutes({ db: app.db }));
       await admin.register(reportsRoutes());
-      await admin.register(erasureRoutes({ erasure: createErasure(deps), idempotency }));
+      await admin.register(erasureRoutes({ erasure, idempotency }));
       await admin.register(erasureReadsRoutes({ db: app.db, keyring, clock }));
       await admin.register(retentionRoutes({ purgeExpiredIdentities, idempotency }));
     },
@@ -254,7 +256,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(
     async (scope) => {
       guardInput(scope, { jsonOnly: false });
-      await scope.register(consoleRoutes({ service: deps, sessions, idempotency, payments: paymentActions, chargeNow, settlementImports: imports }));
+      await scope.register(consoleRoutes({ service: deps, sessions, idempotency, payments: paymentActions, chargeNow, settlementImports: imports, erasure }));
     },
     { prefix: '/console' },
   );

@@ -8,7 +8,7 @@ import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/paginat
 import { Cursor, Limit, StringEnum } from '../shared/schemas.ts';
 
 /** The entity types an audit entry names (audit.ts writes them; the filter takes exactly these). */
-export const ENTITY_TYPES = ['payment', 'subscription', 'registration', 'order', 'webhook_endpoint', 'settlement_import', 'scheduler', 'clock'];
+export const ENTITY_TYPES = ['payment', 'subscription', 'registration', 'order', 'webhook_endpoint', 'settlement_import', 'scheduler', 'clock', 'erasure'];
 
 /** The filters of a page of the trail, as GET /admin/audit takes them. */
 export const AuditQuery = Type.Object(

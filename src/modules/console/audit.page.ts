@@ -71,11 +71,12 @@ function entityHref(entry: Pick<AuditEntryShape, 'entityType' | 'entityId'>): st
   if (entry.entityType === 'subscription') return `/console/subscriptions/${entry.entityId}`;
   if (entry.entityType === 'payment') return `/console/payments/${entry.entityId}`;
   if (entry.entityType === 'settlement_import') return `/console/reconciliation?import=${entry.entityId}`;
+  if (entry.entityType === 'erasure') return `/console/erasures/${entry.entityId}`;
   return undefined;
 }
 
 /** The catalog key of an action in words (console.records.auditAction.<entity>.<verb>), or undefined for one it does not know. */
-function actionKey(action: string): string | undefined {
+export function actionKey(action: string): string | undefined {
   const key = `console.records.auditAction.${action}`;
   return /^[a-z_]+\.[a-z_]+$/.test(action) && lookup(ko, key) !== undefined ? key : undefined;
 }

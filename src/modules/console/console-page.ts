@@ -69,7 +69,7 @@ export interface PageContext extends Speech {
 }
 
 /** The actions a record page says it has done after their 303 (`?done=<action>`, views/partials/done.eta). */
-const DONE = ['resolve', 'refund', 'refund-outcome', 'external-refund', 'charge', 'pause', 'resume', 'cancel'] as const;
+const DONE = ['resolve', 'refund', 'refund-outcome', 'external-refund', 'charge', 'pause', 'resume', 'cancel', 'erase'] as const;
 const doneSentence = (says: Speech, done: unknown) =>
   DONE.includes(done as (typeof DONE)[number]) ? says.t(`console.frame.done.${done as (typeof DONE)[number]}`) : undefined;
 
@@ -204,19 +204,45 @@ export function registerAction<P extends TProperties, B extends TSchema>(
     const { id } = request.params as { id: string };
     const { _csrf, idempotencyKey, ...fields } = request.body as Record<string, string>;
     const body = spec.toBody({ ...fields, reason: fields.reason!.trim() } as never);
-    if (!Value.Check(spec.adminBody, body)) throw new ValidationError(describeInvalid(spec.adminBody, body, labels, speechOf(request)));
-    const { outcome } = await idempotency.once(
-      scopeOf('POST', spec.adminRoute, id),
-      idempotencyKey!,
+    checkAdminBody(request, spec.adminBody, body, labels);
+    const outcome = await actOnce(idempotency, {
+      scope: scopeOf('POST', spec.adminRoute, id),
+      idempotencyKey: idempotencyKey!,
       // What the admin route's key compares (its query is empty) and what it would store: the same request with the
       // same key answers the same there (test/modules/console/action-idempotency.test.ts).
-      { query: {}, body },
-      async () => ({ statusCode: spec.adminStatus ?? 200, body: await spec.act(id, body as Static<B>, request) }),
-      { waitForRunningMs: SECOND_SUBMIT_WAIT_MS },
-    );
+      payload: { query: {}, body },
+      adminStatus: spec.adminStatus,
+      act: () => spec.act(id, body as Static<B>, request),
+    });
     if (outcome.statusCode >= 400) return renderError(request, reply, outcome.statusCode, outcome.body as Parameters<typeof renderError>[3]);
     return reply.redirect(spec.redirect(id), 303);
   });
+}
+
+/** Refuses (400, in the form's words) a body the admin route's own schema refuses: the same rules, the same terms. */
+export function checkAdminBody(request: FastifyRequest, schema: TSchema, body: unknown, labels: Record<string, string>): void {
+  if (!Value.Check(schema, body)) throw new ValidationError(describeInvalid(schema, body, labels, speechOf(request)));
+}
+
+/**
+ * Runs an operator's action once under its admin route's idempotency `scope` (scopeOf of the admin route) with the
+ * key the form was rendered with, the request identified as the admin route identifies it (`payload`, hashed), storing
+ * what the admin route would answer (`adminStatus`, 200 unless it creates):
+ * a second submit of the same form does not act again and answers like the first, waiting for it while it still
+ * runs; a coded error is stored and answered the same way. Answers the outcome (the admin route's status and body).
+ */
+export async function actOnce(
+  idempotency: Idempotency,
+  spec: { scope: string; idempotencyKey: string; payload: unknown; adminStatus?: 200 | 201; act: () => Promise<unknown> },
+): Promise<{ statusCode: number; body: unknown }> {
+  const { outcome } = await idempotency.once(
+    spec.scope,
+    spec.idempotencyKey,
+    spec.payload,
+    async () => ({ statusCode: spec.adminStatus ?? 200, body: await spec.act() }),
+    { waitForRunningMs: SECOND_SUBMIT_WAIT_MS },
+  );
+  return outcome;
 }
 
 /** "" (a field left empty) as absent. */

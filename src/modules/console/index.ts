@@ -28,6 +28,9 @@ import { TooManyAuthFailuresError } from '../../plugins/auth.ts';
 import { consoleAuthRoutes, consoleLocaleRoutes, identifyOperator, requireConsoleSession } from './console-auth.routes.ts';
 import { renderError, speechOf } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
+import { customerErasurePage } from './customer-erasure.page.ts';
+import { customerPage } from './customer.page.ts';
+import { erasuresPage } from './erasures.page.ts';
 import { listPages } from './lists.page.ts';
 import { needsAttentionPage } from './needs-attention.page.ts';
 import { paymentPage } from './payment.page.ts';
@@ -129,6 +132,9 @@ export function consoleRoutes(deps: ConsoleDeps) {
       await pages.register(reconciliationPage(deps));
       await pages.register(reportsPage(deps));
       await pages.register((await import('./audit.page.ts')).auditPage(deps));
+      await pages.register(customerPage(deps));
+      await pages.register(customerErasurePage(deps));
+      await pages.register(erasuresPage(deps));
     });
   };
 }

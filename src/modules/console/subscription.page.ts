@@ -15,6 +15,7 @@ import { serializeSubscription } from '../subscriptions/subscriptions.shape.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { actionForm, registerAction, renderPage, type ActionForm } from './console-page.ts';
 import { codeInWords } from './code-words.ts';
+import { erasureOf } from './customer.queries.ts';
 import { pastDueFacts } from './past-due.ts';
 import { readTimeline } from './timeline.queries.ts';
 
@@ -61,6 +62,8 @@ export function subscriptionPage(deps: ConsoleDeps) {
         morePayments: payments.length > PAYMENTS_SHOWN,
         timeline,
         pastDue: await pastDueFacts(db, deps.service.config, subscription),
+        // An erased customer's subscription carries their pseudonym: nothing is left to erase.
+        canErase: (await erasureOf(db, subscription.userId)) === null,
         forms,
         codeInWords,
         done: request.query.done,

@@ -14,6 +14,11 @@ import type { Erasure } from './erase-customer.ts';
 
 const ROUTE = '/customers/:userId/erasure';
 
+/** The idempotency scope of every erasure, here and on the console's Erase customer page: the route's pattern, never the userId. */
+export const ERASURE_SCOPE = scopeOf('POST', `/admin${ROUTE}`);
+/** What an erasure's Idempotency-Key is compared with (hashed, never stored): the userId with the body. */
+export const erasureRequest = (userId: string, body: unknown) => ({ userId, body });
+
 export function erasureRoutes(deps: { erasure: Erasure; idempotency: Idempotency }) {
   return async function registerErasureRoutes(app: App) {
     app.post(
@@ -35,7 +40,7 @@ export function erasureRoutes(deps: { erasure: Erasure; idempotency: Idempotency
         const { userId } = request.params;
         const { reason, cancelOpenSubscriptions = false } = request.body;
         const key = String(request.headers[IDEMPOTENCY_KEY_HEADER]);
-        const { outcome, replayed } = await deps.idempotency.once(scopeOf('POST', `/admin${ROUTE}`), key, { userId, body: request.body }, async () => ({
+        const { outcome, replayed } = await deps.idempotency.once(ERASURE_SCOPE, key, erasureRequest(userId, request.body), async () => ({
           statusCode: 201,
           body: await deps.erasure.erase({ userId, reason, cancelOpenSubscriptions }, who(request, reason)),
         }));

@@ -2,6 +2,7 @@
 import type { Catalog } from './catalog.ko.ts';
 import { frameEn } from './console-frame.en.ts';
 import { recordsEn } from './console-records.en.ts';
+import { customersEn } from './console-customers.en.ts';
 
 export const en: Catalog = {
   common: {
@@ -120,6 +121,10 @@ export const en: Catalog = {
     // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms
     // (their own file, console-records.<language>.ts).
     records: recordsEn,
+
+    // The customer pages: a customer by userId or pseudonym, the erasure's confirmation page, the Erasures list
+    // (their own file, console-customers.<language>.ts).
+    customers: customersEn,
   },
 
   portal: {

@@ -9,6 +9,8 @@ import { frameKo } from './console-frame.ko.ts';
 
 import { recordsKo } from './console-records.ko.ts';
 
+import { customersKo } from './console-customers.ko.ts';
+
 export const ko = {
   common: {
     languageName: '한국어',
@@ -126,6 +128,10 @@ export const ko = {
     // The record pages and what operators do on them: subscription, payment, reconciliation, audit, action forms
     // (their own file, console-records.<language>.ts).
     records: recordsKo,
+
+    // The customer pages: a customer by userId or pseudonym, the erasure's confirmation page, the Erasures list
+    // (their own file, console-customers.<language>.ts).
+    customers: customersKo,
   },
 
   portal: {

@@ -36,6 +36,7 @@ export const frameEn: Catalog['console']['frame'] = {
     pause: 'Paused.',
     resume: 'Resumed.',
     cancel: 'Canceled.',
+    erase: 'The customer’s personal data was erased.',
   },
   kind: {
     payment: 'Payment',

@@ -37,6 +37,7 @@ export const frameKo = {
     pause: '일시 정지했습니다.',
     resume: '재개했습니다.',
     cancel: '해지했습니다.',
+    erase: '고객의 개인정보를 삭제했습니다.',
   },
   kind: {
     payment: '결제',

@@ -258,6 +258,7 @@ export const recordsEn: Catalog['console']['records'] = {
     settlement_import: 'Settlement import',
     scheduler: 'Scheduler',
     clock: 'Clock',
+    erasure: 'Erasure',
   },
   // An audit entry's action in words, by entity type and verb (the action `subscription.pause` is subscription.pause).
   auditAction: {
@@ -283,5 +284,7 @@ export const recordsEn: Catalog['console']['records'] = {
     settlement_import: { create: 'Settlement file imported' },
     scheduler: { run: 'Charging pass run' },
     clock: { set: 'Simulated clock set' },
+    customer: { erasure: 'Customer’s personal data erased' },
+    erasure: { identity_revealed: 'Sealed identity revealed', identity_purged: 'Sealed identity destroyed' },
   },
 };

@@ -256,6 +256,7 @@ export const recordsKo = {
     settlement_import: '정산 파일 가져오기',
     scheduler: '결제 스케줄러',
     clock: '시계',
+    erasure: '개인정보 삭제',
   },
   // An audit entry's action in words, by entity type and verb (the action `subscription.pause` is subscription.pause).
   auditAction: {
@@ -281,5 +282,7 @@ export const recordsKo = {
     settlement_import: { create: '정산 파일 가져오기' },
     scheduler: { run: '결제 실행' },
     clock: { set: '모의 시계 설정' },
+    customer: { erasure: '고객 개인정보 삭제' },
+    erasure: { identity_revealed: '보관된 신원 정보 열람', identity_purged: '보관된 신원 정보 파기' },
   },
 };
