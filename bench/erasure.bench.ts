@@ -19,6 +19,7 @@
 //   BENCH_ERASURE_EXPLAIN=<ms>: after the timed erasures, 5 more with auto_explain (ANALYZE, BUFFERS, nested
 //     statements) logging every statement slower than <ms>; their plans are printed from the server's log (the
 //     embedded cluster's, or BENCH_PG_LOG's with BENCH_DATABASE_URL).
+//   BENCH_PROFILE=<dir>: a V8 CPU profile of the service process during the timed erasures.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -215,7 +216,8 @@ async function main() {
     results.push({ seeded, customers: CUSTOMERS, warmup: WARMUP, months: MONTHS });
     if (SEED_ONLY) return;
     const load = os.loadavg();
-    const service = await startService(databaseUrl, SERVICE_ENV);
+    const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+    const service = await startService(databaseUrl, SERVICE_ENV, profile);
     const times: number[] = [];
     let own: Statement[] | undefined;
     try {
