@@ -294,8 +294,8 @@ export async function seedErasableCustomers(
             CASE WHEN a."status" = 'DECLINED' THEN 'Insufficient funds' ELSE 'Approved' END,
             CASE WHEN a."status" = 'SUCCEEDED' THEN CASE WHEN a."operation" = 'CANCEL' THEN replace(p."transactionId", 'etx-', 'ecx-') ELSE p."transactionId" END END,
             CASE WHEN a."status" = 'SUCCEEDED' THEN a."at" + interval '2 seconds' END,
-            jsonb_build_object('RETURNCODE', CASE WHEN a."status" = 'DECLINED' THEN 'INSUFFICIENT_FUNDS' ELSE '0000' END, 'TID', p."transactionId",
-                               'USERNAME', c."name", 'USERPHONE', c."phone", 'CARDNO', '1234-56**-****-7890', 'AMOUNT', p."amount"),
+            jsonb_build_object('code', CASE WHEN a."status" = 'DECLINED' THEN 'INSUFFICIENT_FUNDS' ELSE '0000' END, 'message', 'Approved',
+                               'transactionId', p."transactionId", 'amount', p."amount", 'cardNumber', '1234-56**-****-7890', 'customerName', c."name"),
             CASE WHEN a."operation" = 'CANCEL' THEN 'customer request' END, a."at" + interval '2 seconds', a."at"
        FROM "payments" p JOIN "bench_erasable" c ON c."subscriptionId" = p."subscriptionId"
       CROSS JOIN LATERAL (VALUES
