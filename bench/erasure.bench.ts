@@ -151,7 +151,12 @@ function erasureStatements(during: Statement[], idle: Statement[]): Statement[] 
 function printStatements(own: Statement[], erased: number) {
   const top = own.filter((s) => s.toplevel);
   const sent = top.reduce((n, s) => n + s.calls, 0);
+  // A top-level statement's time includes the functions and triggers it ran (the nested ones below).
+  const databaseMs = top.reduce((n, s) => n + s.total, 0) / erased;
   console.log(`statements per erasure (sent by the service, BEGIN/COMMIT apart): ${(sent / erased).toFixed(1)} (${top.length} distinct)`);
+  console.log(
+    `their execution in PostgreSQL: ${databaseMs.toFixed(1)} ms per erasure (the rest of an erasure's time is the service, the round trips and waiting for a core)`,
+  );
   console.log('the costliest statements (pg_stat_statements; "nested" ran inside a function or trigger), ms per erasure:');
   for (const s of [...own].sort((a, b) => b.total - a.total).slice(0, 12)) {
     console.log(
@@ -159,7 +164,7 @@ function printStatements(own: Statement[], erased: number) {
         `blocks hit ${s.hit} read ${s.read}  ${s.toplevel ? 'top' : 'nested'}  ${s.query.replace(/\s+/g, ' ').slice(0, 220)}`,
     );
   }
-  return { perErasure: sent / erased, distinct: top.length };
+  return { perErasure: sent / erased, distinct: top.length, databaseMs };
 }
 
 /** Erases `customers` with auto_explain on for new connections of this database, and prints the plans it logged. */
@@ -264,6 +269,7 @@ async function main() {
     results.push({
       ...figures,
       statementsPerErasure: counted?.perErasure,
+      databaseMsPerErasure: counted && round1(counted.databaseMs),
       costliest: own
         ?.sort((a, b) => b.total - a.total)
         .slice(0, 12)
