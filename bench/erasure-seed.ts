@@ -4,16 +4,16 @@
 //    the events of the last EVENT_RETENTION (90 days; older ones the dispatcher deletes), numbered, each delivered to
 //    one webhook endpoint (now disabled, so the service sends nothing); an idempotency record for every registration
 //    and every cancel (kept: nothing deletes an expired record but a reuse of its key); an audit entry for every
-//    cancel and refund; a day of portal sessions; a settlement file of the last 7 days whose lines carry the buyer's
-//    columns in `extra`.
+//    cancel and refund; a day of portal sessions; the settlement files of the whole history (one a month: a line for
+//    every approval and every refund, kept for ever like every import) whose lines carry the buyer's columns in `extra`.
 // 2. seedErasableCustomers: `count` customers, each with `months` months of monthly history, all of it erasable: a
 //    completed registration (name, phone number), a billing key, one subscription CANCELED yesterday, `months`
 //    payments (every twelfth refunded, every twelfth declined once then recovered) with their attempts (the stored
 //    gateway answer names the buyer), the events the database's triggers write for those rows (numbered and
 //    delivered; those older than 90 days gone, as the dispatcher's retention leaves them), audit entries (the cancel,
 //    each refund), idempotency records (the registration, the cancel, the refunds, a portal session), two portal
-//    sessions, and the settlement lines of its last two charges. Their rows are written with every trigger on, as the
-//    service's writes would be.
+//    sessions, and a settlement line for each of its charges and refunds. Their rows are written with every trigger
+//    on, as the service's writes would be.
 //
 // Everything is derived from the row number except the uuids; `tag` keeps a second batch's identifiers apart from the
 // first's (a reused database gets new customers on every run).
@@ -129,7 +129,7 @@ export async function seedSurroundings(client: pg.Client, options: { now: Date; 
        FROM generate_series(1, 5000) g`,
     [now],
   );
-  const settlementLines = await settlementFile(client, log, `seed-${now}`, now, `p."approvedAt" >= $2::timestamptz - interval '7 days'`);
+  const settlementLines = await settlementFiles(client, log, 'seed', now, 'TRUE');
   return { events, idempotencyRecords, auditEvents, portalSessions, settlementLines, webhookDeliveries };
 }
 
@@ -161,10 +161,11 @@ function deliverEvents(client: pg.Client, log: (line: string) => void, where: st
 }
 
 /**
- * A settlement file (one import) with a line for every approval and refund of the payments matching `where` (on `p`,
- * `$2` now, `$3` and on the values given): the gateway's columns, and the buyer's name and phone number in `extra`.
+ * The settlement files of the payments matching `where` (on `p`; `$2` is now, `$3` and on the values given): one
+ * import per Korea month, covering the dates of its lines, with a line for every approval and every refund; the
+ * gateway's columns, and the buyer's name and phone number in `extra`. `name` keeps the files of two calls apart.
  */
-async function settlementFile(
+async function settlementFiles(
   client: pg.Client,
   log: (line: string) => void,
   name: string,
@@ -172,30 +173,32 @@ async function settlementFile(
   where: string,
   values: unknown[] = [],
 ): Promise<number> {
-  const { rows } = await client.query<{ id: string }>(
-    `INSERT INTO "settlement_imports" ("filename", "sha256", "encoding", "rows", "newLines", "duplicateLines", "coverageFrom", "coverageTo", "summary", "actor", "createdAt")
-     VALUES ($1 || '.csv', encode(sha256(convert_to($1, 'UTF8')), 'hex'), 'utf-8', 0, 0, 0,
-             to_char(($2::timestamptz - interval '7 days') AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD'), to_char($2::timestamptz AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD'),
-             '{}', 'admin', $2)
-     RETURNING "id"`,
-    [name, now],
-  );
   return step(
     client,
     log,
     'settlement lines',
-    `INSERT INTO "settlement_lines" ("importId", "line", "transactionId", "orderId", "type", "amount", "tradedAt", "tradeDate", "method", "fee", "settlementDate", "extra", "createdAt")
-     SELECT $1::uuid, row_number() OVER (ORDER BY l."at", l."transactionId")::int, l."transactionId", l."orderId", l."type"::"SettlementLineType", l."amount", l."at",
-            to_char(l."at" AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD'), p."method", (l."amount" * 0.03)::int, to_char(l."at" AT TIME ZONE 'Asia/Seoul' + interval '2 days', 'YYYY-MM-DD'),
-            jsonb_build_object('구매자명', coalesce(r."userName", 'Buyer ' || r."id"), '구매자연락처', coalesce(r."userPhoneNumber", '010-0000-0000')), $2::timestamptz
-       FROM "payments" p
-       JOIN "subscriptions" s ON s."id" = p."subscriptionId"
-       JOIN "registrations" r ON r."id" = s."registrationId"
-       CROSS JOIN LATERAL (VALUES ('APPROVAL', p."transactionId", p."orderId", p."amount", p."approvedAt"),
-                                  ('CANCEL', CASE WHEN p."canceledAt" IS NOT NULL THEN p."transactionId" END, p."orderId", p."canceledAmount", p."canceledAt")
-                          ) l("type", "transactionId", "orderId", "amount", "at")
-      WHERE (${where}) AND l."transactionId" IS NOT NULL AND l."at" IS NOT NULL AND l."amount" > 0`,
-    [rows[0]!.id, now, ...values],
+    `WITH l AS (
+       SELECT l."type", l."transactionId", l."orderId", l."amount", l."at", p."method", r."userName", r."userPhoneNumber", r."id" AS "registrationId",
+              to_char(l."at" AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD') AS "tradeDate", to_char(l."at" AT TIME ZONE 'Asia/Seoul', 'YYYY-MM') AS "month"
+         FROM "payments" p
+         JOIN "subscriptions" s ON s."id" = p."subscriptionId"
+         JOIN "registrations" r ON r."id" = s."registrationId"
+         CROSS JOIN LATERAL (VALUES ('APPROVAL', p."transactionId", p."orderId", p."amount", p."approvedAt"),
+                                    ('CANCEL', CASE WHEN p."canceledAt" IS NOT NULL THEN p."transactionId" END, p."orderId", p."canceledAmount", p."canceledAt")
+                            ) l("type", "transactionId", "orderId", "amount", "at")
+        WHERE (${where}) AND l."transactionId" IS NOT NULL AND l."at" IS NOT NULL AND l."amount" > 0 AND l."at" <= $2::timestamptz),
+     files AS (
+       INSERT INTO "settlement_imports" ("filename", "sha256", "encoding", "rows", "newLines", "duplicateLines", "coverageFrom", "coverageTo", "summary", "actor", "createdAt")
+       SELECT $1 || '-' || l."month" || '.csv', encode(sha256(convert_to($1 || '-' || l."month", 'UTF8')), 'hex'), 'utf-8', count(*), count(*), 0,
+              min(l."tradeDate"), max(l."tradeDate"), '{}', 'admin', least($2::timestamptz, max(l."at") + interval '2 days')
+         FROM l GROUP BY l."month"
+       RETURNING "id", "filename", "createdAt")
+     INSERT INTO "settlement_lines" ("importId", "line", "transactionId", "orderId", "type", "amount", "tradedAt", "tradeDate", "method", "fee", "settlementDate", "extra", "createdAt")
+     SELECT f."id", row_number() OVER (PARTITION BY l."month" ORDER BY l."at", l."transactionId")::int, l."transactionId", l."orderId", l."type"::"SettlementLineType",
+            l."amount", l."at", l."tradeDate", l."method", (l."amount" * 0.03)::int, to_char(l."at" AT TIME ZONE 'Asia/Seoul' + interval '2 days', 'YYYY-MM-DD'),
+            jsonb_build_object('구매자명', coalesce(l."userName", 'Buyer ' || l."registrationId"), '구매자연락처', coalesce(l."userPhoneNumber", '010-0000-0000')), f."createdAt"
+       FROM l JOIN files f ON f."filename" = $1 || '-' || l."month" || '.csv'`,
+    [name, now, ...values],
   );
 }
 
@@ -367,7 +370,7 @@ export async function seedErasableCustomers(
        FROM "bench_erasable" c CROSS JOIN generate_series(1, 2) s("n")`,
     [now],
   );
-  await settlementFile(client, log, `erasable-${tag}`, now, `s."id" IN (SELECT "subscriptionId" FROM "bench_erasable") AND p."cycle" >= $3::int - 1`, [months]);
+  await settlementFiles(client, log, `erasable-${tag}`, now, `s."id" IN (SELECT "subscriptionId" FROM "bench_erasable")`);
   const { rows } = await client.query<ErasableCustomer>('SELECT "userId", "subscriptionId" FROM "bench_erasable" ORDER BY k');
   await client.query('DROP TABLE "bench_erasable"');
   return rows;

@@ -68,7 +68,8 @@ describe('bench/erasure-seed.ts', () => {
                   JOIN "registrations" r ON r."userId" = $1 WHERE p."subscriptionId" = $2 AND l."extra" ->> '구매자명' = r."userName") AS "settlementLines"`,
         [customer.userId, customer.subscriptionId],
       );
-      // Events older than 90 days are gone (EVENT_RETENTION): the last three cycles' payments and the cancel are left.
+      // Events older than 90 days are gone (EVENT_RETENTION): the last three cycles' payments and the cancel are left. A
+      // settlement line for each charge (36) and refund (3).
       expect(kept).toEqual({
         canceledEvents: 1,
         paymentEvents: 3,
@@ -77,7 +78,7 @@ describe('bench/erasure-seed.ts', () => {
         audit: 4,
         idempotent: 2,
         portalSessions: 2,
-        settlementLines: 2,
+        settlementLines: 39,
       });
     }
   }, 120_000);
