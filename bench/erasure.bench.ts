@@ -47,6 +47,16 @@ const IDLE_MS = 5000;
 // The console's cookie keys, so the service does not make development secrets of its own.
 const SERVICE_ENV = { CONSOLE_SESSION_KEYS: Buffer.alloc(32, 3).toString('base64') };
 
+/** The CPU time (user + system, ms) a process has used, from /proc; 0 for one gone. */
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((sorted.length * p) / 100) - 1)]!;
 const round1 = (ms: number) => Math.round(ms * 10) / 10;
 const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
@@ -225,6 +235,7 @@ async function main() {
     const service = await startService(databaseUrl, SERVICE_ENV, profile);
     const times: number[] = [];
     let own: Statement[] | undefined;
+    let cpu = { service: 0, database: 0 };
     try {
       const probe = await fetch(`${service.base}/admin/customers/${encodeURIComponent('nobody-at-all')}/erasure`, {
         method: 'POST',
@@ -241,7 +252,14 @@ async function main() {
         await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
         const idle = tracked ? ((await statements(client)) ?? []) : [];
         if (tracked) await resetStatements(client);
+        // The CPU the service and its PostgreSQL backends use during the erasures (the machine is shared: beside the
+        // wall time, what the erasures cost).
+        const backends = (
+          await client.query<{ pid: number }>('SELECT "pid" FROM pg_stat_activity WHERE "datname" = current_database() AND "pid" <> pg_backend_pid()')
+        ).rows.map((r) => r.pid);
+        const cpuBefore = { service: cpuMsOf(service.pid), database: backends.reduce((n, pid) => n + cpuMsOf(pid), 0) };
         for (const customer of customers.slice(WARMUP, CUSTOMERS)) times.push(await erase(service.base, customer));
+        cpu = { service: cpuMsOf(service.pid) - cpuBefore.service, database: backends.reduce((n, pid) => n + cpuMsOf(pid), 0) - cpuBefore.database };
         const during = tracked ? await statements(client) : undefined;
         return during && erasureStatements(during, idle);
       });
@@ -258,11 +276,16 @@ async function main() {
       mean: round1(times.reduce((a, b) => a + b, 0) / times.length),
       loadBefore: load.map((l) => Math.round(l * 100) / 100),
       loadAfter: os.loadavg().map((l) => Math.round(l * 100) / 100),
+      serviceCpuMsPerErasure: round1(cpu.service / times.length),
+      databaseCpuMsPerErasure: round1(cpu.database / times.length),
     };
     console.log(
       `\nErasure: ${figures.erased} customers with ${MONTHS} months of history, one at a time (after ${WARMUP} not timed); load average ${figures.loadBefore.join(' ')} before, ${figures.loadAfter.join(' ')} after`,
     );
     console.log(`p50 ${figures.p50} ms  p95 ${figures.p95} ms  p99 ${figures.p99} ms  max ${figures.max} ms  mean ${figures.mean} ms`);
+    console.log(
+      `CPU per erasure: the service ${(cpu.service / times.length).toFixed(1)} ms, its PostgreSQL backends ${(cpu.database / times.length).toFixed(1)} ms (from /proc; the wall time beyond them is waiting, for a core or a round trip)`,
+    );
     const counted = own ? printStatements(own, times.length) : undefined;
     if (!own) console.log('statements: pg_stat_statements is not loaded by this server (shared_preload_libraries); not counted');
     console.log(`p99 ${figures.p99} ms   target < ${TARGET_P99_MS} ms   ${figures.p99 < TARGET_P99_MS ? 'met' : 'MISSED'}`);
