@@ -53,12 +53,18 @@ import { reconciliationRoutes } from './modules/reconciliation/reconciliation.ro
 import { createSettlementImports } from './modules/reconciliation/import-settlement.ts';
 import { createSettlementFinisher } from './modules/reconciliation/finish-settlement.ts';
 import { auditRoutes } from './modules/audit/audit.routes.ts';
+import { createErasure } from './modules/erasure/erase-customer.ts';
+import { erasureRoutes } from './modules/erasure/erasure.routes.ts';
 import { consoleRoutes } from './modules/console/index.ts';
 import { createConsoleSessions } from './modules/console/console-sessions.ts';
 import { portalRoutes } from './modules/portal/index.ts';
 import { createPortalSessions } from './modules/portal/portal-sessions.ts';
 import { portalSessionsRoutes } from './modules/portal/portal-sessions.routes.ts';
 import { createPortalActions } from './modules/portal/portal-actions.ts';
+import retentionPlugin from './plugins/retention.ts';
+import { createIdentityRetention } from './modules/erasure/purge-identities.ts';
+import { erasureReadsRoutes } from './modules/erasure/erasure-reads.routes.ts';
+import { retentionRoutes } from './modules/erasure/retention.routes.ts';
 
 export type { App } from './app-types.ts';
 
@@ -167,6 +173,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const dispatcher = createDispatcher({ db: app.db, clock, config, keyring, log: app.log, observer: app.metrics.webhooks });
   app.decorate('webhooks', dispatcher);
   await app.register(webhooksPlugin, { dispatcher });
+  // The erasure vaults' retention pass: on its own timer, and by hand through POST /admin/retention/run.
+  const purgeExpiredIdentities = createIdentityRetention({ db: app.db, clock, log: app.log, observer: app.metrics.erasures });
+  await app.register(retentionPlugin, { purgeExpiredIdentities: () => purgeExpiredIdentities() });
   // Customer-portal links and sessions expire in real time (PORTAL_LINK_TTL, PORTAL_SESSION_TTL), whatever the
   // billing clock says; the console's sessions likewise (below).
   const realClock = createSystemClock();
@@ -232,6 +241,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }));
       await admin.register(auditRoutes({ db: app.db }));
       await admin.register(reportsRoutes());
+      await admin.register(erasureRoutes({ erasure: createErasure(deps), idempotency }));
+      await admin.register(erasureReadsRoutes({ db: app.db, keyring, clock }));
+      await admin.register(retentionRoutes({ purgeExpiredIdentities, idempotency }));
     },
     { prefix: '/admin' },
   );

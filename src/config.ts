@@ -58,6 +58,11 @@ export const EnvSchema = Type.Object({
   CONSENT_REQUIRED: Type.Boolean({ default: true }),
   PORTAL_WITHDRAWAL: Type.String({ default: '7d' }),
   RETENTION_YEARS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+  TOSS_API_BASE_URL: Type.Optional(Text),
+  TOSS_SECRET_KEY: Type.Optional(Text),
+  TOSS_CLIENT_KEY: Type.Optional(Text),
+  TOSS_INQUIRY_DELAYS: Type.String({ default: '1m,5m,30m,2h,1d,1d,1d,1d,1d,1d,1d' }),
+  TOSS_KEY_DELETION: Type.Optional(Text),
   SETTLEMENT_MAX_BYTES: Type.Integer({ minimum: 1, default: 20_971_520 }),
   CONSOLE_SESSION_KEYS: Type.Optional(Text),
   CONSOLE_SESSION_TTL: Type.String({ default: '8h' }),
@@ -209,6 +214,64 @@ export function parseReturnOrigins(value: string | undefined, returnUrl: string 
   });
 }
 
+/** How Toss runs: against Toss (or another URL) with the keys given, on the built-in sandbox, or not at all. */
+export type TossMode = 'API' | 'SANDBOX' | 'OFF';
+
+function tossMode(env: Env): TossMode {
+  if (env.TOSS_API_BASE_URL !== undefined) return 'API';
+  return env.NODE_ENV === 'production' ? 'OFF' : 'SANDBOX';
+}
+
+const TOSS_VARIABLES = ['TOSS_API_BASE_URL', 'TOSS_SECRET_KEY', 'TOSS_CLIENT_KEY'] as const;
+
+/**
+ * Toss's keys as Toss issues them: test_ or live_, then sk_ (secret) or ck_ (client); a payment widget's keys carry
+ * gsk_/gck_ and do not authenticate the billing API. A live key outside production, a test key in production, a
+ * widget key, or a secret key where the client key goes (the client key is handed to the customer's browser) is
+ * refused, naming the variable and never repeating the value.
+ */
+function tossProblems(env: Env): string[] {
+  const problems: string[] = [];
+  const production = env.NODE_ENV === 'production';
+  const given = TOSS_VARIABLES.filter((name) => env[name] !== undefined);
+  if (production && given.length > 0 && given.length < TOSS_VARIABLES.length) {
+    const missing = TOSS_VARIABLES.filter((name) => env[name] === undefined);
+    problems.push(`${given.join(', ')} ${given.length === 1 ? 'is' : 'are'} set, so ${missing.join(' and ')} must be set too (or none: Toss is off)`);
+  } else if (!production && env.TOSS_API_BASE_URL !== undefined) {
+    const missing = (['TOSS_SECRET_KEY', 'TOSS_CLIENT_KEY'] as const).filter((name) => env[name] === undefined);
+    if (missing.length > 0) problems.push(`TOSS_API_BASE_URL is set, so ${missing.join(' and ')} must be set too`);
+  }
+  const keys = [
+    ['TOSS_SECRET_KEY', 'sk'],
+    ['TOSS_CLIENT_KEY', 'ck'],
+  ] as const;
+  for (const [name, kind] of keys) {
+    const key = env[name];
+    if (key === undefined) continue;
+    if (/_g[cs]k_/.test(key)) problems.push(`${name}: a payment widget key (_gck_/_gsk_) is refused; use the API individual-integration keys (_ck_/_sk_)`);
+    else if (key.startsWith('live_') && !production) problems.push(`${name}: a live key (live_) is refused unless NODE_ENV=production`);
+    else if (key.startsWith('test_') && production) problems.push(`${name}: a test key (test_) is refused when NODE_ENV=production`);
+    else if (!new RegExp(`^(test|live)_${kind}_`).test(key))
+      problems.push(`${name}: not a Toss ${kind === 'sk' ? 'secret' : 'client'} key (test_${kind}_… or live_${kind}_…)`);
+  }
+  return problems;
+}
+
+/** The call that deletes a Toss billing key: `METHOD /path` with `{billingKey}` in the path (TOSS_KEY_DELETION). */
+export interface TossKeyDeletion {
+  method: 'DELETE' | 'POST';
+  /** The path, `{billingKey}` standing for the key (encoded as a path segment). */
+  path: string;
+}
+
+function parseKeyDeletion(value: string | undefined): TossKeyDeletion | undefined {
+  if (value === undefined) return undefined;
+  const match = /^(DELETE|POST)\s+(\/\S*\{billingKey\}\S*)$/.exec(value.trim());
+  if (!match)
+    throw new ConfigError('TOSS_KEY_DELETION: must be "DELETE /path/{billingKey}" or "POST /path/{billingKey}/…" (a method, then a path holding {billingKey})');
+  return { method: match[1] as TossKeyDeletion['method'], path: match[2]! };
+}
+
 function stripTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
@@ -235,6 +298,8 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     if (missing.length > 0) problems.push(`PAYMENT_API_BASE_URL is set, so ${missing.join(' and ')} must be set too`);
   }
 
+  problems.push(...tossProblems(env));
+
   const attempt = <T>(fn: () => T): T | undefined => {
     try {
       return fn();
@@ -252,6 +317,8 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   const eventRetentionMs = attempt(() => parseDuration(env.EVENT_RETENTION, 'EVENT_RETENTION')) ?? 0;
   const portalWithdrawalMs = attempt(() => parseWithdrawal(env.PORTAL_WITHDRAWAL)) ?? null;
   const consoleSessionKeys = attempt(() => parseConsoleSessionKeys(env.CONSOLE_SESSION_KEYS)) ?? [];
+  const tossInquiryDelaysMs = attempt(() => parseDurationList(env.TOSS_INQUIRY_DELAYS, 'TOSS_INQUIRY_DELAYS', { gaps: true })) ?? [];
+  const tossKeyDeletion = attempt(() => parseKeyDeletion(env.TOSS_KEY_DELETION));
   const consoleSessionTtlMs = attempt(() => parseDuration(env.CONSOLE_SESSION_TTL, 'CONSOLE_SESSION_TTL')) ?? 0;
   const portal = {
     linkTtlMs: attempt(() => parseDuration(env.PORTAL_LINK_TTL, 'PORTAL_LINK_TTL')) ?? 0,
@@ -265,7 +332,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   }
   if (!isValidTimeZone(env.BILLING_TIMEZONE)) problems.push(`BILLING_TIMEZONE: unknown time zone "${env.BILLING_TIMEZONE}"`);
 
-  for (const name of ['PUBLIC_BASE_URL', 'PAYMENT_API_BASE_URL', 'RETURN_URL'] as const) {
+  for (const name of ['PUBLIC_BASE_URL', 'PAYMENT_API_BASE_URL', 'RETURN_URL', 'TOSS_API_BASE_URL'] as const) {
     const value = env[name];
     if (value !== undefined && !isHttpUrl(value)) problems.push(`${name}: "${value}" is not an http(s) URL`);
   }
@@ -312,6 +379,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     consoleSessionTtlMs,
     portalWithdrawalMs,
     portal,
+    toss: { inquiryDelaysMs: tossInquiryDelaysMs, keyDeletion: tossKeyDeletion },
   });
 }
 
@@ -334,6 +402,7 @@ function toConfig(
     consoleSessionTtlMs: number;
     portalWithdrawalMs: number | null;
     portal: { linkTtlMs: number; sessionTtlMs: number; returnOrigins: string[] };
+    toss: { inquiryDelaysMs: number[]; keyDeletion: TossKeyDeletion | undefined };
   },
 ) {
   const production = env.NODE_ENV === 'production';
@@ -353,6 +422,20 @@ function toConfig(
       timeoutMs: env.PAYMENT_TIMEOUT_MS,
       mobileIssueKeyPath: env.PAYMENT_MOBILE_ISSUE_KEY_PATH,
       cancelPath: env.PAYMENT_CANCEL_PATH,
+    },
+    /**
+     * Toss Payments, the second gateway (docs/operating.md "Environment variables"). No baseUrl: the built-in Toss
+     * sandbox outside production (its development keys unless keys are given), Toss off in production (tossMode).
+     */
+    toss: {
+      mode: tossMode(env),
+      baseUrl: env.TOSS_API_BASE_URL ? stripTrailingSlash(env.TOSS_API_BASE_URL) : undefined,
+      secretKey: env.TOSS_SECRET_KEY,
+      clientKey: env.TOSS_CLIENT_KEY,
+      /** Waits before each lookup of an UNKNOWN Toss attempt, each counted from the one before. */
+      inquiryDelaysMs: parsed.toss.inquiryDelaysMs,
+      /** The call that deletes a billing key at Toss; undefined: Toss's keyDeletion capability is off. */
+      keyDeletion: parsed.toss.keyDeletion,
     },
     /** First encrypts, all decrypt. Empty until development defaults are applied. */
     encryptionKeys: parsed.encryptionKeys,
@@ -421,7 +504,7 @@ function toConfig(
       /** The console's language until an operator chooses another for their session (and on the sign-in page). */
       locale: env.CONSOLE_LOCALE,
     },
-    /** The customer portal (docs/operating.md "Customer portal"); its cookies are signed with the console's keys. */
+    /** The customer portal (docs/portal.md "Customer portal"); its cookies are signed with the console's keys. */
     portal: {
       /** How long an unused portal link stays valid, in real time. */
       linkTtlMs: parsed.portal.linkTtlMs,

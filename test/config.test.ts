@@ -169,3 +169,85 @@ describe('loadConfig', () => {
     await expect(loadConfig({ ...PRODUCTION_ENV, CLOCK: 'simulated' })).rejects.toThrow(/CLOCK=simulated/);
   });
 });
+
+describe('Toss Payments (TOSS_*)', () => {
+  const LIVE = { TOSS_API_BASE_URL: 'https://api.tosspayments.com', TOSS_SECRET_KEY: 'live_sk_abcdefghij0123', TOSS_CLIENT_KEY: 'live_ck_abcdefghij0123' };
+  const TEST = { TOSS_API_BASE_URL: 'https://api.tosspayments.com', TOSS_SECRET_KEY: 'test_sk_abcdefghij0123', TOSS_CLIENT_KEY: 'test_ck_abcdefghij0123' };
+  const messageOf = (env: Record<string, string>) =>
+    loadConfig(env).then(
+      () => '',
+      (error: Error) => error.message,
+    );
+
+  it('outside production, nothing set is the built-in sandbox with the default inquiry delays (each from the one before)', async () => {
+    const config = await loadConfig({});
+    expect(config.toss).toEqual({
+      mode: 'SANDBOX',
+      baseUrl: undefined,
+      secretKey: undefined,
+      clientKey: undefined,
+      inquiryDelaysMs: [60_000, 300_000, 1_800_000, 7_200_000, ...Array(7).fill(86_400_000)],
+      keyDeletion: undefined,
+    });
+    expect((await loadConfig({ NODE_ENV: 'test' })).toss.mode).toBe('SANDBOX');
+  });
+
+  it('in production, nothing set is Toss off; all three set is Toss, with live keys', async () => {
+    expect((await loadConfig(PRODUCTION_ENV)).toss.mode).toBe('OFF');
+    const config = await loadConfig({ ...PRODUCTION_ENV, ...LIVE, TOSS_API_BASE_URL: 'https://api.tosspayments.com/' });
+    expect(config.toss).toMatchObject({ mode: 'API', baseUrl: 'https://api.tosspayments.com', secretKey: LIVE.TOSS_SECRET_KEY });
+  });
+
+  it('in production, some but not all of the three is refused, naming what is missing', async () => {
+    const message = await messageOf({ ...PRODUCTION_ENV, TOSS_SECRET_KEY: LIVE.TOSS_SECRET_KEY });
+    expect(message).toMatch(/TOSS_SECRET_KEY is set, so TOSS_API_BASE_URL and TOSS_CLIENT_KEY must be set too/);
+    expect(message).not.toContain(LIVE.TOSS_SECRET_KEY);
+  });
+
+  it('outside production, a base URL takes both keys; test keys are taken, given keys without a URL go to the sandbox', async () => {
+    expect((await loadConfig(TEST)).toss).toMatchObject({ mode: 'API', clientKey: TEST.TOSS_CLIENT_KEY });
+    await expect(loadConfig({ TOSS_API_BASE_URL: TEST.TOSS_API_BASE_URL })).rejects.toThrow(
+      /TOSS_API_BASE_URL is set, so TOSS_SECRET_KEY and TOSS_CLIENT_KEY must be set too/,
+    );
+    await expect(
+      loadConfig({ TOSS_API_BASE_URL: 'ftp://toss.example', TOSS_SECRET_KEY: TEST.TOSS_SECRET_KEY, TOSS_CLIENT_KEY: TEST.TOSS_CLIENT_KEY }),
+    ).rejects.toThrow(/TOSS_API_BASE_URL: "ftp:\/\/toss.example" is not an http\(s\) URL/);
+    const sandbox = await loadConfig({ TOSS_SECRET_KEY: TEST.TOSS_SECRET_KEY, TOSS_CLIENT_KEY: TEST.TOSS_CLIENT_KEY });
+    expect(sandbox.toss).toMatchObject({ mode: 'SANDBOX', secretKey: TEST.TOSS_SECRET_KEY });
+  });
+
+  it.each([
+    ['development', { ...TEST, TOSS_SECRET_KEY: LIVE.TOSS_SECRET_KEY }, 'TOSS_SECRET_KEY: a live key (live_) is refused unless NODE_ENV=production'],
+    ['test', { ...TEST, TOSS_CLIENT_KEY: LIVE.TOSS_CLIENT_KEY }, 'TOSS_CLIENT_KEY: a live key (live_) is refused unless NODE_ENV=production'],
+    ['production', { ...LIVE, TOSS_SECRET_KEY: TEST.TOSS_SECRET_KEY }, 'TOSS_SECRET_KEY: a test key (test_) is refused when NODE_ENV=production'],
+    ['production', { ...LIVE, TOSS_CLIENT_KEY: TEST.TOSS_CLIENT_KEY }, 'TOSS_CLIENT_KEY: a test key (test_) is refused when NODE_ENV=production'],
+    ['development', { ...TEST, TOSS_SECRET_KEY: 'test_gsk_docs_abcdefghij0123' }, 'TOSS_SECRET_KEY: a payment widget key (_gck_/_gsk_) is refused'],
+    ['production', { ...LIVE, TOSS_CLIENT_KEY: 'live_gck_abcdefghij0123' }, 'TOSS_CLIENT_KEY: a payment widget key (_gck_/_gsk_) is refused'],
+    ['development', { ...TEST, TOSS_CLIENT_KEY: 'test_sk_abcdefghij0123' }, 'TOSS_CLIENT_KEY: not a Toss client key'],
+    ['development', { ...TEST, TOSS_SECRET_KEY: 'sk_test_abcdefghij0123' }, 'TOSS_SECRET_KEY: not a Toss secret key'],
+  ])('NODE_ENV=%s refuses %o at start, naming the variable and not the value', async (nodeEnv, toss, expected) => {
+    const base = nodeEnv === 'production' ? PRODUCTION_ENV : { NODE_ENV: nodeEnv };
+    const message = await messageOf({ ...base, ...toss });
+    expect(message).toContain(expected);
+    for (const value of [toss.TOSS_SECRET_KEY, toss.TOSS_CLIENT_KEY]) expect(message).not.toContain(value);
+  });
+
+  it('TOSS_INQUIRY_DELAYS: delays each from the one before (need not increase); anything else refused naming it', async () => {
+    expect((await loadConfig({ TOSS_INQUIRY_DELAYS: '30s,1h,1h' })).toss.inquiryDelaysMs).toEqual([30_000, 3_600_000, 3_600_000]);
+    await expect(loadConfig({ TOSS_INQUIRY_DELAYS: '1m,soon' })).rejects.toThrow(/TOSS_INQUIRY_DELAYS/);
+  });
+
+  it('TOSS_KEY_DELETION: a method and a path holding {billingKey}; unset, no deletion', async () => {
+    expect((await loadConfig({ TOSS_KEY_DELETION: 'DELETE /v1/billing/{billingKey}' })).toss.keyDeletion).toEqual({
+      method: 'DELETE',
+      path: '/v1/billing/{billingKey}',
+    });
+    expect((await loadConfig({ TOSS_KEY_DELETION: 'POST /v1/billing/{billingKey}/delete' })).toss.keyDeletion).toEqual({
+      method: 'POST',
+      path: '/v1/billing/{billingKey}/delete',
+    });
+    for (const value of ['/v1/billing/{billingKey}', 'GET /v1/billing/{billingKey}', 'DELETE /v1/billing']) {
+      await expect(loadConfig({ TOSS_KEY_DELETION: value })).rejects.toThrow(/TOSS_KEY_DELETION/);
+    }
+  });
+});

@@ -12,6 +12,8 @@ import { createRegistration } from './factories/index.ts';
 import { createEndpointsService } from '../src/modules/webhooks/endpoints.service.ts';
 import { createKeyring } from '../src/lib/crypto.ts';
 import { readBillingKey, storeBillingKey } from '../src/modules/billing-keys/billing-keys.service.ts';
+import { openIdentity, type VaultColumns } from '../src/modules/erasure/identity-vault.ts';
+import { createErasure } from './helpers/erasure.ts';
 import { isProcessRunning } from '../src/db/embedded-postgres.ts';
 import { bannerText, startupBanner, type StartupBanner } from '../src/banner.ts';
 
@@ -243,7 +245,7 @@ describe('server process', () => {
     expect(await sandbox.exit).toBe(0);
   });
 
-  it('keys:rotate re-encrypts stored billing keys under the first configured key and exits 0', async () => {
+  it('keys:rotate re-encrypts stored billing keys, webhook signing secrets and erasure vaults under the first configured key and exits 0', async () => {
     const database = await createTestDatabase();
     cleanup.push(() => database.drop());
     const db = createPrismaClient(database.url);
@@ -260,6 +262,8 @@ describe('server process', () => {
     );
     const endpoints = createEndpointsService({ db, keyring: createKeyring([k0]), config: { webhooks: { allowHttp: true } } as never });
     const endpoint = await endpoints.create({ url: 'https://merchant.example/hooks' });
+    const identity = { userId: 'VAULT_USER_ROTATE_ME', names: ['박지훈'], phoneNumbers: ['01044443333'] };
+    const erasure = await createErasure(db, { identity, keyring: createKeyring([k0]) });
     // In a directory of its own: the development defaults it fills in are written to its .data/, not the checkout's.
     const workDir = mkdtempSync(path.join(tmpdir(), 'billing-rotate-'));
     cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
@@ -280,6 +284,12 @@ describe('server process', () => {
     const after = createEndpointsService({ db, keyring: createKeyring([k1]), config: { webhooks: { allowHttp: true } } as never });
     expect(await after.currentSecret(endpoint.id)).toBe(endpoint.secret);
     expect(rotate.output()).not.toContain(endpoint.secret.slice(6));
+    // Erasure vaults too: re-sealed under the new key, the same identity, none of it in the output.
+    const vault = (await db.erasure.findUniqueOrThrow({ where: { id: erasure.id } })) as unknown as VaultColumns;
+    expect(vault.identityKeyId).toBe('k1');
+    expect(openIdentity(createKeyring([k1]), erasure.id, vault)).toEqual(identity);
+    expect(rotate.output()).toContain('erasure vaults re-sealed');
+    for (const value of [identity.userId, ...identity.names, ...identity.phoneNumbers]) expect(rotate.output()).not.toContain(value);
     await db.$disconnect();
   });
 

@@ -7,7 +7,7 @@
 -- EVENT_TYPES (src/modules/events/event-types.ts); the watched columns are the public shapes' columns
 -- (test/db/function-files.test.ts holds both to the TypeScript).
 --
--- Serves every TypeScript writer of those four tables: the state moves (ledger/payment.state.ts,
+-- An erasure's row (erasures) writes customer.erased. Serves every TypeScript writer of those four tables: the state moves (ledger/payment.state.ts,
 -- subscription.state.ts, checkout.state.ts), the charge record (payments/charge.record.ts), cancel, change-price,
 -- trials, usage, withdraw, refund-due, replace-payment-method, refund-payment, record-external-refund (a payment's
 -- refunds in its event), and the
@@ -95,6 +95,8 @@ BEGIN
     event_type := CASE WHEN TG_OP = 'INSERT' OR changed ? 'status' THEN CASE new_row ->> 'status'
         WHEN 'COMPLETED' THEN 'registration.completed' WHEN 'FAILED' THEN 'registration.failed'
         WHEN 'EXPIRED' THEN 'registration.expired' END END;
+  ELSIF object_type = 'customer' THEN -- an erasure's row, written once
+    event_type := 'customer.erased';
   ELSE -- order
     event_type := CASE WHEN TG_OP = 'INSERT' OR changed ? 'status' THEN CASE new_row ->> 'status'
         WHEN 'COMPLETED' THEN 'order.completed' WHEN 'FAILED' THEN 'order.failed' END END;
@@ -225,6 +227,14 @@ CREATE OR REPLACE TRIGGER "orders_merchant_events" AFTER UPDATE ON "orders" FOR 
   EXECUTE FUNCTION "record_merchant_event"('order',
     '{status,failureCode,failureMessage,completedAt}',
     '{state,leaseOwner,leaseExpiresAt}');
+
+-- A customer's erasure is the event customer.erased {id, pseudonym, erasedAt, retainUntil}: the erasures row without
+-- the vault, the reason, the operator and the rest. The erasure's rewrite of the customer's rows changes no watched
+-- column nor updatedAt, so it writes no other event (src/modules/erasure/erase-customer.ts).
+CREATE OR REPLACE TRIGGER "erasures_merchant_events_insert" AFTER INSERT ON "erasures" FOR EACH ROW
+  EXECUTE FUNCTION "record_merchant_event"('customer',
+    '{}',
+    '{status,reason,actor,counts,identityKeyId,identityIv,identityTag,identityCiphertext,identityPurgedAt,keyDeletions,createdAt,updatedAt}');
 
 CREATE OR REPLACE TRIGGER "payment_attempts_event_refunds" AFTER INSERT OR UPDATE ON "payment_attempts" FOR EACH ROW
   WHEN (NEW."operation" = 'CANCEL')

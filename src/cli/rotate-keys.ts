@@ -1,5 +1,5 @@
-// npm run keys:rotate: re-encrypts every billing key and every webhook signing secret under the first key of
-// BILLING_KEY_ENCRYPTION_KEYS.
+// npm run keys:rotate: re-encrypts every billing key, every webhook signing secret and every erasure vault still
+// sealed under the first key of BILLING_KEY_ENCRYPTION_KEYS.
 // Safe while the service runs (see rotateBillingKeys).
 import { ConfigError, loadConfig } from '../config.ts';
 import { DATA_DIR, openDatabase } from '../db/database.ts';
@@ -10,6 +10,7 @@ import { createLogger } from '../lib/logger.ts';
 import { createRedactor } from '../lib/redact.ts';
 import { rotateBillingKeys } from '../modules/billing-keys/billing-keys.service.ts';
 import { reencryptEndpointSecrets } from '../modules/webhooks/endpoints.service.ts';
+import { resealIdentityVaults } from '../modules/erasure/reseal-identities.ts';
 
 try {
   let config = await loadConfig();
@@ -23,7 +24,9 @@ try {
     logger.info({ ...result, keyId: config.encryptionKeys[0]!.id }, 'billing keys rotated');
     const secrets = await reencryptEndpointSecrets(db, keyring);
     logger.info({ ...secrets, keyId: config.encryptionKeys[0]!.id }, 'webhook signing secrets re-encrypted');
-    if (result.remaining > 0 || secrets.remaining > 0) process.exitCode = 2;
+    const vaults = await resealIdentityVaults(db, keyring);
+    logger.info({ ...vaults, keyId: config.encryptionKeys[0]!.id }, 'erasure vaults re-sealed');
+    if (result.remaining > 0 || secrets.remaining > 0 || vaults.remaining > 0) process.exitCode = 2;
   } finally {
     await db.$disconnect();
     await database.stop();

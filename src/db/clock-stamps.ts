@@ -6,7 +6,7 @@
 // (payments/charge.prepare.ts, payments/charge.record.ts); the database's triggers date what they write from a time the
 // service wrote in the same statement (the events trigger: the row's updatedAt; MRR movements: the row's changedAt).
 //
-// Left to the real clock, on purpose: console sessions (their TTL is real time, docs/operating.md "Operator console"),
+// Left to the real clock, on purpose: console sessions (their TTL is real time, docs/console.md "Operator console"),
 // webhook deliveries (real-time plumbing: retries, leases, and webhook-timestamp is the real time of sending), events
 // (written only by the database's trigger, never by Prisma), and an external refund's createdAt: no answer shows it (a
 // refund's times are its recordedAt), it only orders refunds recorded at one instant as they were recorded, which a

@@ -1,20 +1,18 @@
 // Danal's HTTP client (docs/architecture.md "The gateway client"): the wire under Danal's adapter (danal.adapter.ts),
 // which is what the engine holds. Every call returns one outcome class of docs/architecture.md, invariant 3, and never
-// throws for a gateway or network failure; what a code means is Danal's outcome table (danal.capabilities.ts). The classification rests on one fact: the
-// request can only have reached the gateway if the TCP connection was established. Before that, a failure is
-// NOT_SENT (safe to send again with the same orderId); after it, anything short of a complete, well-formed
-// answer is UNKNOWN (money may have moved). Written on node:http rather than fetch so that this moment is
-// observable exactly.
-import http from 'node:http';
-import https from 'node:https';
+// throws for a gateway or network failure; what a code means is Danal's outcome table (danal.capabilities.ts). How far
+// a request got (NOT_SENT before the connection, UNKNOWN after it) is the shared HTTP's (http-call.ts); this file
+// reads Danal's answers: a JSON object with a `code`, SUCCESS approving.
 import type { Logger } from 'pino';
-import { withoutNul } from '../lib/input.ts';
-import { redactorForCall, type Redactor } from '../lib/redact.ts';
+import type { Redactor } from '../lib/redact.ts';
 import { parseGatewayDateTime } from '../lib/calendar.ts';
 import { BILLING_CONFIRM_REQUEST, CANCEL_REQUEST, CONFIRM_PAYMENT_REQUEST, ISSUE_KEY_REQUEST, validateRequest, type RequestSchema } from './fields.ts';
 import type { CardInfo, GatewayClient, GatewayFields, GatewayOperationName, GatewayResult, OutcomeReason } from './types.ts';
 import { verdictOf } from './gateway.ts';
 import { DANAL_OUTCOMES } from './danal.capabilities.ts';
+import { basicAuthorization, createHttpTransport, readAnswer, timedCall, type Classified, type Transport } from './http-call.ts';
+
+export { basicAuthorization };
 
 export interface GatewayClientOptions {
   /** The gateway's {base_url}. */
@@ -27,11 +25,6 @@ export interface GatewayClientOptions {
   log: Pick<Logger, 'info' | 'warn'>;
   redactor: Redactor;
 }
-
-type Transport =
-  | { kind: 'response'; status: number; text: string }
-  | { kind: 'not_sent'; detail: string }
-  | { kind: 'unknown'; reason: OutcomeReason; detail: string };
 
 const KNOWN_FIELDS = new Set([
   'code',
@@ -50,12 +43,6 @@ const KNOWN_FIELDS = new Set([
   'carrier',
   'cancelAmount',
 ]);
-
-const RAW_TEXT_LIMIT = 200;
-
-export function basicAuthorization(secretKey: string): string {
-  return `Basic ${Buffer.from(`${secretKey}:`, 'utf8').toString('base64')}`;
-}
 
 function toAmount(value: unknown): number | undefined | null {
   if (value === undefined || value === null || value === '') return undefined;
@@ -117,27 +104,11 @@ interface Expectation {
   requireBillingKey?: boolean;
 }
 
-function classify(operation: GatewayOperationName, transport: Transport, expect: Expectation, redactor: Redactor): Omit<GatewayResult, 'durationMs'> {
+function classify(operation: GatewayOperationName, transport: Transport, expect: Expectation, redactor: Redactor): Classified {
   const empty: GatewayFields = { extra: {} };
-  if (transport.kind === 'not_sent') {
-    return { operation, outcome: 'NOT_SENT', reason: 'CONNECT_FAILED', detail: transport.detail, fields: empty };
-  }
-  if (transport.kind === 'unknown') {
-    return { operation, outcome: 'UNKNOWN', reason: transport.reason, detail: transport.detail, fields: empty };
-  }
-  // PostgreSQL cannot store NUL characters: an answer carrying them is recorded without them.
-  const { status } = transport;
-  const text = withoutNul(transport.text);
-  let body: unknown;
-  try {
-    body = withoutNul(JSON.parse(text) as unknown);
-  } catch {
-    body = undefined;
-  }
-  const json = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-  const raw = json ? redactor.redact(json) : { text: redactor.redact(text.slice(0, RAW_TEXT_LIMIT)) };
-  const code = json && typeof json.code === 'string' ? json.code : undefined;
-  const message = json && typeof json.message === 'string' ? redactor.redact(json.message) : undefined;
+  const read = readAnswer(operation, transport, redactor);
+  if ('final' in read) return read.final;
+  const { status, json, raw, code, message } = read.answer;
   const base = { operation, httpStatus: status, code, message, raw };
 
   if (status >= 500) return { ...base, outcome: 'UNKNOWN', reason: 'HTTP_5XX', fields: empty };
@@ -145,7 +116,7 @@ function classify(operation: GatewayOperationName, transport: Transport, expect:
     return { ...base, outcome: 'UNKNOWN', reason: 'MALFORMED_BODY', detail: 'response is not a JSON object with a code', fields: empty };
   }
   const { fields, badAmount } = parseFields(json);
-  const unknown = (reason: OutcomeReason, detail: string): Omit<GatewayResult, 'durationMs'> => ({
+  const unknown = (reason: OutcomeReason, detail: string): Classified => ({
     ...base,
     outcome: 'UNKNOWN',
     reason,
@@ -174,112 +145,28 @@ function classify(operation: GatewayOperationName, transport: Transport, expect:
   return { ...base, outcome: 'SUCCEEDED', reason: 'APPROVED', fields };
 }
 
-function describeError(error: unknown): string {
-  const err = error as NodeJS.ErrnoException;
-  return err?.code ? `${err.code}: ${err.message}` : String(err?.message ?? error);
-}
-
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
-  const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 256 });
-  const authorization = basicAuthorization(options.secretKey);
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const transport = createHttpTransport({
+    baseUrl: options.baseUrl,
+    authorization: basicAuthorization(options.secretKey),
+    timeoutMs: options.timeoutMs,
+  });
 
-  function send(path: string, body: Record<string, unknown>): Promise<Transport> {
-    const url = new URL(baseUrl + path);
-    const payload = Buffer.from(JSON.stringify(body), 'utf8');
-    const secure = url.protocol === 'https:';
-    return new Promise((resolve) => {
-      let connected = false;
-      let settled = false;
-      const settle = (result: Transport) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(result);
-      };
-      const request = (secure ? https : http).request(
-        url,
-        {
-          method: 'POST',
-          agent: secure ? httpsAgent : httpAgent,
-          headers: {
-            Authorization: authorization,
-            'Content-Type': 'application/json',
-            Accept: 'application/json',
-            'Content-Length': payload.length,
-          },
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => {
-            if (!response.complete) {
-              settle({ kind: 'unknown', reason: 'TRUNCATED_BODY', detail: 'connection closed before the body was complete' });
-              return;
-            }
-            settle({ kind: 'response', status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
-          });
-          response.on('aborted', () => settle({ kind: 'unknown', reason: 'TRUNCATED_BODY', detail: 'response aborted' }));
-          response.on('error', (error) => settle({ kind: 'unknown', reason: 'TRUNCATED_BODY', detail: describeError(error) }));
-        },
-      );
-      request.on('socket', (socket) => {
-        // A socket reused from the keep-alive pool is already connected.
-        const connecting = (socket as { connecting?: boolean }).connecting;
-        if (!connecting) connected = true;
-        else socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true));
-      });
-      request.on('error', (error) => {
-        if (!connected) settle({ kind: 'not_sent', detail: describeError(error) });
-        else settle({ kind: 'unknown', reason: 'CONNECTION_RESET', detail: describeError(error) });
-      });
-      const timer = setTimeout(() => {
-        const wasConnected = connected;
-        request.destroy();
-        if (!wasConnected) settle({ kind: 'not_sent', detail: `could not connect within ${options.timeoutMs} ms` });
-        else settle({ kind: 'unknown', reason: 'TIMEOUT', detail: `no complete answer within ${options.timeoutMs} ms` });
-      }, options.timeoutMs);
-      request.end(payload);
-    });
-  }
-
-  async function call(
+  function call(
     operation: GatewayOperationName,
     path: string,
     schema: RequestSchema,
     body: Record<string, unknown>,
     expect: Expectation,
   ): Promise<GatewayResult> {
-    const started = performance.now();
-    const problems = validateRequest(schema, body);
-    let result: Omit<GatewayResult, 'durationMs'>;
-    if (problems.length > 0) {
-      result = { operation, outcome: 'NOT_SENT', reason: 'INVALID_REQUEST', detail: problems.join('; '), fields: { extra: {} } };
-    } else {
-      // Whatever the gateway answers is stored and shown: it never carries the key we sent or a phone number.
-      const redactor = redactorForCall(options.redactor, [typeof body.billingKey === 'string' ? body.billingKey : undefined, options.secretKey]);
-      result = classify(operation, await send(path, body), expect, redactor);
-    }
-    const durationMs = Math.round(performance.now() - started);
-    if (result.fields.billingKey) options.redactor.addSecret(result.fields.billingKey);
-    const level = result.outcome === 'UNKNOWN' ? 'warn' : 'info';
-    options.log[level](
-      {
-        gateway: {
-          operation,
-          outcome: result.outcome,
-          reason: result.reason,
-          detail: result.detail,
-          httpStatus: result.httpStatus,
-          code: result.code,
-          orderId: typeof body.orderId === 'string' ? body.orderId : undefined,
-          durationMs,
-        },
-      },
-      'gateway call',
-    );
-    return { ...result, durationMs };
+    // Whatever the gateway answers is stored and shown: it never carries the key we sent or a phone number.
+    const secrets = [typeof body.billingKey === 'string' ? body.billingKey : undefined, options.secretKey];
+    const orderId = typeof body.orderId === 'string' ? body.orderId : undefined;
+    return timedCall(operation, options, { orderId, secrets }, async (redactor) => {
+      const problems = validateRequest(schema, body);
+      if (problems.length > 0) return { operation, outcome: 'NOT_SENT', reason: 'INVALID_REQUEST', detail: problems.join('; '), fields: { extra: {} } };
+      return classify(operation, await transport.send({ method: 'POST', path, body }), expect, redactor);
+    });
   }
 
   return {
@@ -330,9 +217,6 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       };
       return call('CANCEL', options.cancelPath, CANCEL_REQUEST, body, {});
     },
-    close() {
-      httpAgent.destroy();
-      httpsAgent.destroy();
-    },
+    close: () => transport.close(),
   };
 }

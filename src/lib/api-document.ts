@@ -74,6 +74,13 @@ export const TAGS = {
   },
   adminReports: { name: 'Admin: reports', description: 'MRR movements, revenue and recovery of failed charges, by Korea calendar month or day (KRW).' },
   adminAudit: { name: 'Admin: audit', description: 'Who did what, when and why: every operator action and merchant change.' },
+  adminErasures: {
+    name: 'Admin: erasures and retention',
+    description:
+      'Erase a customer’s personal data on their request (the payment records stay under a pseudonym, the identity the law still needs is ' +
+      'sealed until retainUntil); list and show erasures (never the identity), reveal an identity from its vault (audited with the reason; ' +
+      '410 once its retention is over), and run the retention pass that destroys the vaults past their retainUntil.',
+  },
   browser: {
     name: 'Browser routes',
     description:
@@ -108,6 +115,7 @@ export const TAG_GROUPS: ReadonlyArray<{ name: string; tags: readonly TagName[] 
       TAGS.adminReconciliation.name,
       TAGS.adminReports.name,
       TAGS.adminAudit.name,
+      TAGS.adminErasures.name,
     ],
   },
   { name: 'The customer’s browser (no token)', tags: [TAGS.browser.name] },

@@ -36,8 +36,14 @@ export function createdWithin(filter: { createdFrom?: string; createdTo?: string
  * either under AND, never by spreading (listPayments).
  */
 export function afterCursor(key: PageKey | undefined) {
+  return afterCursorOn('createdAt', key);
+}
+
+/** The same rule for a list ordered by another instant column (erasures by erasedAt); the key's `createdAt` holds its value. */
+export function afterCursorOn<C extends string>(column: C, key: PageKey | undefined) {
   if (!key) return {};
-  return { createdAt: { lte: key.createdAt }, OR: [{ createdAt: { lt: key.createdAt } }, { createdAt: key.createdAt, id: { lt: key.id } }] };
+  const at = <T>(value: T) => ({ [column]: value }) as Record<C, T>;
+  return { ...at({ lte: key.createdAt }), OR: [at({ lt: key.createdAt }), { ...at(key.createdAt), id: { lt: key.id } }] };
 }
 
 export const PAGE_ORDER = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];

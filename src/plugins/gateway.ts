@@ -1,5 +1,6 @@
 // The gateways (src/gateway/gateway.ts): Danal's adapter over its client, decorated once as `app.gateway` (the
-// adapter the services are given) and in the registry `app.gateways`, and closed with the app. With no PAYMENT_API_BASE_URL
+// adapter the services are given) and in the registry `app.gateways`, beside Toss's adapter when Toss runs (TOSS_*;
+// its sandbox under /sandbox/toss outside production when unset), and closed with the app. With no PAYMENT_API_BASE_URL
 // (development) the sandbox gateway is mounted under /sandbox (for the customer's browser and for operators), and
 // the client calls the same sandbox over real HTTP, exactly as it would call the real gateway, on a private
 // loopback listener of its own. That listener closes only after the app has drained its gateway calls (the
@@ -10,6 +11,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { createGatewayClient } from '../gateway/client.ts';
 import { createDanalAdapter } from '../gateway/danal.adapter.ts';
+import { createTossAdapter } from '../gateway/toss.adapter.ts';
 import type { GatewayAdapter } from '../gateway/gateway.ts';
 import { createGateways, type Gateways } from '../gateway/registry.ts';
 import { instrumentGateway } from './metrics.ts';
@@ -35,33 +37,42 @@ async function gatewayPlugin(app: FastifyInstance) {
   const { secretKey, merchantId } = config.gateway;
   if (!secretKey || !merchantId) throw new Error('gateway credentials are missing (PAYMENT_SECRET_KEY, PAYMENT_MERCHANT_ID)');
 
-  let baseUrl: string;
   let sandbox: SandboxState | undefined;
-  if (config.gateway.baseUrl) {
-    baseUrl = config.gateway.baseUrl;
-  } else {
-    // Imported here, not at the top: a service given PAYMENT_API_BASE_URL (production) never loads the sandbox's
-    // modules (nor holds their resident memory, docs/benchmarks.md).
-    const [{ createSandboxState }, { sandboxRoutes }, { createSandboxStore }, { tossSandbox }] = await Promise.all([
+  let toss: { baseUrl: string; secretKey: string } | undefined;
+  if (config.toss.mode === 'API') toss = { baseUrl: config.toss.baseUrl!, secretKey: config.toss.secretKey! };
+  const danalSandbox = !config.gateway.baseUrl;
+  const tossSandbox = config.toss.mode === 'SANDBOX';
+  // The sandboxes' routes on the app (for the customer's browser and operators) and on a private listener the
+  // adapters call; imported here, not at the top: a service given both gateways' URLs (production) never loads the
+  // sandboxes' modules (nor holds their resident memory, docs/benchmarks.md).
+  const privateSandbox = danalSandbox || tossSandbox ? Fastify({ loggerInstance: app.log.child({ component: 'sandbox' }) }) : undefined;
+  if (danalSandbox) {
+    const [{ createSandboxState }, { sandboxRoutes }, { createSandboxStore }] = await Promise.all([
       import('../sandbox/sandbox.state.ts'),
       import('../sandbox/sandbox.routes.ts'),
       import('../sandbox/sandbox.store.ts'),
-      import('../sandbox/toss/toss-mount.ts'),
     ]);
     // The sandbox remembers what it issued across restarts, in the service's database (its own schema).
     sandbox = createSandboxState({ clock: app.clock, merchantId });
     const store = createSandboxStore(app.db, sandbox);
     await app.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
-    // Toss's sandbox on the same clock, keeping its state beside the Danal sandbox's.
-    await app.register(tossSandbox, { prefix: TOSS_SANDBOX_PREFIX, clock: app.clock, db: app.db });
-    const privateSandbox = Fastify({ loggerInstance: app.log.child({ component: 'sandbox' }) });
-    await privateSandbox.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
-    baseUrl = `${await privateSandbox.listen({ host: '127.0.0.1', port: 0 })}${SANDBOX_PREFIX}`;
-    app.addHook('onClose', async () => privateSandbox.close());
+    await privateSandbox!.register(sandboxRoutes, { prefix: SANDBOX_PREFIX, state: sandbox, store, secretKey });
   }
+  let tossSandboxSecretKey: string | undefined;
+  if (tossSandbox) {
+    // Toss's sandbox on the same clock, keeping its state beside the Danal sandbox's.
+    const { createTossSandbox } = await import('../sandbox/toss/toss-mount.ts');
+    const mounted = createTossSandbox({ clock: app.clock, db: app.db, secretKey: config.toss.secretKey, clientKey: config.toss.clientKey });
+    await app.register(mounted.plugin, { prefix: TOSS_SANDBOX_PREFIX });
+    await privateSandbox!.register(mounted.plugin, { prefix: TOSS_SANDBOX_PREFIX });
+    tossSandboxSecretKey = mounted.secretKey;
+  }
+  const privateUrl = privateSandbox ? await privateSandbox.listen({ host: '127.0.0.1', port: 0 }) : undefined;
+  if (privateSandbox) app.addHook('onClose', async () => privateSandbox.close());
+  if (tossSandbox) toss = { baseUrl: `${privateUrl}${TOSS_SANDBOX_PREFIX}`, secretKey: tossSandboxSecretKey! };
 
   const client = createGatewayClient({
-    baseUrl,
+    baseUrl: config.gateway.baseUrl ?? `${privateUrl}${SANDBOX_PREFIX}`,
     secretKey,
     merchantId,
     timeoutMs: config.gateway.timeoutMs,
@@ -71,10 +82,21 @@ async function gatewayPlugin(app: FastifyInstance) {
     redactor: app.redactor,
   });
   const gateway = instrumentGateway(createDanalAdapter(client), app.metrics);
+  // Toss runs when it is configured (or on its sandbox outside production); its secret key is scrubbed from every log line.
+  if (toss) app.redactor.addSecret(toss.secretKey);
+  const tossAdapter = toss
+    ? instrumentGateway(
+        createTossAdapter({ ...toss, timeoutMs: config.gateway.timeoutMs, keyDeletion: config.toss.keyDeletion, log: app.log, redactor: app.redactor }),
+        app.metrics,
+      )
+    : undefined;
   app.decorate('gateway', gateway);
-  app.decorate('gateways', createGateways({ DANAL: gateway }));
+  app.decorate('gateways', createGateways({ DANAL: gateway, ...(tossAdapter ? { TOSS: tossAdapter } : {}) }));
   app.decorate('sandbox', sandbox);
-  app.addHook('onClose', async () => gateway.close());
+  app.addHook('onClose', async () => {
+    gateway.close();
+    tossAdapter?.close();
+  });
 }
 
 export default fp(gatewayPlugin, { name: 'gateway', fastify: '5.x', dependencies: ['db', 'metrics'] });

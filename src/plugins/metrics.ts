@@ -25,6 +25,8 @@ export interface Metrics {
   webhooks: WebhookObserver;
   /** What each settlement import reports (src/modules/reconciliation/import-settlement.ts): its lines by status, what it resolved. */
   settlements: { imported(summary: Record<string, number>, resolved: number): void };
+  /** What the retention pass reports (src/modules/erasure/purge-identities.ts): the erasure vaults it destroyed. */
+  erasures: { identitiesPurged(count: number): void };
 }
 
 declare module 'fastify' {
@@ -197,6 +199,12 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
     registers: [registry],
   });
 
+  const identitiesPurged = new Counter({
+    name: 'billing_erasure_identities_purged_total',
+    help: 'Erasure vaults destroyed by the retention pass once their retainUntil had passed',
+    registers: [registry],
+  });
+
   app.decorate('metrics', {
     registry,
     observeGateway(result: GatewayResult) {
@@ -216,6 +224,11 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
       imported(summary, resolved) {
         for (const [status, count] of Object.entries(summary)) settlementLines.inc({ status: status.toUpperCase() }, count);
         settlementResolved.inc(resolved);
+      },
+    },
+    erasures: {
+      identitiesPurged(count) {
+        identitiesPurged.inc(count);
       },
     },
   } satisfies Metrics);

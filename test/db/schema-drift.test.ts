@@ -65,6 +65,10 @@ const SQL_ONLY_PARTIAL_INDEXES = [
   'subscriptions.subscriptions_due_claim_idx(nextChargeAt) WHERE ((status = ANY (ARRAY[\'ACTIVE\'::"SubscriptionStatus", \'TRIALING\'::"SubscriptionStatus", \'PAST_DUE\'::"SubscriptionStatus"])) AND ("needsAttention" = false))',
   // The retention pass's sealed vaults (migration 20261130100000_erasures).
   'erasures.erasures_retainUntil_sealed_idx(retainUntil) WHERE ("identityCiphertext" IS NOT NULL)',
+  // An erasure's idempotency answers naming the customer or one of their objects, by an expression (no column listed; migration
+  // 20261130110000_erasure_lookups).
+  "idempotency_records.idempotency_records_userId_idx() WHERE (COALESCE((\"responseBody\" ->> 'userId'::text), ((\"responseBody\" -> 'window'::text) ->> 'userId'::text)) IS NOT NULL)",
+  "idempotency_records.idempotency_records_resource_idx() WHERE (split_part(scope, ' '::text, 3) <> ''::text)",
 ];
 
 interface DmmfField {

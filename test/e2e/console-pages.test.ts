@@ -493,7 +493,7 @@ describe('the console in Korean', () => {
 });
 
 describe('a 1280 px window', () => {
-  // docs/operating.md "Operator console": every page fits a 1280 px wide window; a wide table scrolls inside its own
+  // docs/console.md "Operator console": every page fits a 1280 px wide window; a wide table scrolls inside its own
   // box, the page itself never sideways. After the tests above, the pages carry their data: five subscriptions and
   // their payments, the imported settlement file with its lines, the reports' months.
   it('no console page is wider than the window', async () => {

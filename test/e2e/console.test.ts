@@ -18,7 +18,7 @@ import { browserTests, expectAccessible, expectFitsWindow, SKIPPED } from '../he
 
 const OPERATOR = 'alice';
 const kst = (local: string) => new Date(`${local}+09:00`);
-// The pictures of docs/operating.md "Operator console": written into the directory CONSOLE_SCREENSHOTS names (`CONSOLE_SCREENSHOTS=docs` refreshes
+// The pictures of docs/console.md "Operator console": written into the directory CONSOLE_SCREENSHOTS names (`CONSOLE_SCREENSHOTS=docs` refreshes
 // the committed ones); otherwise still taken, into a temporary directory removed after the run, so that a test run
 // leaves no changed file behind.
 const SCREENSHOT_DIR = process.env.CONSOLE_SCREENSHOTS ? path.resolve(process.env.CONSOLE_SCREENSHOTS) : undefined;

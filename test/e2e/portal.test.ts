@@ -9,7 +9,7 @@
 // refusal; a trial's conversion is offered only within 30 days of its end; another customer's subscription is a 404, a
 // POST without CSRF is refused and a form sent twice acts once; an ended session says so. Every page is checked with
 // axe-core in both languages, fits 360 px, and no request leaves the service's origin.
-// The pictures of docs/operating.md "Customer portal": written into the directory PORTAL_SCREENSHOTS names
+// The pictures of docs/portal.md "Customer portal": written into the directory PORTAL_SCREENSHOTS names
 // (`PORTAL_SCREENSHOTS=docs` refreshes the committed ones); otherwise taken into a temporary directory removed after.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';

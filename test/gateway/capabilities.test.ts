@@ -1,12 +1,13 @@
-// Danal's adapter behind the gateway interface (src/gateway/gateway.ts; docs/architecture.md "The gateway client"):
-// its capability table and its outcome table as stated, the sandbox's answers classified by that table, and the
+// Both adapters behind the gateway interface (src/gateway/gateway.ts; docs/architecture.md "The gateway client"):
+// Danal's and Toss's capability tables and outcome tables as stated, both in the app's registry, the sandbox's answers classified by that table, and the
 // engine deciding refunds by the adapter's capabilities (never by the gateway's name): a refund its refund window or
 // partial-refund rule refuses is refused before any attempt is written or call made; the same refund, given an
 // adapter whose capabilities allow it, is sent, and Danal's sandbox itself then refuses it.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DANAL_CAPABILITIES, DANAL_OUTCOMES } from '../../src/gateway/danal.capabilities.ts';
 import { verdictOf, type GatewayAdapter, type GatewayCapabilities } from '../../src/gateway/gateway.ts';
-import { adapterProblems, createGateways } from '../../src/gateway/registry.ts';
+import { adapterProblems, createGateways, gatewayOf } from '../../src/gateway/registry.ts';
+import { TOSS_OUTCOMES, tossCapabilities } from '../../src/gateway/toss.capabilities.ts';
 import { createRefunds } from '../../src/modules/payments/refund-payment.ts';
 import { offerWithdrawal } from '../../src/modules/payments/withdraw.ts';
 import type { App } from '../../src/app.ts';
@@ -103,6 +104,53 @@ describe("Danal's capability and outcome tables", () => {
       idempotencyKey: 'test-refund',
     });
     expect(result).toMatchObject({ outcome: 'DECLINED', decline: 'MAY_RECOVER', code: 'CANCEL_REFUSED', message: 'refused by the acquirer' });
+  });
+});
+
+describe("Toss's capability and outcome tables", () => {
+  it('states what Toss can do: idempotency, inquiry, partial CARD refunds, a settlement feed; key deletion only when configured; no MOBILE', () => {
+    expect(tossCapabilities({ keyDeletion: false })).toEqual({
+      idempotencyKey: true,
+      inquiry: true,
+      partialRefund: { CARD: true, MOBILE: false },
+      keyDeletion: false,
+      settlementFeed: true,
+      methods: ['CARD'],
+      mobileChain: false,
+      refundWindow: { CARD: 'ANY_TIME', MOBILE: 'ANY_TIME' },
+    });
+    expect(tossCapabilities({ keyDeletion: true }).keyDeletion).toBe(true);
+  });
+
+  it('the app runs Toss beside Danal in the registry (gatewayOf), each adapter’s operations agreeing with its capabilities', () => {
+    const { gateways } = running.app;
+    const toss = gatewayOf(gateways, 'TOSS')!;
+    expect(toss).toMatchObject({ name: 'TOSS', capabilities: tossCapabilities({ keyDeletion: false }), outcomes: TOSS_OUTCOMES });
+    expect(gatewayOf(gateways, 'DANAL')).toBe(running.app.gateway);
+    for (const adapter of [gateways.DANAL, toss]) expect(adapterProblems(adapter), adapter.name).toEqual([]);
+    expect(toss.inquire).toBeTypeOf('function');
+    expect(toss.fetchSettlements).toBeTypeOf('function');
+    expect(toss.deleteBillingKey).toBeUndefined();
+    const claimsDeletion = { ...toss, capabilities: { ...toss.capabilities, keyDeletion: true } };
+    expect(adapterProblems(claimsDeletion)).toEqual(['keyDeletion is true but deleteBillingKey is absent']);
+    expect(() => createGateways({ DANAL: gateways.DANAL, TOSS: claimsDeletion })).toThrow(/gateway adapter TOSS: keyDeletion/);
+  });
+
+  it('the one table: declines that may recover, dead instruments, maybe paid or in flight (UNKNOWN), our configuration (NOT_SENT)', () => {
+    const verdicts = (codes: string[]) => codes.map((code) => verdictOf(TOSS_OUTCOMES, code));
+    expect(verdicts(['REJECT_CARD_PAYMENT', 'REJECT_CARD_COMPANY', 'NEVER_SEEN_BEFORE', 'constructor', 'BELOW_MINIMUM_AMOUNT'])).toEqual(
+      Array(5).fill({ outcome: 'DECLINED', decline: 'MAY_RECOVER' }),
+    );
+    expect(verdicts(['INVALID_CARD_EXPIRATION', 'INVALID_STOPPED_CARD', 'INVALID_BILL_KEY_REQUEST', 'NOT_MATCHES_CUSTOMER_KEY'])).toEqual(
+      Array(4).fill({ outcome: 'DECLINED', decline: 'INSTRUMENT_DEAD' }),
+    );
+    expect(verdicts(['ALREADY_PROCESSED_PAYMENT', 'DUPLICATED_ORDER_ID', 'IDEMPOTENT_REQUEST_PROCESSING'])).toEqual(Array(3).fill({ outcome: 'UNKNOWN' }));
+    expect(verdicts(['UNAUTHORIZED_KEY', 'INVALID_API_KEY', 'INCORRECT_BASIC_AUTH_FORMAT', 'NOT_SUPPORTED_METHOD'])).toEqual(
+      Array(4).fill({ outcome: 'NOT_SENT' }),
+    );
+    // Exactly these codes are named; every other code takes the default.
+    expect(Object.keys(TOSS_OUTCOMES.codes)).toHaveLength(13);
+    expect(Object.values(TOSS_OUTCOMES.codes)).not.toContainEqual({ outcome: 'SUCCEEDED' });
   });
 });
 

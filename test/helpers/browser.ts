@@ -48,7 +48,7 @@ export async function launchChromium(): Promise<Browser> {
 /**
  * What went wrong in any page of any context since the last check: console errors (a CSP violation is one, e.g. an
  * inline <style> refused) and uncaught exceptions. browserTests fails a test that leaves anything here
- * (docs/operating.md "Operator console": the pages run no inline script or style).
+ * (docs/console.md "Operator console": the pages run no inline script or style).
  */
 const pageProblems: string[] = [];
 
@@ -130,7 +130,7 @@ export async function expectAccessible(page: Page): Promise<void> {
 }
 
 /**
- * The page as it is now fits a 1280×800 window: the document is no wider than the window (docs/operating.md
+ * The page as it is now fits a 1280×800 window: the document is no wider than the window (docs/console.md
  * "Operator console"); a wide table wraps its cells rather than pushing the page sideways.
  */
 export async function expectFitsWindow(page: Page): Promise<void> {

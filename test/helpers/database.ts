@@ -50,6 +50,8 @@ async function createDatabase(template: string | undefined): Promise<TestDatabas
 }
 
 const TABLES = [
+  // Erasures (migration 20261130100000_erasures): no other table refers to them.
+  'erasures',
   // The reports' pre-aggregated figures (migration 20261124210000_report_rollups): emptied with the rows they sum.
   'revenue_days',
   'recovery_cycles',
@@ -69,6 +71,7 @@ const TABLES = [
   'billing_keys',
   'orders',
   'registrations',
+  'erasures',
 ];
 
 /** Empties every domain table (not _prisma_migrations) between tests of one file, the kept ones (docs/architecture.md, invariant 15) included. */

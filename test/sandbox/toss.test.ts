@@ -633,3 +633,22 @@ describe('npm run sandbox', () => {
     }
   });
 });
+
+describe('billing key deletion (an assumed call: docs/sandbox.md "The Toss sandbox")', () => {
+  it('DELETE /v1/billing/{billingKey} deletes the key: charges with it are then refused INVALID_BILL_KEY_REQUEST, and so is a second deletion', async () => {
+    const key = await issueKey('cust-1');
+    const path = `/v1/billing/${encodeURIComponent(key)}`;
+    expect(await api('DELETE', path, undefined, { authorization: '' })).toMatchObject({ status: 401, body: { code: 'UNAUTHORIZED_KEY' } });
+    expect(await api('DELETE', path)).toMatchObject({ status: 200, body: { customerKey: 'cust-1', deletedAt: '2027-03-10T10:00:00+09:00' } });
+    expect(await charge(key, order('order-del-1'))).toMatchObject({ status: 400, body: { code: 'INVALID_BILL_KEY_REQUEST' } });
+    expect(await api('DELETE', path)).toMatchObject({ status: 400, body: { code: 'INVALID_BILL_KEY_REQUEST' } });
+    expect(await ledger()).toEqual([]);
+  });
+
+  it('takes faults like every call', async () => {
+    const key = await issueKey('cust-1');
+    await fault({ operation: 'DELETE_BILLING_KEY', kind: 'http_500' });
+    expect(await api('DELETE', `/v1/billing/${encodeURIComponent(key)}`)).toMatchObject({ status: 500 });
+    expect((await charge(key, order('order-del-2'))).status).toBe(200);
+  });
+});

@@ -2,7 +2,7 @@
 // payment actions' shapes are in their modules' schemas.
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Instant, Reason, StringEnum } from '../shared/schemas.ts';
+import { Instant, optionalReasonBody, StringEnum } from '../shared/schemas.ts';
 
 export const PassReport = named(
   'PassReport',
@@ -39,7 +39,4 @@ export const SetClockBody = Type.Object(
   { additionalProperties: false, examples: [{ now: '2026-12-28T15:00:00.000Z', reason: '다음 결제일로 이동' }] },
 );
 
-/** A pass takes no arguments; a reason for the audit trail is welcome. */
-export const RunPassBody = Type.Union([Type.Object({ reason: Type.Optional(Reason) }, { additionalProperties: false }), Type.Null()], {
-  examples: [{ reason: '수동 결제 실행' }],
-});
+export const RunPassBody = optionalReasonBody('수동 결제 실행');

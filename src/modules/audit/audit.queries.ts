@@ -1,6 +1,6 @@
-// Reading the audit trail (docs/operating.md "Admin routes", "Operator console"): newest first, filtered by entity and
-// actor, in keyset pages on (createdAt, id). GET /admin/audit and the console's Audit page both read through here, so
-// the two show the same entries in the same order with the same filters.
+// Reading the audit trail (docs/operating.md "Admin routes"; docs/console.md "Operator console"): newest first,
+// filtered by entity and actor, in keyset pages on (createdAt, id). GET /admin/audit and the console's Audit page
+// both read through here, so the two show the same entries in the same order with the same filters.
 import { Type, type Static } from 'typebox';
 import type { Db } from '../../db/prisma.ts';
 import { named } from '../../lib/api-document.ts';

@@ -6,7 +6,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 export interface AuditInput {
   actor: string;
   action: string;
-  entityType: 'subscription' | 'payment' | 'scheduler' | 'clock' | 'settlement_import';
+  entityType: 'subscription' | 'payment' | 'scheduler' | 'clock' | 'settlement_import' | 'erasure';
   entityId: string;
   reason: string;
   before?: unknown;
@@ -32,6 +32,13 @@ export async function writeAudit(tx: Prisma.TransactionClient, input: AuditInput
     },
   });
 }
+
+/** A customer acting in the portal is audited as `customer:<userId>` (portal/portal-actions.ts customerActor). */
+export const CUSTOMER_ACTOR_PREFIX = 'customer:';
+
+/** The userId of a customer's actor; undefined for anyone else (an operator, the merchant, the service). */
+export const customerOfActor = (actor: string): string | undefined =>
+  actor.startsWith(CUSTOMER_ACTOR_PREFIX) ? actor.slice(CUSTOMER_ACTOR_PREFIX.length) : undefined;
 
 /** Who asked, and why, as the services receive it from the routes (a customer's: `customer:<userId>`, its portal session). */
 export interface Actor {

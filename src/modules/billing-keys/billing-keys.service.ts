@@ -36,6 +36,12 @@ export async function revokeBillingKey(tx: Tx, billingKeyId: string, now: Date):
   await tx.billingKey.updateMany({ where: { id: billingKeyId, status: 'ACTIVE' }, data: { status: 'REVOKED', revokedAt: now } });
 }
 
+/**
+ * The key id of a billing key whose ciphertext an erasure destroyed (erasure/rewrite-customer.ts): no configured key has
+ * it, so it never decrypts, and key rotation passes it by (there is nothing to re-encrypt).
+ */
+export const DESTROYED_KEY_ID = 'destroyed';
+
 export function readBillingKey(
   keyring: Keyring,
   row: { id: string; encryptionKeyId: string; keyIv: Uint8Array; keyTag: Uint8Array; keyCiphertext: Uint8Array },
@@ -67,7 +73,7 @@ export async function rotateBillingKeys(db: Db, keyring: Keyring, options: { bat
   let afterId: string | undefined;
   for (;;) {
     const rows = await db.billingKey.findMany({
-      where: { encryptionKeyId: { not: keyring.currentKeyId }, ...(afterId ? { id: { gt: afterId } } : {}) },
+      where: { encryptionKeyId: { notIn: [keyring.currentKeyId, DESTROYED_KEY_ID] }, ...(afterId ? { id: { gt: afterId } } : {}) },
       orderBy: { id: 'asc' },
       take: batchSize,
       select: { id: true, encryptionKeyId: true, keyIv: true, keyTag: true, keyCiphertext: true },
@@ -90,6 +96,6 @@ export async function rotateBillingKeys(db: Db, keyring: Keyring, options: { bat
     }
     afterId = rows[rows.length - 1]!.id;
   }
-  const remaining = await db.billingKey.count({ where: { encryptionKeyId: { not: keyring.currentKeyId } } });
+  const remaining = await db.billingKey.count({ where: { encryptionKeyId: { notIn: [keyring.currentKeyId, DESTROYED_KEY_ID] } } });
   return { rotated, skipped, remaining };
 }

@@ -1,4 +1,4 @@
-// The Audit page (/console/audit, docs/operating.md "Operator console"): the audit trail newest first with the filters
+// The Audit page (/console/audit, docs/console.md "Operator console"): the audit trail newest first with the filters
 // of GET /admin/audit (entity type, entity id, actor) and its keyset pages, read through the same query
 // (audit/audit.queries.ts listAudit). Each entry: its time in Korea time, the actor (an operator `admin:<name>`; a
 // customer `customer:<userId>`, linked to their subscriptions; an import `settlement-import:<id>`, linked to its

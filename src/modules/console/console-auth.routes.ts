@@ -1,4 +1,4 @@
-// Sign-in, sign-out and the session guard of the console (docs/operating.md "Operator console"). Sign-in takes an admin
+// Sign-in, sign-out and the session guard of the console (docs/console.md "Operator console"). Sign-in takes an admin
 // token once and answers a session cookie (signed, HttpOnly, SameSite=Strict, Secure in production) that carries a
 // random secret, never the token. A wrong token is a failed authentication in the same per-address counter as the
 // bearer guards (src/plugins/auth.ts): past RATE_LIMIT_AUTH_FAILURES the address is answered 429 on every console

@@ -1,4 +1,4 @@
-// Console sign-ins kept by the server (docs/operating.md "Operator console"): the cookie carries only a random secret
+// Console sign-ins kept by the server (docs/console.md "Operator console"): the cookie carries only a random secret
 // (signed by CONSOLE_SESSION_KEYS); the table holds its SHA-256, the operator's name and the admin token's
 // fingerprint, never the token. A session is valid until `expiresAt` (CONSOLE_SESSION_TTL of real time: `now` is the
 // system clock, never the simulated billing clock) and until sign-out sets `endedAt`; after either the cookie is

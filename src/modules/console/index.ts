@@ -1,4 +1,4 @@
-// The operator console (/console, docs/operating.md "Operator console"). HOW TO ADD A PAGE:
+// The operator console (/console, docs/console.md "Operator console"). HOW TO ADD A PAGE:
 // 1. Write `views/<name>.eta` (no <html>/<nav>: views/layout.eta wraps it). `<%= x %>` escapes; use it.kst(date)
 //    for times (Korea time; the layout names KST once), it.won(amount), it.term(group, code) for a status or reason,
 //    it.t('console.…') for every word (both catalogs, src/modules/i18n), and `<h1>` starting with the page's heading.

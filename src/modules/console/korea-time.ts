@@ -1,4 +1,4 @@
-// Times on the console's pages are Korea time (docs/operating.md "Operator console": the zone is named once, in the layout, as KST);
+// Times on the console's pages are Korea time (docs/console.md "Operator console": the zone is named once, in the layout, as KST);
 // exports stay in UTC. Formatting only: no rule reads these strings.
 import { KOREA_ZONE } from '../../lib/calendar.ts';
 

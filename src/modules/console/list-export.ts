@@ -1,4 +1,4 @@
-// The console's CSV exports of the subscriptions and payments lists (docs/operating.md "Operator console"): the whole
+// The console's CSV exports of the subscriptions and payments lists (docs/console.md "Operator console"): the whole
 // filtered list, read through the lists' own services a keyset page at a time and streamed, so a million payments
 // cost one page of memory. The CSV is the service's (lib/csv.ts: UTF-8 with BOM, the JSON field names as header,
 // nested ones dotted, UTC ISO-8601 times); the columns are fixed, so items that leave an optional field out line up.

@@ -1,4 +1,4 @@
-// The console's lists of subscriptions and payments (docs/operating.md "Operator console"): the admin routes' filters
+// The console's lists of subscriptions and payments (docs/console.md "Operator console"): the admin routes' filters
 // (list-filters.ts derives each page's query schema from the admin route's), the admin routes' services
 // (pageSubscriptions, listPayments), keyset pages (a next-page link carrying the filters and the cursor), and the
 // whole filtered list as CSV (list-export.ts). Each row links to its Subscription or Payment page.

@@ -1,4 +1,4 @@
-// How the console writes an amount of money, in one place (docs/operating.md "Operator console"): whole won with
+// How the console writes an amount of money, in one place (docs/console.md "Operator console"): whole won with
 // thousands separators and the currency, "12,900 KRW" in English and "12,900원" in Korean (i18n/messages.ts
 // formatWonIn; a page's it.won speaks the page's language), on every page, in every table, timeline, hint, search
 // result, chart title and refusal. Formatting only: no rule reads these strings.

@@ -1,4 +1,4 @@
-// The Reports page's chart of MRR movements by month (docs/operating.md "Operator console"; docs/reconciliation.md "Revenue reports"), drawn on the
+// The Reports page's chart of MRR movements by month (docs/console.md "Operator console"; docs/reconciliation.md "Revenue reports"), drawn on the
 // server as SVG: no client-side chart library and no script, so it reads with JavaScript off and under a CSP without
 // inline script. A diverging stacked bar per month: what adds MRR (new, expansion, reactivation) above the zero line,
 // what takes it away (contraction, churn) below. The figures come straight from the MRR report (mrr-report.ts), the

@@ -1,4 +1,4 @@
-// What Needs attention lists (docs/operating.md "Operator console"): everything waiting for an operator, each kind read
+// What Needs attention lists (docs/console.md "Operator console"): everything waiting for an operator, each kind read
 // with its own named predicate or existing list query (needsAttentionWhere for payments, pageSubscriptions for
 // subscriptions, listItems for reconciliation), all at once: one round of parallel indexed reads, each capped at
 // PER_KIND rows (the lists behind the "All …" links page through the rest). Rows carry data and codes, never words:

@@ -1,4 +1,4 @@
-// Why a PAST_DUE subscription is past due and when it is tried again (docs/operating.md "Operator console"), for the
+// Why a PAST_DUE subscription is past due and when it is tried again (docs/console.md "Operator console"), for the
 // Subscription page. The facts come from the charging pass's own rules, never a copy of them: the declines that
 // count for the cycle's retries (charge.outcomes.ts countDeclines), the retry already scheduled (the subscription's
 // nextChargeAt, which applyChargeDecline set from planAfterDecline), and what the next decline would do, asked of

@@ -1,4 +1,4 @@
-// Reconciliation (/console/reconciliation, docs/operating.md "Operator console"; docs/reconciliation.md "Reconciling with the gateway"):
+// Reconciliation (/console/reconciliation, docs/console.md "Operator console"; docs/reconciliation.md "Reconciling with the gateway"):
 // upload a settlement file (a multipart form with its CSRF token and an idempotency key made when the page was
 // rendered) through the import service of POST /admin/settlement-imports, under that route's idempotency scope and
 // with the operator named; the import's summary; the period's summary (refunds outside the gateway included); the

@@ -1,4 +1,4 @@
-// Reports (/console/reports, docs/operating.md "Operator console"; docs/reconciliation.md "Revenue reports"): MRR movements by month as a chart
+// Reports (/console/reports, docs/console.md "Operator console"; docs/reconciliation.md "Revenue reports"): MRR movements by month as a chart
 // (mrr-chart.ts, server-rendered SVG) and a table, revenue and recovery by month, over the months chosen in a form
 // (by default the last 12 months to the current one by the service's clock), and each report's CSV. The figures are
 // the report routes' own (the same builders over the same Korea calendar periods) and the CSV is theirs (lib/csv.ts).

@@ -1,4 +1,4 @@
-// The console's search (docs/operating.md "Operator console": "any id, orderId, transactionId or userId"): every place a value can be one of
+// The console's search (docs/console.md "Operator console": "any id, orderId, transactionId or userId"): every place a value can be one of
 // those, each an indexed lookup, all at once. Kaui's search missed external keys; here an orderId finds a payment
 // through any of its attempts (a retry carries a new orderId) and a transactionId through the payment, its attempts
 // (refunds included), checkouts and settlement lines.

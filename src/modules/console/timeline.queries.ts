@@ -1,4 +1,4 @@
-// The timeline of a subscription or a payment (docs/operating.md "Operator console"), newest first, in one statement: its
+// The timeline of a subscription or a payment (docs/console.md "Operator console"), newest first, in one statement: its
 // events (the merchant event feed's rows), the audit entries of operators and imports (with the actor and reason),
 // and the gateway attempts (with the gateway's code). A subscription's timeline includes those of its payments.
 // Keyset pages on (at, key): a 36-month subscription is one page of about two hundred rows, never a scan of the

@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'payment.failed',
   'payment.unknown',
   'payment.canceled',
+  'customer.erased',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

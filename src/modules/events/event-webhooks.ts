@@ -21,6 +21,20 @@ const checkoutInEvent = (name: string, schema: typeof RegistrationResponse | typ
 const RegistrationInEvent = checkoutInEvent('RegistrationInEvent', RegistrationResponse, 'A registration as its events show it: without state or URLs');
 const OrderInEvent = checkoutInEvent('OrderInEvent', OrderResponse, 'An order as its events show it: without state or URLs');
 
+/** An erasure as its event shows it (never the old userId, the reason or the operator). */
+const CustomerErased = named(
+  'CustomerErased',
+  Type.Object(
+    {
+      id: Type.String({ format: 'uuid', description: 'the erasure' }),
+      pseudonym: Type.String({ description: '`erased_` and 20 random base32 characters: the customer’s userId from now on' }),
+      erasedAt: Type.String({ format: 'date-time' }),
+      retainUntil: Type.String({ description: 'Korea date (YYYY-MM-DD) until which the sealed identity is kept' }),
+    },
+    { description: 'A customer’s erasure' },
+  ),
+);
+
 function eventOf(type: EventType, object: TSchema): TSchema {
   return Type.Object({
     id: Type.String({ format: 'uuid', description: 'the same as the webhook-id header; process each id once' }),
@@ -256,5 +270,20 @@ export const EVENT_WEBHOOKS: readonly WebhookDoc[] = [
       },
       { status: 'SUCCEEDED', canceledAmount: 0 },
     ),
+  },
+  {
+    type: 'customer.erased',
+    summary: 'A customer was erased',
+    description:
+      'An operator erased the customer’s personal data (POST /admin/customers/{userId}/erasure): every object that carried their userId now ' +
+      'carries the pseudonym instead, without names, phone numbers or masked card numbers. Replace the userId with the pseudonym in your ' +
+      'own records, or delete them. The identity is kept sealed until retainUntil (a Korea date), for the payment records the law keeps.',
+    payload: eventOf('customer.erased', CustomerErased),
+    example: example('customer.erased', 114, {
+      id: '3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7',
+      pseudonym: 'erased_k7q2m4x9p3r5t8v6w2ya',
+      erasedAt: AT,
+      retainUntil: '2031-11-28',
+    }),
   },
 ];

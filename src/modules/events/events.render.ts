@@ -11,7 +11,7 @@ import { BILLING_KEY_SUMMARY_JSON, consentsJson, reviveConsents, type BillingKey
 import { registrationEventObject } from '../registrations/registrations.read.ts';
 import { orderEventObject } from '../orders/orders.service.ts';
 
-type ObjectType = 'subscription' | 'payment' | 'registration' | 'order';
+type ObjectType = 'subscription' | 'payment' | 'registration' | 'order' | 'customer';
 
 /** Columns of the snapshot that are instants (the jsonb holds them as strings). */
 export const INSTANT_FIELDS: Record<ObjectType, readonly string[]> = {
@@ -35,6 +35,7 @@ export const INSTANT_FIELDS: Record<ObjectType, readonly string[]> = {
   payment: ['approvedAt', 'dueAt', 'nextRetryAt', 'canceledAt', 'retriesFrom', 'createdAt', 'updatedAt'],
   registration: ['expiresAt', 'completedAt', 'leaseExpiresAt', 'createdAt', 'updatedAt'],
   order: ['expiresAt', 'completedAt', 'leaseExpiresAt', 'createdAt', 'updatedAt'],
+  customer: ['erasedAt'],
 };
 
 export interface EventRow {
@@ -116,6 +117,9 @@ function objectOf(event: EventRow, raw: Record<string, unknown>, config: Config)
       return registrationEventObject({ ...row, state: '', subscription: event.subscriptionId ? { id: event.subscriptionId } : null } as never, config);
     case 'order':
       return orderEventObject({ ...row, state: '', payment: event.paymentId ? { id: event.paymentId } : null } as never, config);
+    case 'customer':
+      // An erasure (the erasures row's public columns: the trigger hides the rest).
+      return { id: row.id, pseudonym: row.pseudonym, erasedAt: (row.erasedAt as Date).toISOString(), retainUntil: row.retainUntil };
   }
 }
 

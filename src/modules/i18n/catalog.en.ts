@@ -61,6 +61,7 @@ export const en: Catalog = {
       RETRIES_EXHAUSTED: 'Cancelled after repeated failed payments',
       CONSENT_MISSING: 'Cancelled: no consent to continue as a paid subscription',
       WITHDRAWN: 'Withdrawn (full refund)',
+      ERASED: 'Cancelled when the customer’s personal data was erased',
       UNSPECIFIED: 'Cancelled',
     },
     attentionReason: {

@@ -1,4 +1,4 @@
-// The Korean message catalog: every word the portal and the console show, in Korean (docs/operating.md "Operator
+// The Korean message catalog: every word the portal and the console show, in Korean (docs/console.md "Operator
 // console"). Korean is the portal's first language. catalog.en.ts has the same keys (typed as this catalog's shape,
 // and test/modules/i18n/catalog.test.ts fails when a key or a `{placeholder}` exists in one language and not the
 // other). Sections: `common` (both surfaces), `words` (codes shown in words: statuses, reasons, intervals), `console`,
@@ -67,6 +67,7 @@ export const ko = {
       RETRIES_EXHAUSTED: '결제가 계속 실패하여 해지',
       CONSENT_MISSING: '유료 전환 동의가 없어 해지',
       WITHDRAWN: '청약철회로 해지',
+      ERASED: '고객 개인정보 삭제로 해지',
       UNSPECIFIED: '해지됨',
     },
     attentionReason: {

@@ -1,4 +1,4 @@
-// How a page says things in the reader's language (docs/operating.md "Operator console"): the catalogs
+// How a page says things in the reader's language (docs/console.md "Operator console"): the catalogs
 // (catalog.ko.ts, catalog.en.ts), a translator for one language, and the one place money and Korea dates are
 // written for people. Formatting only: no rule reads these strings. The API's own messages stay English and
 // unchanged; pages write their sentences from the catalog.

@@ -8,6 +8,7 @@ import type { Config } from '../../config.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { checkoutUrls, validateTerms, windowParams, withoutCheckoutSecrets, type Method } from '../shared/terms.ts';
 import { checkoutByState } from '../checkout/checkout-by-state.ts';
+import { writeUnderCustomer } from '../shared/customers.ts';
 
 /** An order with its payment. */
 export type OrderRow = Prisma.OrderGetPayload<{ include: { payment: { select: { id: true } } } }>;
@@ -72,21 +73,23 @@ export function createOrdersService(deps: Pick<ServiceDeps, 'db' | 'clock' | 'co
   async function createOrder(input: CreateOrderInput) {
     validateTerms(input, config, { recurring: false });
     const id = randomUUID();
-    const row = await db.order.create({
-      data: {
-        id,
-        state: randomBytes(32).toString('base64url'),
-        orderId: oneTimeOrderId(id),
-        userId: input.userId,
-        method: input.method,
-        amount: input.amount,
-        orderName: input.orderName,
-        itemCode: input.itemCode,
-        returnUrl: input.returnUrl,
-        expiresAt: new Date(clock.now().getTime() + config.registrationTtlMs),
-      },
-      include,
-    });
+    const row = await writeUnderCustomer(db, input.userId, (tx) =>
+      tx.order.create({
+        data: {
+          id,
+          state: randomBytes(32).toString('base64url'),
+          orderId: oneTimeOrderId(id),
+          userId: input.userId,
+          method: input.method,
+          amount: input.amount,
+          orderName: input.orderName,
+          itemCode: input.itemCode,
+          returnUrl: input.returnUrl,
+          expiresAt: new Date(clock.now().getTime() + config.registrationTtlMs),
+        },
+        include,
+      }),
+    );
     return serializeOrder(row, config);
   }
 

@@ -14,7 +14,7 @@ import { PAID_STATUSES } from '../ledger/payment.state.ts';
 import { raiseRefundDue } from '../ledger/refund-due.ts';
 import { createRefunds, gatewayCancelsAt } from './refund-payment.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import { loadSubscription, lockSubscription } from '../subscriptions/audited-change.ts';
+import { checkStillOwned, loadSubscription, lockSubscription } from '../subscriptions/audited-change.ts';
 import { applyCancel } from '../subscriptions/cancel.ts';
 import { WithdrawalNotAvailableError } from '../subscriptions/customer.errors.ts';
 import { readSubscription } from '../subscriptions/subscriptions.read.ts';
@@ -106,6 +106,7 @@ export function createWithdrawal(deps: Pick<ServiceDeps, 'db' | 'gateway' | 'clo
     const offer = await db.$transaction(async (tx) => {
       await lockSubscription(tx, id);
       const before = await loadSubscription(tx, id);
+      checkStillOwned(before, who.actor);
       const found = offerWithdrawal(gateway.capabilities, before, await paidPaymentsOf(tx, id), now, config.portalWithdrawalMs);
       if (!found.available) throw withDetails(new WithdrawalNotAvailableError(`Withdrawal is not available (${found.reason})`), { reason: found.reason });
       await applyCancel(tx, id, { atPeriodEnd: false, reason: WITHDRAWN, now });

@@ -1,4 +1,4 @@
-// Leaving (docs/operating.md "Customer portal"): "구독 해지" opens ONE confirmation page that says what happens and
+// Leaving (docs/portal.md "Customer portal"): "구독 해지" opens ONE confirmation page that says what happens and
 // when, takes an optional reason and "해지 확인"; no retention offer, no second confirmation. The same page offers
 // withdrawal (청약철회, a full refund) while the service says it is available, and says why not when a paid
 // subscription cannot be withdrawn. "해지 예약 취소" undoes a cancellation at period end. Each action runs through the

@@ -1,4 +1,4 @@
-// The customer portal (/portal, docs/operating.md "Customer portal"): pages the service hosts where the person who
+// The customer portal (/portal, docs/portal.md "Customer portal"): pages the service hosts where the person who
 // pays sees and acts on their own subscriptions. Its own scope: CSP (nothing from another host, no inline script or
 // style), cookies signed with CONSOLE_SESSION_KEYS, CSRF on every form, RATE_LIMIT_BROWSER per address, errors as pages
 // in the session's language. No script at all: every page works with JavaScript off. HOW TO ADD A PAGE:

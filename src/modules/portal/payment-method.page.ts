@@ -1,4 +1,4 @@
-// "결제수단 변경" / "Change payment method" (docs/operating.md "Customer portal"): starts the payment-method
+// "결제수단 변경" / "Change payment method" (docs/portal.md "Customer portal"): starts the payment-method
 // registration of POST /api/v1/subscriptions/:id/payment-method (the same service and rules: a MOBILE one only while
 // a cycle is owed, else NOT_DUE, shown as a sentence) and sends the browser to the gateway's window; the window's
 // return lands on the result page here, which reads the registration itself (never the query string's word for it).

@@ -9,7 +9,7 @@
 import { type Db, sqlQuery } from '../../db/prisma.ts';
 import { type ConsentRecord, consentState } from '../ledger/consent.rules.ts';
 import { createPaymentActions } from '../payments/payment-actions.service.ts';
-import type { Actor } from '../audit/audit.ts';
+import { type Actor, CUSTOMER_ACTOR_PREFIX } from '../audit/audit.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { createCancel } from '../subscriptions/cancel.ts';
 import { createPriceChange } from '../subscriptions/change-price.ts';
@@ -52,7 +52,7 @@ export async function ownedSubscriptionId(db: Db, userId: string, id: string): P
 
 /** The audit trail's actor of a customer: `customer:<userId>`, with the portal session in the entry. */
 export const customerActor = (who: PortalActor, reason: string): Actor => ({
-  actor: `customer:${who.userId}`,
+  actor: `${CUSTOMER_ACTOR_PREFIX}${who.userId}`,
   reason,
   portalSessionId: who.portalSessionId,
 });

@@ -1,4 +1,4 @@
-// The portal link and the session guard (docs/operating.md "Customer portal"). GET /portal/session/:token opens a
+// The portal link and the session guard (docs/portal.md "Customer portal"). GET /portal/session/:token opens a
 // session once: it sets the portal cookie (signed with CONSOLE_SESSION_KEYS, HttpOnly, SameSite=Lax so that it comes
 // with the redirect from the merchant's site, Secure in production, path /portal) carrying a random secret, never the
 // token, and answers 303 to the overview or the flow's page. A used, expired or unknown link is a 410 page in the

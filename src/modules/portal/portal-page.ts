@@ -1,4 +1,4 @@
-// How a portal page renders and how a form posts a customer's action (docs/operating.md "Customer portal"). Pages are
+// How a portal page renders and how a form posts a customer's action (docs/portal.md "Customer portal"). Pages are
 // Eta templates under views/ (`<%= %>` escapes), wrapped in views/layout.eta: the session's language (`<html lang>`),
 // its switch, the link back to the merchant's returnUrl. Every word comes from the catalog (src/modules/i18n): a page
 // never shows a raw code nor the API's English message.

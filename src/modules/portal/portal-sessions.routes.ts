@@ -5,7 +5,8 @@ import type { App } from '../../app-types.ts';
 import { TAGS } from '../../lib/api-document.ts';
 import { codesByStatus, NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
-import { CustomerNotFoundError, ReturnUrlNotAllowedError, type PortalSessions } from './portal-sessions.ts';
+import { CustomerNotFoundError } from '../shared/customers.ts';
+import { ReturnUrlNotAllowedError, type PortalSessions } from './portal-sessions.ts';
 import { CreatePortalSessionBody, PortalSessionResponse } from './portal-sessions.schemas.ts';
 
 type Created = Awaited<ReturnType<PortalSessions['create']>>;

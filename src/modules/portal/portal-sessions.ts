@@ -1,4 +1,4 @@
-// Customer-portal sessions (docs/operating.md "Customer portal"). The merchant asks for one (POST
+// Customer-portal sessions (docs/portal.md "Customer portal"). The merchant asks for one (POST
 // /api/v1/portal-sessions) and sends the customer's browser to its link; the link's first GET starts the session and
 // sets a cookie that carries a random secret. Stored: SHA-256 of the link's token and of the cookie's secret, never
 // either. A link is used once and expires PORTAL_LINK_TTL after it was made; a session lasts PORTAL_SESSION_TTL from
@@ -6,10 +6,11 @@
 // one userId's subscriptions and payments, nothing else.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/prisma.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
 import { defineError, NotFoundError, StateConflictError, ValidationError } from '../../lib/errors.ts';
+import { CustomerNotFoundError, lockCustomer } from '../shared/customers.ts';
 import { isLocale, type Locale } from '../i18n/messages.ts';
 
-export const CustomerNotFoundError = defineError('CUSTOMER_NOT_FOUND', 'No subscription belongs to this userId', 404);
 export const ReturnUrlNotAllowedError = defineError('RETURN_URL_NOT_ALLOWED', 'returnUrl’s origin is not one of PORTAL_RETURN_ORIGINS', 422);
 
 export const FLOWS = ['cancel', 'payment_method', 'consent'] as const;
@@ -58,37 +59,44 @@ export function createPortalSessions(deps: {
   const { db, now } = deps;
   const urlOf = (token: string) => `${deps.publicBaseUrl}/portal/session/${token}`;
 
-  /** The session's terms, checked before anything is written: the customer, the returnUrl, the flow's subscription. */
-  async function check(input: CreatePortalSessionInput): Promise<void> {
-    const owned = await db.subscription.findFirst({ where: { userId: input.userId }, select: { id: true } });
+  /**
+   * The session's terms, checked before anything is written: the customer, the returnUrl, the flow's subscription. Read
+   * under the customer's lock (shared), in the transaction that writes the session: an erasure of the customer either
+   * came first (then the userId is unknown: 404) or finds the session and ends it.
+   */
+  async function check(tx: Prisma.TransactionClient, input: CreatePortalSessionInput): Promise<void> {
+    await lockCustomer(tx, input.userId, 'shared');
+    const owned = await tx.subscription.findFirst({ where: { userId: input.userId }, select: { id: true } });
     if (!owned) throw new CustomerNotFoundError();
     if (input.returnUrl !== undefined && !deps.returnOrigins.includes(originOf(input.returnUrl))) throw new ReturnUrlNotAllowedError();
     if (input.flow !== undefined && input.subscriptionId === undefined) throw new ValidationError(`flow "${input.flow}" needs the subscriptionId it is for`);
     if (input.subscriptionId !== undefined) {
       // Another customer's subscription answers as one that does not exist.
-      const sub = await db.subscription.findUnique({ where: { id: input.subscriptionId }, select: { userId: true } });
+      const sub = await tx.subscription.findUnique({ where: { id: input.subscriptionId }, select: { userId: true } });
       if (!sub || sub.userId !== input.userId) throw new NotFoundError('Subscription');
     }
   }
 
   /** A new session and its single-use link (the only time the token exists outside the customer's browser). */
   async function create(input: CreatePortalSessionInput) {
-    await check(input);
     await pruneNowAndThen();
     const token = randomToken();
-    const row = await db.portalSession.create({
-      data: {
-        linkHash: hashOf(token),
-        userId: input.userId,
-        returnUrl: input.returnUrl ?? null,
-        locale: input.locale ?? 'ko',
-        flow: input.flow ?? null,
-        subscriptionId: input.subscriptionId ?? null,
-        linkExpiresAt: new Date(now().getTime() + deps.linkTtlMs),
-      },
+    const row = await db.$transaction(async (tx) => {
+      await check(tx, input);
+      return tx.portalSession.create({ data: sessionRow(input, hashOf(token)) });
     });
     return { id: row.id, url: urlOf(token), expiresAt: row.linkExpiresAt.toISOString() };
   }
+
+  const sessionRow = (input: CreatePortalSessionInput, linkHash: string) => ({
+    linkHash,
+    userId: input.userId,
+    returnUrl: input.returnUrl ?? null,
+    locale: input.locale ?? 'ko',
+    flow: input.flow ?? null,
+    subscriptionId: input.subscriptionId ?? null,
+    linkExpiresAt: new Date(now().getTime() + deps.linkTtlMs),
+  });
 
   /**
    * An idempotent replay of `create`: the token was never stored, so a link not used yet is given a new token (the

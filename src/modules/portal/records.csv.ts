@@ -1,4 +1,4 @@
-// GET /portal/records.csv (docs/operating.md "Customer portal"): every payment and refund of the session's customer,
+// GET /portal/records.csv (docs/portal.md "Customer portal"): every payment and refund of the session's customer,
 // external refunds included, as one CSV in the customer's language: UTF-8 with a BOM (lib/csv.ts), Korea time with
 // the zone in the header, amounts in won, the masked card or phone, orderId and transactionId. Its payments are read
 // through the admin routes' own list (GET /admin/payments?userId=, payment-actions.service.ts) a page at a time, so the

@@ -1,4 +1,4 @@
-// One subscription as the overview and its own page show it (docs/operating.md "Customer portal"): the facts in the
+// One subscription as the overview and its own page show it (docs/portal.md "Customer portal"): the facts in the
 // customer's language and the actions the subscription's state allows, each a form made now (its idempotency key).
 // Which actions show follows the rules of the services behind them; the services still refuse what they refuse.
 // Whether a consent waits for the customer is not decided here: portal-actions.ts consentsWaiting answers it with the

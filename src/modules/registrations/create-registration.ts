@@ -7,6 +7,7 @@ import { ValidationError } from '../../lib/errors.ts';
 import type { IntervalUnit } from '../../lib/calendar.ts';
 import { validateTerms, type Method } from '../shared/terms.ts';
 import { serializeRegistration, WITH_SUBSCRIPTION_ID } from './registrations.read.ts';
+import { writeUnderCustomer } from '../shared/customers.ts';
 
 export interface CreateRegistrationInput {
   userId: string;
@@ -60,28 +61,30 @@ export async function createRegistration(deps: Deps, input: CreateRegistrationIn
 export async function insertRegistration(deps: Deps, input: CheckedTerms) {
   const { db, clock, config } = deps;
   const id = randomUUID();
-  const row = await db.registration.create({
-    data: {
-      id,
-      state: randomBytes(32).toString('base64url'),
-      orderId: registrationOrderId(id),
-      userId: input.userId,
-      method: input.method,
-      amount: input.amount,
-      orderName: input.orderName,
-      intervalUnit: input.interval.unit,
-      intervalCount: input.interval.count,
-      itemCode: input.itemCode,
-      issueKeyOnly: input.issueKeyOnly,
-      trialDays: input.trialDays,
-      purpose: input.targetSubscriptionId ? 'PAYMENT_METHOD' : 'SUBSCRIPTION',
-      targetSubscriptionId: input.targetSubscriptionId,
-      userName: input.userName,
-      userPhoneNumber: input.userPhoneNumber,
-      returnUrl: input.returnUrl,
-      expiresAt: new Date(clock.now().getTime() + config.registrationTtlMs),
-    },
-    include: WITH_SUBSCRIPTION_ID,
-  });
+  const row = await writeUnderCustomer(db, input.userId, (tx) =>
+    tx.registration.create({
+      data: {
+        id,
+        state: randomBytes(32).toString('base64url'),
+        orderId: registrationOrderId(id),
+        userId: input.userId,
+        method: input.method,
+        amount: input.amount,
+        orderName: input.orderName,
+        intervalUnit: input.interval.unit,
+        intervalCount: input.interval.count,
+        itemCode: input.itemCode,
+        issueKeyOnly: input.issueKeyOnly,
+        trialDays: input.trialDays,
+        purpose: input.targetSubscriptionId ? 'PAYMENT_METHOD' : 'SUBSCRIPTION',
+        targetSubscriptionId: input.targetSubscriptionId,
+        userName: input.userName,
+        userPhoneNumber: input.userPhoneNumber,
+        returnUrl: input.returnUrl,
+        expiresAt: new Date(clock.now().getTime() + config.registrationTtlMs),
+      },
+      include: WITH_SUBSCRIPTION_ID,
+    }),
+  );
   return serializeRegistration(row, config);
 }

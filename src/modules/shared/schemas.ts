@@ -151,5 +151,9 @@ export const Reason = Type.String({ minLength: 1, maxLength: 500 });
 
 export const ReasonBody = Type.Object({ reason: Reason }, { additionalProperties: false, examples: [{ reason: '고객 요청 (상담 #4821)' }] });
 
+/** The body of a pass run by hand (charging, retention): no arguments; a reason for the audit trail is welcome. */
+export const optionalReasonBody = (example: string) =>
+  Type.Union([Type.Object({ reason: Type.Optional(Reason) }, { additionalProperties: false }), Type.Null()], { examples: [{ reason: example }] });
+
 /** A refund's reason goes to the gateway as its cancellation reason (src/gateway/gateway.ts): bytes of UTF-8. */
 export const RefundReason = Utf8Text(REFUND_REASON_BYTES, { description: 'sent to the gateway as the cancellation reason' });

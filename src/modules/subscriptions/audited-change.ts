@@ -6,7 +6,7 @@
 import type { Db } from '../../db/prisma.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import { writeAudit } from '../audit/audit.ts';
+import { customerOfActor, writeAudit } from '../audit/audit.ts';
 import { readSubscriptionInTransaction } from './subscriptions.read.ts';
 import { serializeSubscription, WITH_KEY } from './subscriptions.shape.ts';
 
@@ -17,6 +17,17 @@ export async function loadSubscription(tx: Tx | Db, id: string): Promise<LoadedS
   const row = await tx.subscription.findUnique({ where: { id }, include: WITH_KEY });
   if (!row) throw new NotFoundError('Subscription');
   return row;
+}
+
+/**
+ * A customer's change (the portal: actor `customer:<userId>`) applies only to a subscription still theirs, read under
+ * its row lock: the ownership the request checked before may have ended since (the customer's erasure gave the row the
+ * pseudonym, docs/operating.md "A customer asks to be forgotten"), and the change would then write the old userId
+ * back into the audit trail. Answered as the page answers another customer's subscription: 404.
+ */
+export function checkStillOwned(row: { userId: string }, actor: string): void {
+  const customer = customerOfActor(actor);
+  if (customer !== undefined && row.userId !== customer) throw new NotFoundError('Subscription');
 }
 
 /** Locks the subscription's row for the rest of the transaction (nothing when there is none: the load says 404). */
@@ -34,6 +45,7 @@ export function changeSubscription(
   return db.$transaction(async (tx) => {
     await lockSubscription(tx, id);
     const before = await loadSubscription(tx, id);
+    checkStillOwned(before, audit.actor);
     if ((await apply(tx, before)) === 'unchanged') return serializeSubscription(before);
     const after = await readSubscriptionInTransaction(tx, id);
     await writeAudit(tx, { ...audit, entityType: 'subscription', entityId: id, before: serializeSubscription(before), after: serializeSubscription(after) });

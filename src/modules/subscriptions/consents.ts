@@ -5,7 +5,7 @@ import type { ServiceDeps } from '../shared/service-deps.ts';
 import { StateConflictError, ValidationError } from '../../lib/errors.ts';
 import { writeAudit, type Actor } from '../audit/audit.ts';
 import { consentState } from '../ledger/consent.rules.ts';
-import { changeSubscription, loadSubscription } from './audited-change.ts';
+import { changeSubscription, loadSubscription, lockSubscription } from './audited-change.ts';
 import { ConsentAlreadyDecidedError } from './customer.errors.ts';
 import { serializeConsent } from './subscriptions.shape.ts';
 
@@ -25,6 +25,8 @@ export function createConsents(deps: Pick<ServiceDeps, 'db' | 'clock'>) {
     const obtainedAt = input.obtainedAt ? new Date(input.obtainedAt) : now;
     if (obtainedAt > now) throw new ValidationError('obtainedAt must not be in the future');
     return db.$transaction(async (tx) => {
+      // Under the row lock: a subscription canceled meanwhile (by its customer's erasure too) takes no consent.
+      await lockSubscription(tx, id);
       const row = await loadSubscription(tx, id);
       if (row.status === 'CANCELED') throw new StateConflictError('A CANCELED subscription takes no consent');
       const consent = await tx.consent.create({

@@ -54,7 +54,8 @@ export const SubscriptionResponse = named(
       canceledAt: Type.Optional(Type.String({ format: 'date-time' })),
       cancelReason: Type.Optional(
         Type.String({
-          description: 'REQUESTED, CANCELED_BY_OPERATOR, CANCELED_BY_CUSTOMER, CANCELED_AT_PERIOD_END, RETRIES_EXHAUSTED, CONSENT_MISSING, WITHDRAWN, …',
+          description:
+            'REQUESTED, CANCELED_BY_OPERATOR, CANCELED_BY_CUSTOMER, CANCELED_AT_PERIOD_END, RETRIES_EXHAUSTED, CONSENT_MISSING, WITHDRAWN, ERASED (the customer’s personal data was erased), …',
         }),
       ),
       trialEnd: Type.Optional(Type.String({ format: 'date-time' })),

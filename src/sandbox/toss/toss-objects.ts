@@ -19,6 +19,8 @@ export interface TossBillingKey {
   customerKey: string;
   authenticatedAt: string;
   card: TossCard;
+  /** When it was deleted (the assumed deletion call): charges with it are refused from then on. */
+  deletedAt?: string;
 }
 
 export interface TossCancel {

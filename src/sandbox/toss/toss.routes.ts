@@ -80,6 +80,10 @@
 //   dateType defaulting to soldDate, the lines); a cancel's line as the forum shows one. Assumed: page from 1, size 100 by default and at most 10,000;
 //   paidOutDate two days after soldDate and a 2.5 % fee (a contract sets both); lines are listed as soon as they
 //   are booked.
+// - DELETE /v1/billing/{billingKey} deletes a billing key: 200 {mId, customerKey, deletedAt}; an unknown or deleted
+//   key 400 INVALID_BILL_KEY_REQUEST; charges with a deleted key are refused the same way. Assumed, all of it: no
+//   Toss page read here documents a deletion call; the sandbox serves one so that the service's configurable deletion
+//   (TOSS_KEY_DELETION) can be exercised, and says nothing about whether Toss has it.
 // - Decline faults answer with Toss's status for the code (reference/error-codes, transcribed:
 //   REJECT_CARD_PAYMENT and REJECT_CARD_COMPANY 403, INVALID_* 400, ...); a code the sandbox does not know answers
 //   400 (assumed).
@@ -295,12 +299,16 @@ async function serveOperation(
   return reply.status(answer.status).send(answer.body);
 }
 
-/** A GET (lookup, settlements): the fault, then the answer; the Idempotency-Key header is ignored. */
+/**
+ * A call without a body (lookup, settlements, key deletion): the fault, then the answer; the Idempotency-Key header is
+ * ignored. What it changed (a deletion) is kept before it is answered.
+ */
 async function serveRead(context: CallContext, reply: FastifyReply, operation: TossOperation, handle: () => unknown) {
   const fault = await context.faults.awaitFault(context.state, operation, reply);
   if (fault === 'aborted') return;
   if (fault && !fault.booked) return context.faults.apply(fault, reply);
   const answer = answerOf(handle);
+  await context.keep();
   if (fault) return context.faults.apply(fault, reply, answer);
   return reply.status(answer.status).send(answer.body);
 }
@@ -332,6 +340,11 @@ async function tossApiRoutes(app: FastifyInstance, options: { context: CallConte
   app.post('/v1/payments/:paymentKey/cancel', async function cancelPayment(request, reply) {
     const { paymentKey } = request.params as { paymentKey: string };
     return serveOperation(context, request, reply, 'CANCEL', () => state.cancel(paymentKey, request.body));
+  });
+
+  app.delete('/v1/billing/:billingKey', async function deleteBillingKey(request, reply) {
+    const { billingKey } = request.params as { billingKey: string };
+    return serveRead(context, reply, 'DELETE_BILLING_KEY', () => state.deleteBillingKey(billingKey));
   });
 
   app.get('/v1/payments/orders/:orderId', async function paymentByOrderId(request, reply) {

@@ -10,6 +10,7 @@ import { createChangeLog, renumberLedger } from '../sandbox.store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import {
   cardFor,
+  koreaDateTime,
   newApproveNo,
   newAuthKey,
   newBillingKey,
@@ -21,8 +22,8 @@ import {
   type TossPayment,
 } from './toss-objects.ts';
 
-export type TossOperation = 'ISSUE_BILLING_KEY' | 'CHARGE' | 'CANCEL' | 'LOOKUP' | 'SETTLEMENTS';
-export const TOSS_OPERATIONS: Array<TossOperation | 'ANY'> = ['ANY', 'ISSUE_BILLING_KEY', 'CHARGE', 'CANCEL', 'LOOKUP', 'SETTLEMENTS'];
+export type TossOperation = 'ISSUE_BILLING_KEY' | 'CHARGE' | 'CANCEL' | 'LOOKUP' | 'SETTLEMENTS' | 'DELETE_BILLING_KEY';
+export const TOSS_OPERATIONS: Array<TossOperation | 'ANY'> = ['ANY', 'ISSUE_BILLING_KEY', 'CHARGE', 'CANCEL', 'LOOKUP', 'SETTLEMENTS', 'DELETE_BILLING_KEY'];
 
 export interface TossLedgerEntry {
   seq: number;
@@ -75,6 +76,8 @@ export interface TossSandboxState extends FaultQueue<TossOperation> {
   /** A charge the card refused (a decline fault): kept ABORTED with its failure, nothing booked, orderId still free. */
   abort(billingKey: string, body: unknown, failure: { code: string; message: string }): void;
   cancel(paymentKey: string, body: unknown): Record<string, unknown>;
+  /** Deletes a billing key (assumed call, toss.routes.ts): charges with it are refused from then on. */
+  deleteBillingKey(billingKey: string): Record<string, unknown>;
   paymentByKey(paymentKey: string): Record<string, unknown>;
   paymentByOrderId(orderId: string): Record<string, unknown>;
   ledger(): TossLedgerEntry[];
@@ -161,7 +164,7 @@ export function createTossSandboxState(options: { clock: Clock; mId: string }): 
 
   function keyFor(billingKey: string, customerKey: string): TossBillingKey {
     const key = keys.get(billingKey);
-    if (!key) reject(400, 'INVALID_BILL_KEY_REQUEST', 'no billing key with this value was issued');
+    if (!key || key.deletedAt) reject(400, 'INVALID_BILL_KEY_REQUEST', 'no billing key with this value was issued');
     if (key.customerKey !== customerKey) reject(400, 'NOT_MATCHES_CUSTOMER_KEY', 'customerKey differs from the one the billing key was issued to');
     return key;
   }
@@ -293,6 +296,14 @@ export function createTossSandboxState(options: { clock: Clock; mId: string }): 
       savePayment(payment);
       book({ type: 'CANCEL', paymentKey, transactionKey, orderId: payment.orderId, customerKey: payment.customerKey, amount: cancelAmount, at });
       return renderPayment(payment, mId);
+    },
+
+    deleteBillingKey(billingKey) {
+      const key = keys.get(billingKey);
+      if (!key || key.deletedAt) reject(400, 'INVALID_BILL_KEY_REQUEST', 'no billing key with this value was issued');
+      key.deletedAt = now();
+      changed('key', key.billingKey, key);
+      return { mId, customerKey: key.customerKey, deletedAt: koreaDateTime(key.deletedAt) };
     },
 
     paymentByKey: (paymentKey) => renderPayment(found(paymentKey), mId),
