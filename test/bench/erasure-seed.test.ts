@@ -5,6 +5,8 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seedErasableCustomers, seedSurroundings } from '../../bench/erasure-seed.ts';
 import { seedHistory } from '../../bench/seed.ts';
+import { findErasureBlockers } from '../../src/modules/erasure/erasure.blockers.ts';
+import { adminHeaders } from '../helpers/billing.ts';
 import { useRunningApp } from '../helpers/database.ts';
 
 const service = useRunningApp();
@@ -80,6 +82,17 @@ describe('bench/erasure-seed.ts', () => {
         portalSessions: 2,
         settlementLines: 39,
       });
+      expect(await findErasureBlockers(service.app.db, customer.userId)).toEqual([]);
     }
+
+    // The benchmark's request, as it sends it, and the answer it checks.
+    const erased = await service.app.inject({
+      method: 'POST',
+      url: `/admin/customers/${first[0]!.userId}/erasure`,
+      headers: { ...adminHeaders, 'idempotency-key': 'erasure-seed-test' },
+      payload: { reason: 'benchmark: the customer asked to be forgotten' },
+    });
+    expect(erased.statusCode).toBe(201);
+    expect(erased.json()).toMatchObject({ status: 'COMPLETED', counts: { subscriptions: 1, payments: 36, registrations: 1, billingKeys: 1 } });
   }, 120_000);
 });
