@@ -12,9 +12,9 @@
 
 -- The customer's lock: a transaction-scoped advisory lock on the userId (two-key form, class 7210033, so it never
 -- meets the event sequencer's one-key lock). The erasure takes it exclusive; every writer of a new row under a userId
--- (a registration, an order, a portal session) and the import of a settlement line of the customer's payment take it
--- shared, so nothing is written under the old userId while an erasure runs, and nothing waits for anything but an
--- erasure of the same customer. A hash collision between two customers only makes one wait for the other.
+-- (a registration, an order, a portal session) takes it shared, so nothing is written under the old userId while an
+-- erasure runs, and nothing waits for anything but an erasure of the same customer (a settlement import meets an
+-- erasure through the table lock below instead). A hash collision between two customers only makes one wait for the other.
 CREATE OR REPLACE FUNCTION "lock_customer"(user_id text, exclusive boolean) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   IF exclusive THEN
@@ -112,15 +112,15 @@ $$;
 
 -- A settlement line of an erased customer's payment keeps the file's money, ids and times but not its other columns
 -- (`extra`: the buyer's name, phone number, whatever the gateway adds): imported after the erasure, it is stored without
--- them; imported while the erasure runs, it waits for the customer's lock (shared) and looks again once the erasure has
--- committed. The line still matches its payment by transactionId and orderId, which stay.
+-- them. An import that meets a running erasure waits for the lock the erasure holds on settlement_lines (SHARE ROW
+-- EXCLUSIVE, taken right after the customer's lock: src/modules/erasure/erase-customer.ts) and inserts once the erasure
+-- has committed; this function's query takes a new snapshot (a VOLATILE function's queries do), so it sees that erasure.
+-- One table lock per import, never a lock per line: a shared advisory lock per line's customer held to the end of the
+-- import's transaction ran out of the lock table's shared memory on a 100,000-line file. Without any erasure the line
+-- costs one probe of an empty table. The line still matches its payment by transactionId and orderId, which stay.
 CREATE OR REPLACE FUNCTION "settlement_line_without_erased_buyer"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  customer text := "settlement_line_customer"(NEW."transactionId", NEW."orderId");
 BEGIN
-  IF customer IS NULL THEN RETURN NEW; END IF;
-  PERFORM "lock_customer"(customer, false);
-  -- A new statement, a new snapshot: an erasure that held the lock has committed by now.
+  IF NOT EXISTS (SELECT 1 FROM "erasures") THEN RETURN NEW; END IF;
   IF EXISTS (SELECT 1 FROM "erasures" WHERE "pseudonym" = "settlement_line_customer"(NEW."transactionId", NEW."orderId")) THEN
     NEW."extra" := NULL;
   END IF;

@@ -2,7 +2,7 @@
 // the due backlog and the subscriptions waiting for an operator (counted from the database at scrape time), HTTP
 // requests by route and status, and the process's default metrics. One registry per app, so several apps in one
 // process (tests) do not collide. Open in development; in production it takes a bearer token (METRICS_TOKENS or an
-// admin token; src/plugins/auth.ts), and should still be exposed to the scraper's network only (docs/operating.md "Running in production").
+// admin token; src/plugins/auth.ts), and should still be exposed to the scraper's network only (docs/production.md "Running in production").
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';

@@ -5,12 +5,12 @@
 // and Erasures pages saying the erasure in words. In English and in Korean; every page is checked with axe-core, fits a
 // phone's 360 px window, and asks nothing of another origin. Without Chromium these tests are skipped with a note;
 // REQUIRE_BROWSER_TESTS=1 (CI) turns a missing Chromium into a failure.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { setClock, subscribe } from '../helpers/billing.ts';
-import { browserTests, expectAccessible } from '../helpers/browser.ts';
+import { browserTests, expectAccessible, signInToConsole } from '../helpers/browser.ts';
 
 const OPERATOR = 'jimin';
 const kst = (local: string) => new Date(`${local}+09:00`);
@@ -32,16 +32,7 @@ browserTests('console erasure browser tests', { env: { CLOCK: 'simulated', ADMIN
   }
 });
 
-async function signedIn(viewport = PHONE): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ acceptDownloads: false, viewport });
-  context.on('request', (request) => requested.push(request.url()));
-  const page = await context.newPage();
-  await page.goto(`${baseUrl}/console/login`);
-  await page.getByLabel('Admin token').fill(TEST_ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${baseUrl}/console`);
-  return { context, page };
-}
+const signedIn = (viewport = PHONE) => signInToConsole(browser, baseUrl, { viewport, requested });
 
 /** The page is accessible (axe) and no wider than the phone's window: a wide table scrolls in its own box. */
 async function expectGoodOnPhone(page: Page) {

@@ -15,7 +15,7 @@ import type { MrrMonth } from '../../src/modules/reports/mrr-report.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, runPass, setClock, subscribe } from '../helpers/billing.ts';
 import { adminGet, sandboxSettlementFile } from '../helpers/settlement.ts';
-import { browserTests, expectAccessible, expectFitsWindow } from '../helpers/browser.ts';
+import { browserTests, expectAccessible, expectFitsWindow, signInToConsole } from '../helpers/browser.ts';
 
 const OPERATOR = 'bora';
 const kst = (local: string) => new Date(`${local}+09:00`);
@@ -63,16 +63,7 @@ browserTests('console pages browser tests', { env: { CLOCK: 'simulated', ADMIN_T
   await seedHistory();
 });
 
-async function signedIn(viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ acceptDownloads: false, ...(viewport ? { viewport } : {}) });
-  context.on('request', (request) => requested.push(request.url()));
-  const page = await context.newPage();
-  await page.goto(`${baseUrl}/console/login`);
-  await page.getByLabel('Admin token').fill(TEST_ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${baseUrl}/console`);
-  return { context, page };
-}
+const signedIn = (viewport?: { width: number; height: number }) => signInToConsole(browser, baseUrl, { viewport, requested });
 
 /** axe-core in the page: no serious or critical violation. */
 /** The page names its time zone once (the layout's "Times in KST (Asia/Seoul)"), nowhere else. */

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { formatKst } from '../../src/modules/console/korea-time.ts';
@@ -16,7 +16,7 @@ import { TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { adminHeaders, getSubscription, paymentsOf, setClock, subscribe } from '../helpers/billing.ts';
 import { sandboxFault } from '../helpers/checkout.ts';
 import { adminGet } from '../helpers/settlement.ts';
-import { browserTests, expectAccessible, expectFitsWindow } from '../helpers/browser.ts';
+import { browserTests, expectAccessible, expectFitsWindow, signInToConsole } from '../helpers/browser.ts';
 
 const OPERATOR = 'dana';
 const kst = (local: string) => new Date(`${local}+09:00`);
@@ -69,16 +69,7 @@ browserTests('console record pages browser tests', { env: { CLOCK: 'simulated', 
   await seed();
 });
 
-async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  context.on('request', (request) => requested.push(request.url()));
-  const page = await context.newPage();
-  await page.goto(`${baseUrl}/console/login`);
-  await page.getByLabel('Admin token').fill(TEST_ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${baseUrl}/console`);
-  return { context, page };
-}
+const signedIn = () => signInToConsole(browser, baseUrl, { viewport: { width: 1280, height: 800 }, requested });
 
 /** With CONSOLE_SCREENSHOTS set: the page as `name`, full length. */
 async function screenshot(page: Page, name: string) {

@@ -3,11 +3,11 @@
 // .ci/run) turns a missing Chromium into a failure instead, so CI always runs them.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { WAIT_SAFETY_NET_MS } from '../setup/safety-nets.ts';
-import { startTestApp } from './app.ts';
+import { startTestApp, TEST_ADMIN_TOKEN } from './app.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -136,4 +136,23 @@ export async function expectAccessible(page: Page): Promise<void> {
 export async function expectFitsWindow(page: Page): Promise<void> {
   await page.setViewportSize({ width: 1280, height: 800 });
   expect(await page.evaluate<number>('document.documentElement.scrollWidth'), `${page.url()} scrollWidth`).toBeLessThanOrEqual(1280);
+}
+
+/**
+ * Signs in to the console with the test admin token in a new browser context (its window `viewport`, else Playwright's
+ * default); every URL the context requests is pushed to `requested`.
+ */
+export async function signInToConsole(
+  browser: Browser,
+  baseUrl: string,
+  options: { viewport?: { width: number; height: number }; requested: string[] },
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ acceptDownloads: false, ...(options.viewport ? { viewport: options.viewport } : {}) });
+  context.on('request', (request) => options.requested.push(request.url()));
+  const page = await context.newPage();
+  await page.goto(`${baseUrl}/console/login`);
+  await page.getByLabel('Admin token').fill(TEST_ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${baseUrl}/console`);
+  return { context, page };
 }

@@ -1,5 +1,6 @@
 // Signing in to the operator console without a browser (app.inject), as a browser would: the login form's CSRF token
 // and cookie, then the admin token; answers the Cookie header of the session for the next requests.
+import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 
 function cookieHeader(setCookie: string | string[] | undefined): string {
@@ -29,4 +30,21 @@ export function formFields(html: string, action: string): { _csrf: string; idemp
   const form = html.slice(html.indexOf(`action="${action}"`));
   const value = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(form)?.[1] ?? '';
   return { _csrf: value('_csrf'), idempotencyKey: value('idempotencyKey') };
+}
+
+/** The text of the element with `id` on a page's HTML, tags dropped and white space folded. */
+export function textOf(html: string, id: string): string {
+  const start = html.indexOf(`id="${id}"`);
+  expect(start, `no #${id} on the page`).toBeGreaterThan(-1);
+  const open = html.lastIndexOf('<', start);
+  const tag = /^<(\w+)/.exec(html.slice(open))![1]!;
+  const end = html.indexOf(`</${tag}>`, start);
+  return html
+    .slice(html.indexOf('>', start) + 1, end)
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

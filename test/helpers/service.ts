@@ -53,6 +53,42 @@ export function useServiceAgainstSandbox(): ServiceFixture {
     await sandbox?.close();
     await database?.drop();
   });
+  async function startOn(port: number, env: Record<string, string>) {
+    // The process's connections carry a name of their own, so that kill() can see them end (pg_stat_activity).
+    const applicationName = `billing-test-service-${process.pid}-${++processes}`;
+    const url = new URL(database.url);
+    url.searchParams.set('application_name', applicationName);
+    const running = run('src/server.ts', {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: url.toString(),
+      PAYMENT_API_BASE_URL: sandbox.url,
+      PAYMENT_SECRET_KEY: SANDBOX_SECRET,
+      PAYMENT_MERCHANT_ID: SANDBOX_MERCHANT,
+      PAYMENT_TIMEOUT_MS: '10000',
+      API_KEYS: SERVICE_API_KEY,
+      ADMIN_TOKENS: SERVICE_ADMIN_TOKEN,
+      BILLING_KEY_ENCRYPTION_KEYS: SERVICE_ENCRYPTION_KEYS,
+      SCHEDULER_ENABLED: 'false',
+      ...env,
+    });
+    started.push(running);
+    await waitUntilReady(port, running);
+    const kill = async () => {
+      running.child.kill('SIGKILL');
+      await running.exit;
+      await waitFor(
+        `the connections of ${applicationName} closed`,
+        async () =>
+          (await db.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${applicationName}`)[0]!.n === 0,
+      );
+    };
+    return { port, base: `http://127.0.0.1:${port}`, running, kill };
+  }
+
   return {
     get db() {
       return db;
@@ -63,41 +99,17 @@ export function useServiceAgainstSandbox(): ServiceFixture {
     get databaseUrl() {
       return database.url;
     },
-    async start(env = {}) {
-      const port = await freePort();
-      // The process's connections carry a name of their own, so that kill() can see them end (pg_stat_activity).
-      const applicationName = `billing-test-service-${process.pid}-${++processes}`;
-      const url = new URL(database.url);
-      url.searchParams.set('application_name', applicationName);
-      const running = run('src/server.ts', {
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'warn',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-        DATABASE_URL: url.toString(),
-        PAYMENT_API_BASE_URL: sandbox.url,
-        PAYMENT_SECRET_KEY: SANDBOX_SECRET,
-        PAYMENT_MERCHANT_ID: SANDBOX_MERCHANT,
-        PAYMENT_TIMEOUT_MS: '10000',
-        API_KEYS: SERVICE_API_KEY,
-        ADMIN_TOKENS: SERVICE_ADMIN_TOKEN,
-        BILLING_KEY_ENCRYPTION_KEYS: SERVICE_ENCRYPTION_KEYS,
-        SCHEDULER_ENABLED: 'false',
-        ...env,
-      });
-      started.push(running);
-      await waitUntilReady(port, running);
-      const kill = async () => {
-        running.child.kill('SIGKILL');
-        await running.exit;
-        await waitFor(
-          `the connections of ${applicationName} closed`,
-          async () =>
-            (await db.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${applicationName}`)[0]!.n === 0,
-        );
-      };
-      return { port, base: `http://127.0.0.1:${port}`, running, kill };
+    async start(env: Record<string, string> = {}) {
+      // A free port is free when asked, not when the child binds it: another process listening on an ephemeral port
+      // (a service's private loopback listener, a sandbox) may take it in between. The child then exits with
+      // EADDRINUSE before it is ready, and is started again on another port.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await startOn(await freePort(), env);
+        } catch (error) {
+          if (attempt >= 3 || !String((error as Error).message).includes('EADDRINUSE')) throw error;
+        }
+      }
     },
   };
 }

@@ -5,6 +5,7 @@ import { apiHeaders, TEST_ADMIN_TOKEN } from '../helpers/app.ts';
 import { useRunningApp } from '../helpers/database.ts';
 import { decideWindow, follow, sandboxFault, sandboxLedger } from '../helpers/checkout.ts';
 import { getSubscription, paymentsOf, runPass, setClock, subscribe, type PaymentView } from '../helpers/billing.ts';
+import { waitFor } from '../helpers/service.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 const DAY = 86_400_000;
@@ -68,17 +69,22 @@ describe('CARD: declined, updated, collected', () => {
     expect(redirect.statusCode, redirect.body).toBe(200);
     expect(await getSubscription(running.app, id)).toMatchObject({ method: 'MOBILE' });
     type Event = { type: string; data: { object: { id: string; method: string }; previousAttributes?: Record<string, unknown> } };
-    const events: Event[] = [];
-    for (let after = 0; ; ) {
-      const page = (await running.app.inject({ method: 'GET', url: `/api/v1/events?after=${after}&limit=100`, headers: apiHeaders })).json() as {
-        items: (Event & { sequence: number })[];
-      };
-      if (page.items.length === 0) break;
-      events.push(...page.items);
-      after = page.items.at(-1)!.sequence;
-    }
-    const switched = events.filter((e) => e.type === 'subscription.updated' && e.data.object.id === id && e.data.object.method === 'MOBILE');
-    expect(switched.length).toBeGreaterThan(0);
+    // The feed shows an event once it is numbered, which waits for older transactions still in flight (the service's
+    // background work among them): read it until the switch is there, as a merchant's reader continuing from its cursor.
+    let switched: Event[] = [];
+    await waitFor('the switch to MOBILE in the events feed', async () => {
+      const events: Event[] = [];
+      for (let after = 0; ; ) {
+        const page = (await running.app.inject({ method: 'GET', url: `/api/v1/events?after=${after}&limit=100`, headers: apiHeaders })).json() as {
+          items: (Event & { sequence: number })[];
+        };
+        if (page.items.length === 0) break;
+        events.push(...page.items);
+        after = page.items.at(-1)!.sequence;
+      }
+      switched = events.filter((e) => e.type === 'subscription.updated' && e.data.object.id === id && e.data.object.method === 'MOBILE');
+      return switched.length > 0;
+    });
     expect(switched[0]!.data.previousAttributes).toMatchObject({ method: 'CARD' });
   });
 

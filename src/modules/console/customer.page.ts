@@ -1,4 +1,4 @@
-// The Customer page (/console/customers?userId=, docs/operating.md "Operator console"): a customer found by their exact
+// The Customer page (/console/customers?userId=, docs/console.md "Operator console"): a customer found by their exact
 // userId, with their subscriptions, one-time orders and payments, each linked to its page, and the "Erase customer"
 // box leading to the erasure's confirmation page (customer-erasure.page.ts). An erased customer's pseudonym finds the
 // records that carry it, and the page says the customer was erased, when, and until when their identity is sealed.

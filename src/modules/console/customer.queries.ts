@@ -1,4 +1,4 @@
-// What the Customer page shows of one customer, found by their exact userId (docs/operating.md "Operator console"):
+// What the Customer page shows of one customer, found by their exact userId (docs/console.md "Operator console"):
 // their latest subscriptions (the Subscriptions list's query), one-time orders and payments (GET /admin/payments?userId=,
 // the same service), all at once. An erased customer's records carry the pseudonym in place of the userId, so a
 // pseudonym finds them like a userId does; their erasure (the `erasures` row of that pseudonym) says they were erased.

@@ -12,8 +12,12 @@
 //
 // Lock order (every writer that meets the customer keeps it, so none waits for another in a cycle):
 //   1. the customer's lock, exclusive (lock_customer): writers of a new row under the userId (registrations, orders,
-//      portal sessions) and the settlement import take it shared;
-//   2. the customer's registrations, orders, subscriptions, payments, billing keys, each FOR UPDATE in id order, in that
+//      portal sessions) take it shared;
+//   2. settlement_lines in SHARE ROW EXCLUSIVE mode: a settlement import (ROW EXCLUSIVE from its first insert) runs
+//      wholly before the erasure, which then clears its lines, or wholly after, when its lines of the erased customer
+//      are stored without the buyer's columns (prisma/functions/erasure.sql). Readers are not blocked; two erasures
+//      take turns here (the mode conflicts with itself, so neither holds it while waiting to write the lines);
+//   3. the customer's registrations, orders, subscriptions, payments, billing keys, each FOR UPDATE in id order, in that
 //      order (a registration's completion locks its registration before it creates the subscription; a charge and a
 //      portal action lock the subscription before its payment). A charge, refund or portal action in flight holds one
 //      of these rows: the erasure waits for its commit and then sees its PENDING payment or refund (a blocker: 409), or
@@ -77,6 +81,7 @@ interface CustomerRows {
 
 async function lockCustomerRows(tx: Tx, userId: string): Promise<CustomerRows> {
   await lockCustomer(tx, userId, 'exclusive');
+  await tx.$executeRawUnsafe('LOCK TABLE "settlement_lines" IN SHARE ROW EXCLUSIVE MODE');
   const rows = <T>(sql: string) => tx.$queryRawUnsafe<T[]>(sql, userId);
   const registrations = await rows<CustomerRows['registrations'][number]>(
     `SELECT "id"::text, "userName", "userPhoneNumber" FROM "registrations" WHERE "userId" = $1 ORDER BY "id" FOR UPDATE`,

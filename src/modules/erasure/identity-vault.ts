@@ -1,7 +1,7 @@
 // The erasure vault (docs/operating.md "A customer asks to be forgotten"): the identity the kept payment records still
 // need (the old userId, and the names and phone numbers removed from the live tables) sealed under the billing-key
 // envelope (src/lib/crypto.ts: AES-256-GCM, the key id stored with the ciphertext, rotated with the billing keys by
-// `npm run rotate-keys`). The associated data binds a vault to its erasure row: copied into another row, it does not
+// `npm run keys:rotate`). The associated data binds a vault to its erasure row: copied into another row, it does not
 // open. Nothing else of the service ever holds the old identity after an erasure.
 import type { Envelope, Keyring } from '../../lib/crypto.ts';
 

@@ -1,4 +1,4 @@
-// Key rotation of the erasure vaults (docs/operating.md "Billing keys at rest and key rotation"): `npm run
+// Key rotation of the erasure vaults (docs/production.md "Billing keys at rest and key rotation"): `npm run
 // keys:rotate` re-seals every vault not under the keyring's current key, as it re-encrypts the billing keys, so the old
 // key can be dropped without losing the identities the law still needs. A vault is opened and sealed again under its
 // own erasure's associated data (identity-vault.ts); a destroyed one (NULL) is left alone.

@@ -50,6 +50,16 @@ export function amountToCharge(
 /** The first moment a consent counts for a charge at `chargeAt`: the consent window before it. */
 export const consentOpensAt = (chargeAt: Date): Date => new Date(chargeAt.getTime() - CONSENT_WINDOW_MS);
 
+/** What consentState reads of a subscription. */
+export interface ConsentSubject {
+  status: string;
+  cancelAtPeriodEnd: boolean;
+  nextChargeAt: Date | null;
+  pendingAmount: number | null;
+  pendingAmountRequestedAt: Date | null;
+  trialEnd: Date | null;
+}
+
 /**
  * Whether a consent of `kind` waits for the customer's decision at `now` (the portal's agree and decline), judged at
  * the charge it is for (a price increase: the next charge; a trial: its end; now if that is past): WAITING, a consent
@@ -60,14 +70,7 @@ export const consentOpensAt = (chargeAt: Date): Date => new Date(chargeAt.getTim
  * pages offer "agree" only where this says WAITING.
  */
 export function consentState(
-  sub: {
-    status: string;
-    cancelAtPeriodEnd: boolean;
-    nextChargeAt: Date | null;
-    pendingAmount: number | null;
-    pendingAmountRequestedAt: Date | null;
-    trialEnd: Date | null;
-  },
+  sub: ConsentSubject,
   kind: ConsentRecord['kind'],
   consents: readonly ConsentRecord[],
   now: Date,

@@ -7,7 +7,7 @@
 // audited as `customer:<userId>` with the portal session it came through. Whose it is is checked once per request, by
 // ownedSubscriptionId: an action takes only the OwnedSubscriptionId it answers.
 import { type Db, sqlQuery } from '../../db/prisma.ts';
-import { type ConsentRecord, consentState } from '../ledger/consent.rules.ts';
+import { type ConsentRecord, type ConsentSubject, consentState } from '../ledger/consent.rules.ts';
 import { createPaymentActions } from '../payments/payment-actions.service.ts';
 import { type Actor, CUSTOMER_ACTOR_PREFIX } from '../audit/audit.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
@@ -62,14 +62,8 @@ const WAITING_SQL = `SELECT s."id", s."status", s."cancelAtPeriodEnd", s."nextCh
     coalesce((SELECT jsonb_agg(jsonb_build_object('kind', c."kind", 'obtainedAt', c."obtainedAt")) FROM "consents" c WHERE c."subscriptionId" = s."id"), '[]') AS "consents"
   FROM "subscriptions" s WHERE s."userId" = $1 AND s."status" <> 'CANCELED'`;
 
-interface WaitingRow {
+interface WaitingRow extends ConsentSubject {
   id: string;
-  status: string;
-  cancelAtPeriodEnd: boolean;
-  nextChargeAt: Date | null;
-  pendingAmount: number | null;
-  pendingAmountRequestedAt: Date | null;
-  trialEnd: Date | null;
   consents: Array<{ kind: ConsentRecord['kind']; obtainedAt: string }>;
 }
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { apiHeaders, TEST_ADMIN_TOKEN } from '../../helpers/app.ts';
 import { adminHeaders, paymentsOf, subscribe } from '../../helpers/billing.ts';
 import { decideWindow, follow } from '../../helpers/checkout.ts';
-import { consoleCookie, formFields } from '../../helpers/console.ts';
+import { consoleCookie, formFields, textOf } from '../../helpers/console.ts';
 import { createErasure } from '../../helpers/erasure.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 
@@ -20,23 +20,6 @@ async function consoleGet(url: string, status = 200): Promise<string> {
   const response = await running.app.inject({ method: 'GET', url, headers: { cookie } });
   expect(response.statusCode, response.body).toBe(status);
   return response.body;
-}
-
-/** The text of the element with `id` on a page's HTML, tags dropped and white space folded. */
-function textOf(html: string, id: string): string {
-  const start = html.indexOf(`id="${id}"`);
-  expect(start, `no #${id} on the page`).toBeGreaterThan(-1);
-  const open = html.lastIndexOf('<', start);
-  const tag = /^<(\w+)/.exec(html.slice(open))![1]!;
-  const end = html.indexOf(`</${tag}>`, start);
-  return html
-    .slice(html.indexOf('>', start) + 1, end)
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&#39;/g, "'")
-    .replace(/&quot;/g, '"')
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ')
-    .trim();
 }
 
 /** A paid one-time order of `userId` through the public flow; its order id (the record's, not the orderId). */

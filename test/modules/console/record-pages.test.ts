@@ -8,29 +8,12 @@ import { formatKst } from '../../../src/modules/console/korea-time.ts';
 import { TEST_ADMIN_TOKEN } from '../../helpers/app.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { sandboxFault } from '../../helpers/checkout.ts';
-import { consoleCookie } from '../../helpers/console.ts';
+import { consoleCookie, textOf } from '../../helpers/console.ts';
 import { useRunningApp } from '../../helpers/database.ts';
 import { adminGet } from '../../helpers/settlement.ts';
 
 const running = useRunningApp({ CLOCK: 'simulated', RETRY_DELAYS: '1d,3d,7d' });
 const kst = (local: string) => new Date(`${local}+09:00`);
-
-/** The text of the element with `id` on a page's HTML, tags dropped and white space folded. */
-function textOf(html: string, id: string): string {
-  const start = html.indexOf(`id="${id}"`);
-  expect(start, `no #${id} on the page`).toBeGreaterThan(-1);
-  const open = html.lastIndexOf('<', start);
-  const tag = /^<(\w+)/.exec(html.slice(open))![1]!;
-  const end = html.indexOf(`</${tag}>`, start);
-  return html
-    .slice(html.indexOf('>', start) + 1, end)
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&#39;/g, "'")
-    .replace(/&quot;/g, '"')
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
 
 async function consolePage(url: string): Promise<string> {
   const cookie = await consoleCookie(running.app, TEST_ADMIN_TOKEN);

@@ -133,6 +133,33 @@ describe('an erasure racing', () => {
     await noTrace();
   });
 
+  it('a settlement line of a known customer is stored without taking a lock per line (a 100,000-line file took one per customer and ran out of the lock table)', async () => {
+    const id = await subscribe(running.app, { userId: USER, amount: 9900, userName: NAME });
+    const [payment] = await paymentsOf(running.app, id);
+    // An erasure exists (another customer's), so the line's customer is looked up, as on any database that ever erased.
+    await subscribe(running.app, { userId: 'erased-before', amount: 4900 });
+    expect((await erase(running.app, 'erased-before', { reason: 'privacy request', cancelOpenSubscriptions: true })).statusCode).toBe(201);
+    const client = new pg.Client({ connectionString: running.databaseUrl });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      const imported = await client.query<{ id: string }>(
+        `INSERT INTO "settlement_imports" ("sha256", "encoding", "rows", "newLines", "duplicateLines", "coverageFrom", "coverageTo", "summary", "actor")
+         VALUES ('lock-probe', 'UTF-8', 1, 1, 0, '2030-03-01', '2030-03-01', '{}', 'test') RETURNING "id"`,
+      );
+      await client.query(
+        `INSERT INTO "settlement_lines" ("importId", "line", "transactionId", "type", "amount", "tradedAt", "tradeDate", "extra")
+         VALUES ($1, 1, $2, 'APPROVAL', 9900, now(), '2030-03-01', '{"buyerName": "x"}')`,
+        [imported.rows[0]!.id, payment!.transactionId],
+      );
+      const held = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory'`);
+      expect(held.rows[0]!.n).toBe(0);
+    } finally {
+      await client.query('ROLLBACK');
+      await client.end();
+    }
+  });
+
   it('a settlement import after the erasure: the line is stored without the buyer’s columns and matches its payment', async () => {
     const id = await subscribe(running.app, { userId: USER, amount: 9900, userName: NAME });
     const [payment] = await paymentsOf(running.app, id);
