@@ -1,4 +1,4 @@
-// Every registration, billing key and payment names its gateway (migration 20261130150000_gateways): rows written as
+// Every registration, billing key and payment names its gateway (migration 20261201100000_gateways): rows written as
 // before are Danal's and say so in their public shapes (the subscription through its key), and a Toss key or
 // registration cannot exist without the customerKey Toss binds it to (nor a Danal one with one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

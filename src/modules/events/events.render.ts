@@ -87,7 +87,7 @@ export interface PublicEvent {
 
 function revive(type: ObjectType, raw: Record<string, unknown>): Record<string, unknown> {
   const row: Record<string, unknown> = { ...raw };
-  // An event written before payments and registrations named their gateway (migration 20261130150000_gateways)
+  // An event written before payments and registrations named their gateway (migration 20261201100000_gateways)
   // is of a Danal row: every row of that time went through Danal, and the column's default says so.
   if ((type === 'payment' || type === 'registration') && row.gateway === undefined) row.gateway = 'DANAL';
   for (const field of INSTANT_FIELDS[type]) {
