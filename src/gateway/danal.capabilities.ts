@@ -16,6 +16,8 @@ export const DANAL_CAPABILITIES: GatewayCapabilities = {
   settlementFeed: false,
   methods: ['CARD', 'MOBILE'],
   mobileChain: true,
+  // The window approves the registration's amount and issue-key charges it (unless issueKeyOnly): one call.
+  issueCharges: true,
   // A MOBILE payment is cancelled only within its calendar month in Korea time; a CARD payment at any time.
   refundWindow: { CARD: 'ANY_TIME', MOBILE: 'CALENDAR_MONTH_KST' },
 };

@@ -137,6 +137,13 @@ export interface GatewayCapabilities {
   methods: readonly PaymentMethod[];
   /** Its MOBILE charges run the carrier's chain (the last transactionId, the same amount, ±5 days: invariant 6). */
   mobileChain: boolean;
+  /**
+   * The key issuance call itself charges a registration's first payment (its window approved the amount): the
+   * issuance's answer is the INITIAL payment's. Without it the issuance charges nothing, and a registration that
+   * charges at once (not key-only, no trial) charges its INITIAL payment with the new key right after, as a billing
+   * charge (chargeBillingKey) of its own attempt.
+   */
+  issueCharges: boolean;
   /** Per method: until when the gateway cancels a payment (refundWindowOpen). */
   refundWindow: Readonly<Record<PaymentMethod, RefundWindow>>;
 }
@@ -146,7 +153,7 @@ export function refundWindowOpen(window: RefundWindow, approvedAt: Date, now: Da
   return window === 'ANY_TIME' || sameCalendarMonth(approvedAt, now, KOREA_ZONE);
 }
 
-/** Exchange the window's answer for a billing key (and, unless key-only, the registration's first charge). */
+/** Exchange the window's answer for a billing key (and, unless key-only, the registration's first charge where capabilities.issueCharges). */
 export interface IssueKeyInput {
   method: PaymentMethod;
   /** The window's single-use token (Danal: the window's transactionId; Toss: its authKey). */

@@ -22,6 +22,8 @@ export function adapterProblems(adapter: GatewayAdapter): string[] {
     if (stated !== (present !== undefined)) problems.push(`${capability} is ${stated} but ${operation} is ${present ? 'present' : 'absent'}`);
   }
   if (can.mobileChain && !can.methods.includes('MOBILE')) problems.push('mobileChain without MOBILE in methods');
+  // The chain starts with the registration's own payment, which the window approves and the issuance charges.
+  if (can.mobileChain && !can.issueCharges) problems.push('mobileChain without issueCharges');
   return problems;
 }
 
@@ -59,6 +61,7 @@ export function unconfiguredGateway(name: GatewayName): GatewayAdapter {
       settlementFeed: false,
       methods: [],
       mobileChain: false,
+      issueCharges: false,
       refundWindow: { CARD: 'ANY_TIME', MOBILE: 'ANY_TIME' },
     },
     outcomes: { codes: {}, otherwise: { outcome: 'NOT_SENT' } },

@@ -21,6 +21,8 @@ export function tossCapabilities(options: { keyDeletion: boolean }): GatewayCapa
     settlementFeed: true,
     methods: ['CARD'],
     mobileChain: false,
+    // Key issuance (POST /v1/billing/authorizations/issue) charges nothing: the first payment is a billing charge after it.
+    issueCharges: false,
     // A card payment is cancelled at any time while it has a balance; no MOBILE payment exists to cancel.
     refundWindow: { CARD: 'ANY_TIME', MOBILE: 'ANY_TIME' },
   };

@@ -6,7 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DANAL_CAPABILITIES, DANAL_OUTCOMES } from '../../src/gateway/danal.capabilities.ts';
 import { verdictOf, type GatewayAdapter, type GatewayCapabilities } from '../../src/gateway/gateway.ts';
-import { adapterProblems, createGateways, gatewayOf } from '../../src/gateway/registry.ts';
+import { adapterProblems, createGateways, gatewayOf, unconfiguredGateway } from '../../src/gateway/registry.ts';
 import { TOSS_OUTCOMES, tossCapabilities } from '../../src/gateway/toss.capabilities.ts';
 import { createRefunds } from '../../src/modules/payments/refund-payment.ts';
 import { offerWithdrawal } from '../../src/modules/payments/withdraw.ts';
@@ -59,6 +59,7 @@ describe("Danal's capability and outcome tables", () => {
       settlementFeed: false,
       methods: ['CARD', 'MOBILE'],
       mobileChain: true,
+      issueCharges: true,
       refundWindow: { CARD: 'ANY_TIME', MOBILE: 'CALENDAR_MONTH_KST' },
     });
   });
@@ -80,6 +81,9 @@ describe("Danal's capability and outcome tables", () => {
     expect(() => createGateways({ DANAL: claimsInquiry })).toThrow(/gateway adapter DANAL: inquiry is true but inquire is absent/);
     const noMobile = { ...danal, capabilities: { ...danal.capabilities, methods: ['CARD' as const] } };
     expect(adapterProblems(noMobile)).toEqual(['mobileChain without MOBILE in methods']);
+    // The MOBILE chain starts with the registration's payment, which only an issuance that charges can make.
+    const issuesOnly = { ...danal, capabilities: { ...danal.capabilities, issueCharges: false } };
+    expect(adapterProblems(issuesOnly)).toEqual(['mobileChain without issueCharges']);
     expect(() => createGateways({ DANAL: danal, TOSS: danal })).toThrow(/registered as TOSS but named DANAL/);
   });
 
@@ -108,7 +112,7 @@ describe("Danal's capability and outcome tables", () => {
 });
 
 describe("Toss's capability and outcome tables", () => {
-  it('states what Toss can do: idempotency, inquiry, partial CARD refunds, a settlement feed; key deletion only when configured; no MOBILE', () => {
+  it('states what Toss can do: idempotency, inquiry, partial CARD refunds, a settlement feed; key deletion only when configured; no MOBILE; an issuance that charges nothing', () => {
     expect(tossCapabilities({ keyDeletion: false })).toEqual({
       idempotencyKey: true,
       inquiry: true,
@@ -117,6 +121,7 @@ describe("Toss's capability and outcome tables", () => {
       settlementFeed: true,
       methods: ['CARD'],
       mobileChain: false,
+      issueCharges: false,
       refundWindow: { CARD: 'ANY_TIME', MOBILE: 'ANY_TIME' },
     });
     expect(tossCapabilities({ keyDeletion: true }).keyDeletion).toBe(true);
@@ -134,6 +139,12 @@ describe("Toss's capability and outcome tables", () => {
     const claimsDeletion = { ...toss, capabilities: { ...toss.capabilities, keyDeletion: true } };
     expect(adapterProblems(claimsDeletion)).toEqual(['keyDeletion is true but deleteBillingKey is absent']);
     expect(() => createGateways({ DANAL: gateways.DANAL, TOSS: claimsDeletion })).toThrow(/gateway adapter TOSS: keyDeletion/);
+  });
+
+  it('a gateway not configured here can do nothing, its issuance charging nothing either, and agrees with itself', () => {
+    const absent = unconfiguredGateway('TOSS');
+    expect(absent.capabilities).toMatchObject({ methods: [], issueCharges: false, mobileChain: false, inquiry: false, keyDeletion: false });
+    expect(adapterProblems(absent)).toEqual([]);
   });
 
   it('the one table: declines that may recover, dead instruments, maybe paid or in flight (UNKNOWN), our configuration (NOT_SENT)', () => {
