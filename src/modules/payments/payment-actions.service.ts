@@ -18,6 +18,7 @@ import { writeAudit, type Actor } from '../audit/audit.ts';
 import { createRefunds } from './refund-payment.ts';
 import { createExternalRefunds } from './record-external-refund.ts';
 import { transitionAttempt } from '../ledger/attempt.state.ts';
+import { settleRegistrationCharge } from '../registrations/registration-paid.ts';
 
 type Tx = Prisma.TransactionClient;
 /** A customer's subscription ids and one-time order ids (ofCustomer), one statement. */
@@ -123,7 +124,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         if (isCyclePayment(before)) {
           await resolveCyclePayment(tx, before, input, approvedAt, note, now);
         } else {
-          await resolveCheckoutPayment(tx, before, input.outcome, input.transactionId, approvedAt, note);
+          await resolveCheckoutPayment(tx, before, input.outcome, input.transactionId, approvedAt, note, now);
         }
         const after = await load(tx, id);
         await writeAudit(tx, {
@@ -189,8 +190,10 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
 
   /**
    * A registration's or one-time order's payment. An order completes or fails with it. A registration whose key
-   * issuance was UNKNOWN cannot complete even if the money moved (the billing key never reached us): it fails with
-   * KEY_NOT_RECEIVED, and the operator refunds the payment and asks the customer to register again.
+   * reached us before its first charge (a gateway whose issuance charges nothing) settles as the charge's live answer
+   * would (registrations/registration-paid.ts). A registration whose key issuance was UNKNOWN cannot complete even if
+   * the money moved (the billing key never reached us): it fails with KEY_NOT_RECEIVED, and the operator refunds the
+   * payment and asks the customer to register again.
    */
   async function resolveCheckoutPayment(
     tx: Tx,
@@ -199,7 +202,12 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
     transactionId: string | undefined,
     approvedAt: Date,
     note: string,
+    now: Date,
   ) {
+    if (payment.registrationId && payment.status === 'UNKNOWN') {
+      const settled = { registrationId: payment.registrationId, paymentId: payment.id, outcome, transactionId, approvedAt, note, now };
+      if (await settleRegistrationCharge(tx, { ...settled, timezone: config.timezone })) return;
+    }
     if (outcome === 'SUCCEEDED') await transitionPayment(tx, payment.id, 'succeed', { transactionId, approvedAt });
     else await transitionPayment(tx, payment.id, 'fail', { failureCode: 'RESOLVED_FAILED', failureMessage: note });
     if (payment.oneTimeOrderId) {

@@ -1,7 +1,9 @@
 // /billing/success and /billing/fail (docs/api.md "Registrations and orders"): the customer is back from a
 // registration's window. The success redirect exchanges the window's transactionId for a billing key (issue-key),
 // stores it encrypted, records the registration's own payment and creates the subscription; a payment-method
-// registration swaps the subscription's key instead (its rules: replace-payment-method.ts).
+// registration swaps the subscription's key instead (its rules: replace-payment-method.ts). Where the gateway's
+// issuance charges nothing (capabilities.issueCharges false: Toss; docs/api.md "Gateways"), a registration that
+// charges at once charges its INITIAL payment with the new key right after, within the same lease (charge-initial.ts).
 //
 // completeRegistration reads top-down: load by state, decide (pure), write the attempt, call the gateway, classify,
 // record, answer. Invariants kept:
@@ -12,7 +14,7 @@
 // - amounts come from our database, never from the redirect (invariant 7);
 // - an UNKNOWN issuance is never turned into a failure: the registration waits in NEEDS_ATTENTION, and a replay
 //   may call issue-key again with the same transactionId (the gateway's window transaction is single use, so
-//   that call cannot charge twice).
+//   that call cannot charge twice); a charge after the issuance is never sent again once unknown (charge-initial.ts).
 // The database adds (prisma/functions/): events (events.sql), a NEW movement (mrr.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
@@ -20,6 +22,8 @@ import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { failure, success, truncate, type CheckoutIds, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { chargeAfterIssuance, chargeInitial, claimAfterIssuance, type InitialChargeClaim } from './charge-initial.ts';
+import { paidPaymentValues, subscriptionFromRegistration } from './registration-paid.ts';
 import { gatewayFor } from '../shared/gateway-for.ts';
 import {
   decideSuccess,
@@ -38,7 +42,6 @@ import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, 
 import { prepareAttempt } from '../ledger/attempts.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
 import { leaseFreeWhere } from '../ledger/lease.queries.ts';
-import { createSubscriptionFromRegistration } from '../subscriptions/create-subscription.ts';
 import { registrationByState, type RegistrationRow } from './registrations.read.ts';
 import { claimPaymentMethod, type IssuanceClaim } from './replace-payment-method.ts';
 import { recordPaymentMethod } from './replace-payment-method.record.ts';
@@ -82,27 +85,34 @@ export async function completeRegistration(deps: ServiceDeps, redirect: Redirect
   const { transactionId } = decision;
   if (await transactionHeldElsewhere(db, transactionId, { registrationId: row.id })) return holdForOperator(db, log, 'registration', row.id, ids);
 
+  // A new subscription's first payment, unless key-only: charged by the issuance itself where the gateway's issuance
+  // charges (its adapter says so), else by a charge of its own after it (charge-initial.ts).
+  const adapter = gatewayFor(deps, row.gateway);
+  const chargesApart = !row.targetSubscriptionId && !row.issueKeyOnly && !adapter.capabilities.issueCharges;
   // Write the attempt: the registration's lease (and the subscription's, for a payment method) and, when the window
   // charges, its payment with an IN_FLIGHT attempt, in one short transaction committed before the call.
   const lease: CheckoutLease = { leaseOwner: randomUUID(), leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs), now };
   const claim = await unlessAttachedElsewhere(
-    db.$transaction(async (tx): Promise<IssuanceClaim | undefined> => {
+    db.$transaction(async (tx): Promise<IssuanceClaim | InitialChargeClaim | undefined> => {
       if (!(await leaseRegistration(tx, row, transactionId, lease))) return undefined;
-      return row.targetSubscriptionId ? claimPaymentMethod(tx, row, row.targetSubscriptionId, lease) : claimIssuance(tx, row, lease);
+      if (row.targetSubscriptionId) return claimPaymentMethod(tx, row, row.targetSubscriptionId, lease);
+      return chargesApart ? claimAfterIssuance(tx, row, lease) : claimIssuance(tx, row, lease);
     }),
   );
   if (claim === 'ELSEWHERE') return holdForOperator(db, log, 'registration', row.id, ids);
   if (!claim) {
-    // Another request holds the lease: wait for its answer and give the same one.
+    // Another request holds the lease (over one gateway call, or two): wait for its answer and give the same one.
     const final = await waitForLease(
       () => registrationByState(db, input.state!),
       (r) => r?.leaseOwner === null,
-      config.gateway.timeoutMs + 5_000,
+      config.gateway.timeoutMs * (chargesApart ? 2 : 1) + 5_000,
     );
     return (final && settledAnswer(final)) ?? pendingAnswer('registration', final ?? row, idsOf(final ?? row));
   }
+  // An earlier request stored the key: only its charge is left (never sent again when its outcome is unknown).
+  if ('keyId' in claim) return chargeInitial(deps, row, claim, lease.leaseOwner);
 
-  const result = await gatewayFor(deps, row.gateway).issueBillingKey({
+  const result = await adapter.issueBillingKey({
     method: row.method,
     transactionId,
     ...(row.customerKey ? { customerKey: row.customerKey } : {}),
@@ -112,6 +122,7 @@ export async function completeRegistration(deps: ServiceDeps, redirect: Redirect
     expectedAmount: row.issueKeyOnly ? undefined : row.amount,
   });
 
+  if (chargesApart && result.outcome === 'SUCCEEDED') return chargeAfterIssuance(deps, row, result, lease);
   // Classify and record, fenced on the attempt's and the registration's lease; answer.
   const record = row.targetSubscriptionId
     ? (tx: Tx, at: Date) => recordPaymentMethod(deps, tx, row, claim, result, lease.leaseOwner, at)
@@ -172,7 +183,16 @@ async function claimIssuance(tx: Tx, row: RegistrationRow, lease: CheckoutLease)
   const payment =
     (await tx.payment.findFirst({ where: { registrationId: row.id, kind: 'INITIAL' } })) ??
     (await tx.payment.create({
-      data: { registrationId: row.id, kind: 'INITIAL', method: row.method, amount: row.amount, orderId: row.orderId, cycle: 0, dueAt: lease.now },
+      data: {
+        registrationId: row.id,
+        kind: 'INITIAL',
+        method: row.method,
+        amount: row.amount,
+        orderId: row.orderId,
+        cycle: 0,
+        dueAt: lease.now,
+        gateway: row.gateway,
+      },
     }));
   // A dead request's attempt becomes UNKNOWN here; the replay may still call issue-key (see the file header).
   const attempt = await prepareAttempt(tx, {
@@ -211,24 +231,17 @@ async function recordIssuance(
         gateway: row.gateway,
         customerKey: row.customerKey,
       });
-      const initialPayment = row.issueKeyOnly ? undefined : { transactionId: result.fields.transactionId!, amount: row.amount, approvedAt };
-      const subscription = await createSubscriptionFromRegistration(tx, {
+      const paid = row.issueKeyOnly ? undefined : { transactionId: result.fields.transactionId!, approvedAt };
+      const subscription = await subscriptionFromRegistration(tx, {
         registration: row,
         billingKeyId: key.id,
         anchorAt: approvedAt,
-        initialPayment,
+        paid,
         now,
         timezone: deps.config.timezone,
       });
       const answer = await applyCheckoutOutcome(tx, held, move, {
-        payment: {
-          subscriptionId: subscription.id,
-          transactionId: result.fields.transactionId,
-          approvedAt,
-          attentionReason: null,
-          failureCode: null,
-          failureMessage: null,
-        },
+        payment: paidPaymentValues(subscription.id, { transactionId: result.fields.transactionId, approvedAt }),
         checkout: { completedAt: now, failureCode: null, failureMessage: null },
         answer: { ...idsOf(row), subscriptionId: subscription.id, paymentId: claim.paymentId },
       });

@@ -51,12 +51,9 @@ export async function createRegistration(deps: Deps, input: CreateRegistrationIn
   const issueKeyOnly = input.issueKeyOnly ?? input.trialDays !== undefined;
   validateTerms(input, deps.config, { recurring: true });
   const gateway = input.gateway ?? 'DANAL';
-  if (gateway !== 'DANAL') {
-    chooseGateway({ gateway: deps.gateway!, gateways: deps.gateways }, gateway, input.method);
-    // Toss's key issuance charges nothing: the first payment at once, as INITIAL, is not built in this version, so a
-    // Toss registration issues the key only (its first charge at the next charging pass, as for issueKeyOnly).
-    if (!issueKeyOnly) throw new ValidationError(`a ${gateway} registration takes issueKeyOnly: true or trialDays in this version`);
-  }
+  // A gateway whose issuance charges nothing still charges a registration's first payment at once, with the new key
+  // (complete-registration.ts): the terms are the same whichever gateway takes them.
+  if (gateway !== 'DANAL') chooseGateway({ gateway: deps.gateway!, gateways: deps.gateways }, gateway, input.method);
   if (input.method === 'MOBILE') {
     if (interval.unit !== 'month' || interval.count !== 1) {
       throw new ValidationError('MOBILE subscriptions are billed monthly: interval must be {unit: "month", count: 1}');
