@@ -195,11 +195,14 @@ describe('POST /api/v1/registrations with gateway TOSS', () => {
     expect(done.json()).toMatchObject({ code: 'ORDER_MISMATCH' });
   });
 
-  it('takes CARD only, key-only in this version, and only where Toss runs', async () => {
+  it('takes CARD only, charging at once as well as key-only, and only where Toss runs', async () => {
     const mobile = await register({ gateway: 'TOSS', method: 'MOBILE', itemCode: 'ITEM01' });
     expect([mobile.statusCode, mobile.json().code]).toEqual([400, 'METHOD_NOT_SUPPORTED_BY_GATEWAY']);
+    // Without issueKeyOnly or trialDays the first payment is charged at once (toss-initial-charge.test.ts).
     const charged = await register({ gateway: 'TOSS' });
-    expect([charged.statusCode, charged.json().code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([charged.statusCode, charged.json().status, charged.json().gateway]).toEqual([201, 'PENDING', 'TOSS']);
+    const trial = await register({ gateway: 'TOSS', trialDays: 14 });
+    expect([trial.statusCode, trial.json().trialDays]).toEqual([201, 14]);
     const deps = { db: app.db, clock: app.clock, config: app.config, gateway: app.gateway, gateways: { DANAL: app.gateway } };
     await expect(
       createRegistrationRow(deps, { userId: 'u', method: 'CARD', amount: 1000, orderName: 'x', issueKeyOnly: true, gateway: 'TOSS' }),
