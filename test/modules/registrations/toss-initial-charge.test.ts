@@ -279,4 +279,39 @@ describe('a Toss registration charges its first payment at once', () => {
     expect(await app.db.billingKey.count({ where: { registrationId: registered.id } })).toBe(1);
     expect(await tossCharges(registered.orderId)).toHaveLength(1);
   });
+
+  it('an issuance whose answer was lost before Toss processed it: NEEDS_ATTENTION with nothing charged; a replay issues the key and charges once', async () => {
+    const registered = await approvedRegistration('initial-issue-unknown');
+    await tossFault({ operation: 'ISSUE_BILLING_KEY', kind: 'http_500', booked: false });
+    const done = await follow(app, registered.redirectUrl, { json: true });
+    expect(done.json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN' });
+    const held = await registrationOf(registered.id);
+    expect(held).toMatchObject({ status: 'NEEDS_ATTENTION', payments: [] });
+    expect(await app.db.billingKey.count()).toBe(0);
+
+    const replay = await follow(app, registered.redirectUrl, { json: true });
+    expect(replay.json()).toMatchObject({ status: 'success', subscriptionId: expect.any(String) });
+    expect((await registrationOf(registered.id)).payments).toMatchObject([{ kind: 'INITIAL', status: 'SUCCEEDED' }]);
+    expect(await tossCharges(registered.orderId)).toHaveLength(1);
+  });
+
+  it('a charge left in flight by a request that stopped: the replay sends nothing, the payment becomes UNKNOWN and the registration waits', async () => {
+    // The key stored and the charge written (a not-sent answer leaves exactly that), then a request that took both
+    // leases and stopped before recording anything: its lease has run out.
+    const registered = await approvedRegistration('initial-stopped');
+    await tossFault({ operation: 'CHARGE', kind: 'decline', code: 'UNAUTHORIZED_KEY' });
+    expect((await follow(app, registered.redirectUrl, { json: true })).json()).toMatchObject({ code: 'GATEWAY_UNAVAILABLE' });
+    const past = new Date(app.clock.now().getTime() - 1);
+    const [payment] = (await registrationOf(registered.id)).payments;
+    await app.db.registration.update({ where: { id: registered.id }, data: { leaseOwner: 'stopped', leaseExpiresAt: past } });
+    await app.db.paymentAttempt.updateMany({ where: { paymentId: payment!.id }, data: { status: 'IN_FLIGHT', leaseOwner: 'stopped', leaseExpiresAt: past } });
+
+    const replay = await follow(app, registered.redirectUrl, { json: true });
+    expect(replay.json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN' });
+    const after = await registrationOf(registered.id);
+    expect(after).toMatchObject({ status: 'NEEDS_ATTENTION', failureCode: 'PAYMENT_OUTCOME_UNKNOWN', leaseOwner: null, subscription: null });
+    expect(after.payments).toMatchObject([{ status: 'UNKNOWN', attentionReason: 'LEASE_EXPIRED' }]);
+    expect(after.payments[0]!.attempts.map((a) => a.status)).toEqual(['UNKNOWN']);
+    expect(await tossCharges(registered.orderId)).toEqual([]);
+  });
 });
