@@ -84,7 +84,7 @@ async function claimInitialCharge(tx: Tx, row: RegistrationRow, keyId: string, l
 /**
  * The issuance SUCCEEDED: the key stored, the charge claimed and the registration's lease renewed for the charge, in
  * one transaction committed before the charge is sent; then the charge. When that cannot be written the key never
- * reached our database and nothing was charged; the answer is the one of an unrecorded call.
+ * reached our database and nothing is charged.
  */
 export async function chargeAfterIssuance(deps: ServiceDeps, row: RegistrationRow, issued: GatewayResult, lease: CheckoutLease): Promise<CheckoutResult> {
   const { config, keyring } = deps;
@@ -102,7 +102,8 @@ export async function chargeAfterIssuance(deps: ServiceDeps, row: RegistrationRo
     });
     return claimInitialCharge(tx, row, key.id, renewed);
   });
-  if ('unrecorded' in stored) return failure('PAYMENT_OUTCOME_UNKNOWN', 'The outcome could not be recorded; an operator will resolve it', idsOf(row));
+  // Nothing was charged (the charge is sent only after this commits); the key issued at the gateway is lost to us.
+  if ('unrecorded' in stored) return failure('GATEWAY_UNAVAILABLE', 'The card’s key could not be stored; nothing was charged', idsOf(row));
   return chargeInitial(deps, row, stored.recorded, lease.leaseOwner);
 }
 

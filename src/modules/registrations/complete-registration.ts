@@ -118,8 +118,9 @@ export async function completeRegistration(deps: ServiceDeps, redirect: Redirect
     ...(row.customerKey ? { customerKey: row.customerKey } : {}),
     expectedOrderId: row.orderId,
     // A key-only registration charged nothing that stays: the gateway may echo its verification amount (100) rather
-    // than ours, which is no mismatch. The orderId echo still ties the answer to this registration.
-    expectedAmount: row.issueKeyOnly ? undefined : row.amount,
+    // than ours, which is no mismatch. The orderId echo still ties the answer to this registration. An issuance that
+    // charges nothing (chargesApart) has no amount to echo either.
+    expectedAmount: row.issueKeyOnly || chargesApart ? undefined : row.amount,
   });
 
   if (chargesApart && result.outcome === 'SUCCEEDED') return chargeAfterIssuance(deps, row, result, lease);
