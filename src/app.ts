@@ -17,6 +17,7 @@ import dbPlugin from './plugins/db.ts';
 import gatewayPlugin from './plugins/gateway.ts';
 import authPlugin from './plugins/auth.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
+import { createGatewayRefusals } from './modules/health/gateway-refusals.ts';
 import { createKeyring } from './lib/crypto.ts';
 import { ValidationError } from './lib/errors.ts';
 import { containsNul, maxUtf8BytesKeyword } from './lib/input.ts';
@@ -155,12 +156,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     connectionString: config.databaseUrl,
     poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4,
   });
+  // Which gateways refuse our configuration: learnt from every call (the metrics' gateway observer), told by /ready.
+  const gatewayRefusals = createGatewayRefusals(clock);
   await app.register(metricsPlugin, {
     countDue: () => app.db.subscription.count({ where: dueWhere(clock.now()) }),
     readMrr: () => readCurrentMrr(app.db),
+    gatewayCalls: gatewayRefusals,
   });
   await app.register(gatewayPlugin);
-  await app.register(healthRoutes);
+  await app.register(healthRoutes, { gatewayRefusals });
 
   const keyring = createKeyring(config.encryptionKeys);
   const deps = { db: app.db, gateway: app.gateway, gateways: app.gateways, clock, config, keyring, log: app.log };

@@ -1,12 +1,12 @@
-// Prometheus metrics (prom-client) at GET /metrics: gateway calls by operation and outcome with their latency,
-// the due backlog and the subscriptions waiting for an operator (counted from the database at scrape time), HTTP
+// Prometheus metrics (prom-client) at GET /metrics: gateway calls by gateway, operation and outcome with their
+// latency, the gateways refusing our configuration, the due backlog and the subscriptions waiting for an operator (counted from the database at scrape time), HTTP
 // requests by route and status, and the process's default metrics. One registry per app, so several apps in one
 // process (tests) do not collide. Open in development; in production it takes a bearer token (METRICS_TOKENS or an
 // admin token; src/plugins/auth.ts), and should still be exposed to the scraper's network only (docs/production.md "Running in production").
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { GatewayAdapter, GatewayResult } from '../gateway/gateway.ts';
+import type { GatewayAdapter, GatewayName, GatewayResult } from '../gateway/gateway.ts';
 import { TAGS } from '../lib/api-document.ts';
 
 /** How a webhook delivery attempt ended, as the dispatcher reports it. */
@@ -18,9 +18,21 @@ export interface WebhookObserver {
   endpointDisabled(reason: string): void;
 }
 
+/**
+ * What learns of every gateway call beside the metrics, and what the metrics read back: which gateways refuse our
+ * configuration (src/modules/health/gateway-refusals.ts; passed in by app.ts, as plugins import no module).
+ */
+export interface GatewayCallObserver {
+  /** Notes one call's answer; true when the gateway refused our configuration on it. */
+  observe(gateway: GatewayName, result: GatewayResult): boolean;
+  /** The gateways refusing our configuration now. */
+  refused(): ReadonlyArray<{ gateway: GatewayName }>;
+}
+
 export interface Metrics {
   registry: Registry;
-  observeGateway(result: GatewayResult): void;
+  /** One call of `gateway` answered (instrumentGateway calls it for every operation of every adapter). */
+  observeGateway(gateway: GatewayName, result: GatewayResult): void;
   /** The webhook dispatcher's observer (src/modules/webhooks/dispatcher.ts). */
   webhooks: WebhookObserver;
   /** What each settlement import reports (src/modules/reconciliation/import-settlement.ts): its lines by status, what it resolved. */
@@ -35,13 +47,13 @@ declare module 'fastify' {
   }
 }
 
-/** The same adapter, recording every call's outcome and duration. */
+/** The same adapter, recording every call's outcome and duration under the adapter's name. */
 export function instrumentGateway(adapter: GatewayAdapter, metrics: Metrics): GatewayAdapter {
   const observe =
     <A extends unknown[]>(fn: (...args: A) => Promise<GatewayResult>) =>
     async (...args: A) => {
       const result = await fn(...args);
-      metrics.observeGateway(result);
+      metrics.observeGateway(adapter.name, result);
       return result;
     };
   return {
@@ -66,6 +78,8 @@ export interface MetricsOptions {
   countDue(): Promise<number>;
   /** The MRR now and the subscriptions counting in it (ACTIVE or PAST_DUE; reports/mrr.ts). */
   readMrr(): Promise<{ mrr: number; subscriptions: number }>;
+  /** Told of every gateway call; says which gateways refuse our configuration. */
+  gatewayCalls: GatewayCallObserver;
 }
 
 async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
@@ -74,16 +88,35 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
 
   const gatewayCalls = new Counter({
     name: 'billing_gateway_calls_total',
-    help: 'Gateway calls by operation and outcome',
-    labelNames: ['operation', 'outcome'],
+    help: 'Gateway calls by gateway, operation and outcome',
+    labelNames: ['gateway', 'operation', 'outcome'],
     registers: [registry],
   });
   const gatewayLatency = new Histogram({
     name: 'billing_gateway_call_duration_seconds',
-    help: 'Gateway call duration by operation',
-    labelNames: ['operation'],
+    help: 'Gateway call duration by gateway and operation',
+    labelNames: ['gateway', 'operation'],
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
+  });
+  const configurationRefused = new Counter({
+    name: 'billing_gateway_configuration_refused_total',
+    help: 'Gateway calls the gateway refused for our configuration (secret key, authentication, a call it does not take): nothing was processed',
+    labelNames: ['gateway'],
+    registers: [registry],
+  });
+  // The gateways called since the start: each has a 0 or a 1 below, so an alert sees the series before it turns 1.
+  const called = new Set<GatewayName>();
+  new Gauge({
+    name: 'billing_gateway_configuration_refused',
+    help: 'Whether the gateway refuses our configuration now (1) or answered normally since its last refusal (0); GET /ready says why',
+    labelNames: ['gateway'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const gateway of called) this.set({ gateway }, 0);
+      for (const { gateway } of options.gatewayCalls.refused()) this.set({ gateway }, 1);
+    },
   });
   const httpRequests = new Counter({
     name: 'http_requests_total',
@@ -208,9 +241,11 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
 
   app.decorate('metrics', {
     registry,
-    observeGateway(result: GatewayResult) {
-      gatewayCalls.inc({ operation: result.operation, outcome: result.outcome });
-      gatewayLatency.observe({ operation: result.operation }, result.durationMs / 1000);
+    observeGateway(gateway: GatewayName, result: GatewayResult) {
+      called.add(gateway);
+      gatewayCalls.inc({ gateway, operation: result.operation, outcome: result.outcome });
+      gatewayLatency.observe({ gateway, operation: result.operation }, result.durationMs / 1000);
+      if (options.gatewayCalls.observe(gateway, result)) configurationRefused.inc({ gateway });
     },
     webhooks: {
       delivery(outcome, seconds) {

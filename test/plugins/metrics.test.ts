@@ -1,4 +1,4 @@
-// GET /metrics in Prometheus text format: gateway calls by operation and outcome, their latency, the due backlog,
+// GET /metrics in Prometheus text format: gateway calls by gateway, operation and outcome, their latency, the due backlog,
 // subscriptions needing attention, UNKNOWN payments and HTTP requests, all moved by real traffic.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
@@ -44,7 +44,7 @@ describe('GET /metrics', () => {
     });
     let metric = await scrape();
     expect(metric('billing_due_subscriptions')).toBe(5);
-    expect(metric('billing_gateway_calls_total{operation="ISSUE_KEY",outcome="SUCCEEDED"}')).toBe(1);
+    expect(metric('billing_gateway_calls_total{gateway="DANAL",operation="ISSUE_KEY",outcome="SUCCEEDED"}')).toBe(1);
     expect(metric('http_requests_total{method="POST",route="/api/v1/registrations",status_code="201"}')).toBe(1);
 
     await sandboxFault(app, { operation: 'BILLING_CONFIRM', kind: 'decline', count: 2 });
@@ -52,10 +52,10 @@ describe('GET /metrics', () => {
     expect(await runPass(app)).toMatchObject({ claimed: 5, succeeded: 2, declined: 2, unknown: 1 });
 
     metric = await scrape();
-    expect(metric('billing_gateway_calls_total{operation="BILLING_CONFIRM",outcome="SUCCEEDED"}')).toBe(2);
-    expect(metric('billing_gateway_calls_total{operation="BILLING_CONFIRM",outcome="DECLINED"}')).toBe(2);
-    expect(metric('billing_gateway_calls_total{operation="BILLING_CONFIRM",outcome="UNKNOWN"}')).toBe(1);
-    expect(metric('billing_gateway_call_duration_seconds_count{operation="BILLING_CONFIRM"}')).toBe(5);
+    expect(metric('billing_gateway_calls_total{gateway="DANAL",operation="BILLING_CONFIRM",outcome="SUCCEEDED"}')).toBe(2);
+    expect(metric('billing_gateway_calls_total{gateway="DANAL",operation="BILLING_CONFIRM",outcome="DECLINED"}')).toBe(2);
+    expect(metric('billing_gateway_calls_total{gateway="DANAL",operation="BILLING_CONFIRM",outcome="UNKNOWN"}')).toBe(1);
+    expect(metric('billing_gateway_call_duration_seconds_count{gateway="DANAL",operation="BILLING_CONFIRM"}')).toBe(5);
     expect(metric('billing_subscriptions_needing_attention{reason="PAYMENT_OUTCOME_UNKNOWN"}')).toBe(1);
     expect(metric('billing_payments_unknown')).toBe(1);
     expect(metric('billing_due_subscriptions')).toBe(0);

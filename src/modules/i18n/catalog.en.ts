@@ -69,6 +69,7 @@ export const en: Catalog = {
       PAYMENT_OUTCOME_UNKNOWN: 'A payment’s outcome is being checked',
       LEASE_EXPIRED: 'A payment was interrupted and its outcome is being checked',
       MOBILE_WINDOW_CLOSED: 'The phone payment window has passed: the payment method must be registered again',
+      PAYMENT_METHOD_INVALID: 'The card can no longer be charged (expired, stopped or no longer valid): the payment method must be registered again',
       WITHDRAWAL_REFUND_DUE: 'A withdrawal refund is owed and is paid by the merchant outside the payment gateway',
       REFUND_OUTCOME_UNKNOWN: 'A refund’s outcome is being checked',
       SETTLEMENT_MISMATCH: 'The settlement differs from the payment record',

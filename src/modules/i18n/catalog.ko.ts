@@ -76,6 +76,7 @@ export const ko = {
       PAYMENT_OUTCOME_UNKNOWN: '결제 결과를 확인하는 중입니다',
       LEASE_EXPIRED: '결제 처리가 중단되어 결과를 확인하는 중입니다',
       MOBILE_WINDOW_CLOSED: '휴대폰 결제 가능 기간이 지나 결제수단을 다시 등록해야 합니다',
+      PAYMENT_METHOD_INVALID: '카드를 더 이상 쓸 수 없어(만료·정지 등) 결제수단을 다시 등록해야 합니다',
       WITHDRAWAL_REFUND_DUE: '청약철회 환불이 남아 있어 판매자가 결제대행사 밖에서 환불합니다',
       REFUND_OUTCOME_UNKNOWN: '환불 결과를 확인하는 중입니다',
       SETTLEMENT_MISMATCH: '정산 내역이 결제 기록과 다릅니다',

@@ -4,6 +4,7 @@
 // The database adds (prisma/functions/): events (events.sql), MRR movements (mrr.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../../db/prisma.ts';
+import type { DeclineKind } from '../../gateway/gateway.ts';
 import { isLive, periodAfterSuccess, planAfterDecline, type ChargeableSubscription, type DeclinePlan } from './schedule.rules.ts';
 import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { transitionPayment } from './payment.state.ts';
@@ -116,12 +117,21 @@ export function countDeclines(tx: Tx | Db, payment: { id: string; retriesFrom: D
   });
 }
 
+/**
+ * The attention a subscription waits under after its gateway declined the instrument as dead (expired, stopped, a
+ * key no longer valid or bound to another customer): PAST_DUE, nothing scheduled, until a new payment method
+ * (registrations/replace-payment-method.record.ts clears it and charges the cycle again).
+ */
+export const PAYMENT_METHOD_INVALID = 'PAYMENT_METHOD_INVALID';
+
 export interface DeclineInput {
   subscriptionId: string;
   paymentId: string;
   dueAt: Date;
   failureCode: string | null;
   failureMessage: string | null;
+  /** The answer's decline kind (GatewayResult.decline); absent: a decline that may recover (an operator's FAILED resolve). */
+  decline?: DeclineKind;
   retryDelaysMs: number[];
   now: Date;
   timezone: string;
@@ -130,7 +140,8 @@ export interface DeclineInput {
 /**
  * The payment FAILED (invariant 11): retry at the next delay (PAST_DUE), or CANCELED with RETRIES_EXHAUSTED when the
  * delays have run out, or — MOBILE — PAST_DUE with MOBILE_WINDOW_CLOSED when the next retry would fall outside
- * the window. Declines are counted from the payment's DECLINED attempts.
+ * the window, or — a dead instrument — PAST_DUE with PAYMENT_METHOD_INVALID and no retry. Declines are counted from
+ * the payment's DECLINED attempts.
  */
 export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{ plan: DeclinePlan; declines: number }> {
   const { retriesFrom } = await tx.payment.findUniqueOrThrow({ where: { id: input.paymentId }, select: { retriesFrom: true } });
@@ -140,6 +151,7 @@ export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{
   const sub = await tx.subscription.findUniqueOrThrow({ where: { id: input.subscriptionId } });
   const plan = planAfterDecline({
     method: sub.method,
+    ...(input.decline ? { decline: input.decline } : {}),
     dueAt: retriesFrom ?? input.dueAt,
     declines,
     retryDelaysMs: input.retryDelaysMs,
@@ -157,10 +169,11 @@ export async function applyChargeDecline(tx: Tx, input: DeclineInput): Promise<{
     await transitionSubscription(tx, sub.id, 'cancel', { canceledAt: input.now, nextChargeAt: null, cancelReason: plan.reason, changedAt: input.now });
     await revokeBillingKey(tx, sub.billingKeyId, input.now);
   } else {
+    // Nothing can be tried until the customer gives a payment method again: PAST_DUE, nothing scheduled, raised.
     await transitionSubscription(tx, sub.id, 'decline', {
       nextChargeAt: null,
       needsAttention: true,
-      attentionReason: 'MOBILE_WINDOW_CLOSED',
+      attentionReason: plan.action === 'METHOD_INVALID' ? PAYMENT_METHOD_INVALID : 'MOBILE_WINDOW_CLOSED',
       changedAt: input.now,
     });
   }

@@ -2,6 +2,7 @@
 // for, where a resumed schedule starts, and when a declined cycle is retried. Pure functions of the subscription and
 // the time; the charge planner (charge.rules.ts) and the ledger's writers (charge.outcomes.ts, the one-statement
 // record in payments/charge.record.ts) share them.
+import type { DeclineKind } from '../../gateway/gateway.ts';
 import { addInterval, cycleContaining, cycleDueAt, mobileWindowOffsetDays, MOBILE_WINDOW_DAYS, type Interval, type IntervalUnit } from '../../lib/calendar.ts';
 
 /**
@@ -84,16 +85,25 @@ export function scheduleAfterResume(
   return { cycle, nextChargeAt: cycleDueAt(sub.anchorAt, interval, cycle, timezone) };
 }
 
-export type DeclinePlan = { action: 'RETRY'; retryAt: Date } | { action: 'CANCEL'; reason: 'RETRIES_EXHAUSTED' } | { action: 'WINDOW_CLOSED' };
+export type DeclinePlan =
+  | { action: 'RETRY'; retryAt: Date }
+  | { action: 'CANCEL'; reason: 'RETRIES_EXHAUSTED' }
+  | { action: 'WINDOW_CLOSED' }
+  /** The gateway's outcome table says the instrument is dead: no retry; it waits for a new payment method. */
+  | { action: 'METHOD_INVALID' };
 
 /**
  * After the `declines`-th decline of a cycle due at `dueAt` (invariant 11, docs/architecture.md "Recurring charging"): retry k happens at
  * dueAt + delays[k-1]. After downtime a retry time may already be past; the retries then keep their spacing from
  * now instead of firing in a burst. When the delays run out the subscription is cancelled; a MOBILE retry that
- * would fall outside the ±5-day window is not scheduled.
+ * would fall outside the ±5-day window is not scheduled. A decline of a dead instrument (the adapter's outcome table,
+ * `decline: 'INSTRUMENT_DEAD'`) is never retried, whatever the delays left: no retry can recover it, and only a new
+ * payment method starts the retries again.
  */
 export function planAfterDecline(input: {
   method: 'CARD' | 'MOBILE';
+  /** What the gateway's outcome table says of the instrument (absent: a decline that may recover). */
+  decline?: DeclineKind;
   dueAt: Date;
   declines: number;
   retryDelaysMs: number[];
@@ -102,6 +112,7 @@ export function planAfterDecline(input: {
   timezone: string;
 }): DeclinePlan {
   const { retryDelaysMs: delays, declines } = input;
+  if (input.decline === 'INSTRUMENT_DEAD') return { action: 'METHOD_INVALID' };
   if (declines > delays.length) return { action: 'CANCEL', reason: 'RETRIES_EXHAUSTED' };
   const delay = delays[declines - 1]!;
   const gap = delay - (declines >= 2 ? delays[declines - 2]! : 0);

@@ -54,3 +54,4 @@ const notCalled = (detail: string): GatewayResult => ({
 });
 export const stoppingNotCalled = notCalled('the service was stopping before this charge was sent');
 export const leaseShortNotCalled = notCalled('the lease taken at preparation had no room left for the call');
+export const gatewayRefusedNotCalled = notCalled('its gateway refused our configuration earlier in this pass');

@@ -7,16 +7,19 @@
 // - each slot takes a prepared charge, calls the gateway, hands the answer to the recorder and takes the next;
 // - the recorder writes the answers waiting, new cycles' approvals in one statement per batch (recordApprovals)
 //   and the others one by one (recordOne); the slots wait when `2 × concurrency` answers wait for it.
+// A gateway that refuses our configuration (an answer NOT_SENT for REFUSED_UNPROCESSED) is not called again in this
+// pass: its rows are left due, as they are, for the next pass; other gateways' rows go on.
 // Every row keeps its own lease fence in each statement (invariant 5), every payment and attempt is committed before its
 // call (invariant 1), and no transaction is open during a call. What waits in memory is bounded by the concurrency and
 // the claim's batch size, whatever the size of the drain.
 import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
-import type { GatewayResult } from '../../gateway/gateway.ts';
+import type { GatewayName, GatewayResult } from '../../gateway/gateway.ts';
+import { refusesConfiguration } from '../health/gateway-refusals.ts';
 import { sweepExpiredAttempts } from '../ledger/attempts.ts';
 import { releaseSubscription } from '../ledger/subscription.queries.ts';
 import { noteTrialsEnding } from '../subscriptions/trials.ts';
-import { leaseHasRoom, leaseShortNotCalled, sendCharge, stoppingNotCalled } from './charge.call.ts';
+import { gatewayRefusedNotCalled, leaseHasRoom, leaseShortNotCalled, sendCharge, stoppingNotCalled } from './charge.call.ts';
 import { claimBatch, stillDue, type ClaimedRow } from './charge.claim.ts';
 import { prepareNewCycles } from './charge.prepare-batch.ts';
 import { prepare } from './charge.prepare.ts';
@@ -42,6 +45,11 @@ interface Pass {
    * cycles' approvals are recorded in one statement per batch.
    */
   rowWrite: LimitFunction;
+  /**
+   * The gateways that refused our configuration in this pass: not called again by it. Charges already in a call finish
+   * (NOT_SENT too, as they are refused alike); prepared ones are recorded NOT_SENT unsent; claimed ones are given back.
+   */
+  refused: Set<GatewayName>;
 }
 
 /**
@@ -59,7 +67,7 @@ export async function runChargePass(deps: ChargeDeps, isStopping: () => boolean)
   await noteTrialsEnding(db, dueBy);
   const { concurrency } = config.scheduler;
   const queue = createPassQueue(report);
-  const pass: Pass = { deps, owner, dueBy, concurrency, isStopping, queue, rowWrite: pLimit(Math.ceil(concurrency / 2)) };
+  const pass: Pass = { deps, owner, dueBy, concurrency, isStopping, queue, rowWrite: pLimit(Math.ceil(concurrency / 2)), refused: new Set() };
   const [failure] = await Promise.all([feed(pass), ...Array.from({ length: concurrency }, () => slot(pass))]);
   while (queue.recorder) await queue.recorder;
   if (failure !== undefined) throw failure;
@@ -134,9 +142,17 @@ function startPreparation(pass: Pass, rows: ClaimedRow[]): void {
   queue.preparations.add(preparation);
 }
 
-/** Prepares claimed rows: the batch statement first, the rows it did not write one by one, with every rule. */
-async function prepareRows(pass: Pass, rows: ClaimedRow[]): Promise<void> {
+/**
+ * Prepares claimed rows: the batch statement first, the rows it did not write one by one, with every rule. A row whose
+ * key's gateway refused our configuration in this pass is given back unprepared, still due.
+ */
+async function prepareRows(pass: Pass, claimed: ClaimedRow[]): Promise<void> {
   const { deps, queue, owner } = pass;
+  const rows = claimed.filter((row) => !pass.refused.has(row.keyGateway));
+  for (const row of claimed.filter((r) => pass.refused.has(r.keyGateway))) {
+    await releaseSubscription(deps.db, row.id, owner).catch(() => undefined);
+    endCharge(queue, { subscriptionId: row.id, outcome: 'SKIPPED', code: 'GATEWAY_REFUSED', message: `${row.keyGateway} refused our configuration` });
+  }
   let fast = new Map<string, Ready>();
   if (deps.oneStatement) {
     try {
@@ -187,6 +203,11 @@ async function slot(pass: Pass): Promise<void> {
       answer(pass, next, stoppingNotCalled);
       continue;
     }
+    if (pass.refused.has(next.gateway)) {
+      // Its gateway refused our configuration in this pass: the same credentials would be refused again.
+      answer(pass, next, gatewayRefusedNotCalled);
+      continue;
+    }
     if (!leaseHasRoom(deps, next)) {
       // It waited too long for a slot (a slow gateway, a stalled recorder): its lease may run out during the call,
       // or has already, and a sweep may have made its attempt UNKNOWN. Never sent: recorded NOT_SENT, fenced on the
@@ -226,6 +247,13 @@ function answer(pass: Pass, ready: Ready, result: GatewayResult): void {
       },
       'charge answered by the gateway; recording it',
     );
+  if (refusesConfiguration(result) && !pass.refused.has(ready.gateway)) {
+    pass.refused.add(ready.gateway);
+    pass.deps.log.error(
+      { gateway: ready.gateway, gatewayCode: result.code },
+      'the gateway refused our configuration: its charges are left due for the next pass (GET /ready says why)',
+    );
+  }
   pass.queue.answered.push({ ready, result });
   startRecorder(pass);
 }

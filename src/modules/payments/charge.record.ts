@@ -221,11 +221,15 @@ async function record(deps: RecordDeps, tx: Tx, ready: Ready, result: GatewayRes
         dueAt: plan.dueAt,
         failureCode: result.code ?? null,
         failureMessage: result.message ?? null,
+        ...(result.decline ? { decline: result.decline } : {}),
         retryDelaysMs: config.retryDelaysMs,
         now,
         timezone: config.timezone,
       });
-      log.info({ subscriptionId: id, paymentId, cycle: plan.cycle, declines, next: next.action, gatewayCode: result.code }, 'charge declined');
+      log.info(
+        { subscriptionId: id, paymentId, cycle: plan.cycle, declines, decline: result.decline, next: next.action, gatewayCode: result.code },
+        'charge declined',
+      );
       return { ...base, outcome: 'DECLINED', gatewayCode: result.code, message: result.message };
     }
     case 'NOT_SENT':

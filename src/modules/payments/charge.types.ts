@@ -16,7 +16,7 @@ export interface ChargeReport {
   subscriptionId: string;
   outcome: ChargeOutcome;
   paymentId?: string;
-  /** Why nothing was sent: a rule's code, NOT_SENT, LEASE_LOST or CANCELED_AT_PERIOD_END. */
+  /** Why nothing was sent: a rule's code, NOT_SENT, LEASE_LOST, CANCELED_AT_PERIOD_END, or GATEWAY_REFUSED (claimed after its gateway refused our configuration in the pass: given back unprepared). */
   code?:
     | RefusalCode
     | 'NOT_SENT'
@@ -26,7 +26,8 @@ export interface ChargeReport {
     | 'BILLING_KEY_UNREADABLE'
     | 'ERROR'
     | 'RECORD_FAILED'
-    | 'CHARGE_IN_PROGRESS';
+    | 'CHARGE_IN_PROGRESS'
+    | 'GATEWAY_REFUSED';
   message?: string;
   gatewayCode?: string;
 }

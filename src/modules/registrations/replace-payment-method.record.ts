@@ -5,7 +5,7 @@ import type { Prisma, Subscription } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { applyChargeSuccess } from '../ledger/charge.outcomes.ts';
+import { applyChargeSuccess, PAYMENT_METHOD_INVALID } from '../ledger/charge.outcomes.ts';
 import { CHARGED_AFTER_CANCEL } from '../ledger/payment.queries.ts';
 import { releaseSubscription } from '../ledger/subscription.queries.ts';
 import { StaleLeaseError } from '../ledger/attempts.ts';
@@ -24,8 +24,15 @@ import type { RegistrationRow } from './registrations.read.ts';
 
 type Tx = Prisma.TransactionClient;
 
-/** Attention reasons that a new billing key settles. */
-const KEY_ATTENTION = ['MOBILE_WINDOW_CLOSED', 'MOBILE_CHAIN_MISSING', 'MOBILE_AMOUNT_MISMATCH', 'BILLING_KEY_REVOKED', 'BILLING_KEY_UNREADABLE'];
+/** Attention reasons that a new billing key settles (a dead instrument's PAYMENT_METHOD_INVALID among them). */
+const KEY_ATTENTION = [
+  'MOBILE_WINDOW_CLOSED',
+  'MOBILE_CHAIN_MISSING',
+  'MOBILE_AMOUNT_MISMATCH',
+  'BILLING_KEY_REVOKED',
+  'BILLING_KEY_UNREADABLE',
+  PAYMENT_METHOD_INVALID,
+];
 
 /**
  * A payment-method window's answer (docs/api.md "Subscription lifecycle"; CHECKOUT_OUTCOMES.paymentMethod), in the transaction that recorded
@@ -183,7 +190,7 @@ async function switchSubscriptionToKey({ tx, row, now, sub, ids }: WindowAnswer,
       amount: mobile ? row.amount : undefined,
       anchorAt: mobile ? approvedAt : undefined,
       nextChargeAt: pastDueCard ? now : undefined,
-      // What a new key settles: the window that closed, a missing chain, a key revoked or unreadable.
+      // What a new key settles: the window that closed, a missing chain, a key revoked, unreadable or declined as dead.
       needsAttention: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? false : undefined,
       attentionReason: KEY_ATTENTION.includes(sub.attentionReason ?? '') ? null : undefined,
       changedAt: now,
