@@ -42,6 +42,10 @@ export const en: Catalog = {
       CARD: 'Card',
       MOBILE: 'Phone',
     },
+    gateway: {
+      DANAL: 'Danal',
+      TOSS: 'Toss Payments',
+    },
     interval: {
       day: 'every {count} days',
       week: 'every {count} weeks',

@@ -49,6 +49,10 @@ export const ko = {
       CARD: '카드',
       MOBILE: '휴대폰',
     },
+    gateway: {
+      DANAL: '다날',
+      TOSS: '토스페이먼츠',
+    },
     interval: {
       day: '{count}일마다',
       week: '{count}주마다',

@@ -36,7 +36,16 @@ type Money = { count: number; amount: number };
 type Figures = { payments: Money; refunds: Money; net: number };
 
 async function oracleRevenue(periods: Period[]) {
-  const rows = await sqlQuery<{ start: Date; label: string; method: 'CARD' | 'MOBILE'; gateway: 'DANAL' | 'TOSS'; pc: number; pa: number; rc: number; ra: number }>(
+  const rows = await sqlQuery<{
+    start: Date;
+    label: string;
+    method: 'CARD' | 'MOBILE';
+    gateway: 'DANAL' | 'TOSS';
+    pc: number;
+    pa: number;
+    rc: number;
+    ra: number;
+  }>(
     running.app.db,
     `WITH periods AS (SELECT * FROM unnest($1::timestamptz[], $2::timestamptz[], $3::text[]) AS p("start", "end", "label")),
      moved AS (
@@ -269,7 +278,11 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
       [],
     );
     expect(kinds).toMatchObject({ refunds: 3, external: 1 });
-    const [tossPaid] = await sqlQuery<{ n: number }>(running.app.db, `SELECT count(*)::int AS "n" FROM "payments" WHERE "gateway" = 'TOSS' AND "status" = 'SUCCEEDED'`, []);
+    const [tossPaid] = await sqlQuery<{ n: number }>(
+      running.app.db,
+      `SELECT count(*)::int AS "n" FROM "payments" WHERE "gateway" = 'TOSS' AND "status" = 'SUCCEEDED'`,
+      [],
+    );
     expect(tossPaid!.n).toBeGreaterThanOrEqual(3); // its first charge and renewals, through Toss
     expect(kinds!.recovered).toBeGreaterThanOrEqual(1);
     expect(kinds!.lost).toBeGreaterThanOrEqual(1);
