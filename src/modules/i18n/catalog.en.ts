@@ -221,6 +221,7 @@ export const en: Catalog = {
       amount: 'Amount (KRW)',
       status: 'Status',
       instrument: 'Payment method',
+      gateway: 'Payment company',
       orderId: 'orderId',
       transactionId: 'transactionId',
       id: 'ID',

@@ -225,6 +225,7 @@ export const ko = {
       amount: '금액 (원)',
       status: '상태',
       instrument: '결제수단',
+      gateway: '결제대행사',
       orderId: '주문번호 (orderId)',
       transactionId: '거래번호 (transactionId)',
       id: 'ID',
