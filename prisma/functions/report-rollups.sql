@@ -7,7 +7,7 @@
 -- (rebuild_report_rollups, also run by bench/seed.ts after it writes with triggers off) and the reports' live part
 -- (revenue_lines, the day that holds now) all go through them.
 --
--- Hot rows: every charge's success adds to the same (Korea day, method). Two replicas, or two batches of one, would
+-- Hot rows: every charge's success adds to the same (Korea day, method, gateway). Two replicas, or two batches of one, would
 -- queue on that row until commit; so each figure is spread over 8 shards and the reports sum them. A transaction takes
 -- a shard of its own for its whole length (report_shard: a free one, starting from its backend's pid modulo 8), so
 -- two transactions share a shard's rows only when more than 8 write roll-ups at once, and then the second waits for
@@ -19,7 +19,7 @@
 -- payment's).
 --
 -- The tables and the composite types revenue_line and recovery_line are the versioned migrations' (first
--- 20261124210000_report_rollups).
+-- 20261124210000_report_rollups; revenue by gateway: 20261201140000_revenue_by_gateway).
 --
 -- Calendar: Korea days and months (common.sql korea_zone). A report in another BILLING_TIMEZONE reads the raw rows
 -- (src/modules/reports/rollups.ts).
@@ -79,33 +79,35 @@ CREATE OR REPLACE FUNCTION "refund_at"(sent_at timestamptz, completed_at timesta
   SELECT COALESCE(sent_at, completed_at, created_at)
 $$;
 
-CREATE OR REPLACE FUNCTION "revenue_payment_line"(status "PaymentStatus", approved_at timestamptz, method "PaymentMethod", amount integer)
+-- A line counts under its payment's method and gateway (a refund's are its payment's: a payment is refunded where it
+-- was charged).
+CREATE OR REPLACE FUNCTION "revenue_payment_line"(status "PaymentStatus", approved_at timestamptz, method "PaymentMethod", gateway "PaymentGateway", amount integer)
 RETURNS SETOF "revenue_line" LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT approved_at, method, 1, amount::bigint, 0, 0::bigint WHERE "payment_counts"(status, approved_at)
+  SELECT approved_at, method, gateway, 1, amount::bigint, 0, 0::bigint WHERE "payment_counts"(status, approved_at)
 $$;
 CREATE OR REPLACE FUNCTION "revenue_refund_line"(operation "GatewayOperation", status "AttemptStatus", sent_at timestamptz, completed_at timestamptz,
-                                      created_at timestamptz, amount integer, method "PaymentMethod")
+                                      created_at timestamptz, amount integer, method "PaymentMethod", gateway "PaymentGateway")
 RETURNS SETOF "revenue_line" LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT "refund_at"(sent_at, completed_at, created_at), method, 0, 0::bigint, 1, amount::bigint WHERE "refund_counts"(operation, status)
+  SELECT "refund_at"(sent_at, completed_at, created_at), method, gateway, 0, 0::bigint, 1, amount::bigint WHERE "refund_counts"(operation, status)
 $$;
 -- A refund made outside the gateway counts on the day it was recorded.
-CREATE OR REPLACE FUNCTION "revenue_external_line"(recorded_at timestamptz, amount integer, method "PaymentMethod")
+CREATE OR REPLACE FUNCTION "revenue_external_line"(recorded_at timestamptz, amount integer, method "PaymentMethod", gateway "PaymentGateway")
 RETURNS SETOF "revenue_line" LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT recorded_at, method, 0, 0::bigint, 1, amount::bigint
+  SELECT recorded_at, method, gateway, 0, 0::bigint, 1, amount::bigint
 $$;
 
 -- Every revenue line dated in [from_at, to_at), from the raw rows (through the report indexes of
 -- 20261124180000_report_indexes: the functions above are inlined, so their predicates meet the partial indexes).
 CREATE OR REPLACE FUNCTION "revenue_lines"(from_at timestamptz, to_at timestamptz)
 RETURNS SETOF "revenue_line" LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT l.* FROM "payments" p, LATERAL "revenue_payment_line"(p."status", p."approvedAt", p."method", p."amount") l
+  SELECT l.* FROM "payments" p, LATERAL "revenue_payment_line"(p."status", p."approvedAt", p."method", p."gateway", p."amount") l
    WHERE p."approvedAt" >= from_at AND p."approvedAt" < to_at
   UNION ALL
   SELECT l.* FROM "payment_attempts" a JOIN "payments" p ON p."id" = a."paymentId",
-         LATERAL "revenue_refund_line"(a."operation", a."status", a."sentAt", a."completedAt", a."createdAt", a."amount", p."method") l
+         LATERAL "revenue_refund_line"(a."operation", a."status", a."sentAt", a."completedAt", a."createdAt", a."amount", p."method", p."gateway") l
    WHERE l."at" >= from_at AND l."at" < to_at
   UNION ALL
-  SELECT l.* FROM "external_refunds" e JOIN "payments" p ON p."id" = e."paymentId", LATERAL "revenue_external_line"(e."recordedAt", e."amount", p."method") l
+  SELECT l.* FROM "external_refunds" e JOIN "payments" p ON p."id" = e."paymentId", LATERAL "revenue_external_line"(e."recordedAt", e."amount", p."method", p."gateway") l
    WHERE l."at" >= from_at AND l."at" < to_at
 $$;
 
@@ -133,44 +135,46 @@ RETURNS "recovery_line" LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- ── Keeping them ───────────────────────────────────────────────────────────────────────────────────────────────────
--- Adds the lines `added` and takes away `removed` (an UPDATE's old contribution), one upsert per (day, method), in key
--- order (two statements that share a shard lock their rows in the same order).
+-- Adds the lines `added` and takes away `removed` (an UPDATE's old contribution), one upsert per (day, method, gateway),
+-- in key order (two statements that share a shard lock their rows in the same order).
 CREATE OR REPLACE FUNCTION "revenue_days_apply"(added "revenue_line"[], removed "revenue_line"[]) RETURNS void LANGUAGE sql AS $$
   -- (Most statements add nothing: a PENDING payment, a lease; their arrays are empty and no row is written.)
-  INSERT INTO "revenue_days" AS r ("day", "method", "shard", "paymentCount", "paymentAmount", "refundCount", "refundAmount")
-  SELECT "report_day"(l."at"), l."method", "report_shard"(), sum(l."paymentCount" * l.sign), sum(l."paymentAmount" * l.sign),
+  INSERT INTO "revenue_days" AS r ("day", "method", "gateway", "shard", "paymentCount", "paymentAmount", "refundCount", "refundAmount")
+  SELECT "report_day"(l."at"), l."method", l."gateway", "report_shard"(), sum(l."paymentCount" * l.sign), sum(l."paymentAmount" * l.sign),
          sum(l."refundCount" * l.sign), sum(l."refundAmount" * l.sign)
     FROM (SELECT x.*, 1 AS sign FROM unnest(added) x UNION ALL SELECT x.*, -1 FROM unnest(removed) x) l
-   GROUP BY 1, 2
+   GROUP BY 1, 2, 3
   HAVING sum(l."paymentCount" * l.sign) <> 0 OR sum(l."paymentAmount" * l.sign) <> 0 OR sum(l."refundCount" * l.sign) <> 0 OR sum(l."refundAmount" * l.sign) <> 0
-   ORDER BY 1, 2
-  ON CONFLICT ("day", "method", "shard") DO UPDATE SET
+   ORDER BY 1, 2, 3
+  ON CONFLICT ("day", "method", "gateway", "shard") DO UPDATE SET
     "paymentCount" = r."paymentCount" + EXCLUDED."paymentCount", "paymentAmount" = r."paymentAmount" + EXCLUDED."paymentAmount",
     "refundCount" = r."refundCount" + EXCLUDED."refundCount", "refundAmount" = r."refundAmount" + EXCLUDED."refundAmount"
 $$;
 
--- Payments: revenue moves when a payment's status, approval or amount does (subtract the old line, add the new; an
--- UNKNOWN payment resolved with a back-dated approvedAt adds to that day); a declined cycle's paid amount follows
--- its payment.
+-- Payments: revenue moves when a payment's status, approval, method, gateway or amount does (subtract the old line, add
+-- the new; an UNKNOWN payment resolved with a back-dated approvedAt adds to that day); a declined cycle's paid amount
+-- follows its payment. Its refunds keep the lines they were counted with: a payment's method and gateway never change
+-- once it is written (it is charged and refunded where it was made).
 CREATE OR REPLACE FUNCTION "report_rollups_payments"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   added "revenue_line"[];
   removed "revenue_line"[] := '{}';
 BEGIN
-  -- Most statements move nothing (a PENDING payment, a lease, a retry's schedule): no row's status, approval, method or
-  -- amount changed, hence no line and no paid amount; nothing is written. Compared row by row: two rows of one
+  -- Most statements move nothing (a PENDING payment, a lease, a retry's schedule): no row's status, approval, method,
+  -- gateway or amount changed, hence no line and no paid amount; nothing is written. Compared row by row: two rows of one
   -- statement trading the same line (one stops counting, another starts) still move their cycles' paid amounts.
   -- (Nested: an INSERT has no old_rows, and PL/pgSQL evaluates both sides of an AND.)
   IF TG_OP = 'UPDATE' THEN
     IF NOT EXISTS (
          SELECT 1 FROM old_rows o JOIN new_rows n ON n."id" = o."id"
-          WHERE ROW(o."status", o."approvedAt", o."method", o."amount") IS DISTINCT FROM ROW(n."status", n."approvedAt", n."method", n."amount")) THEN
+          WHERE ROW(o."status", o."approvedAt", o."method", o."gateway", o."amount")
+                IS DISTINCT FROM ROW(n."status", n."approvedAt", n."method", n."gateway", n."amount")) THEN
       RETURN NULL;
     END IF;
   END IF;
-  added := ARRAY(SELECT l FROM new_rows n, LATERAL "revenue_payment_line"(n."status", n."approvedAt", n."method", n."amount") l);
+  added := ARRAY(SELECT l FROM new_rows n, LATERAL "revenue_payment_line"(n."status", n."approvedAt", n."method", n."gateway", n."amount") l);
   IF TG_OP = 'UPDATE' THEN
-    removed := ARRAY(SELECT l FROM old_rows o, LATERAL "revenue_payment_line"(o."status", o."approvedAt", o."method", o."amount") l);
+    removed := ARRAY(SELECT l FROM old_rows o, LATERAL "revenue_payment_line"(o."status", o."approvedAt", o."method", o."gateway", o."amount") l);
   END IF;
   IF added <> removed THEN
     PERFORM "revenue_days_apply"(added, removed);
@@ -190,7 +194,7 @@ BEGIN
   RETURN NULL;
 END $$;
 
--- Attempts: a CANCEL attempt's success adds a refund (its method is its payment's); a decline makes (or moves
+-- Attempts: a CANCEL attempt's success adds a refund (its method and gateway are its payment's); a decline makes (or moves
 -- earlier) its cycle's first decline, with what its payment has paid. Row by row, and only for the rows whose WHEN
 -- (below) says a refund or a decline is involved: most attempt writes are charges and leases, which cost nothing
 -- here (a statement-level trigger cost every one of them a call); refunds and declines are
@@ -199,15 +203,16 @@ END $$;
 CREATE OR REPLACE FUNCTION "report_rollups_attempt"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   paid_by "PaymentMethod";
+  paid_through "PaymentGateway";
   added "revenue_line"[];
   removed "revenue_line"[] := '{}';
   declined_at timestamptz := "decline_at"(NEW."operation", NEW."status", NEW."completedAt");
   was_declined_at timestamptz;
 BEGIN
-  SELECT p."method" INTO paid_by FROM "payments" p WHERE p."id" = NEW."paymentId";
-  added := ARRAY(SELECT l FROM "revenue_refund_line"(NEW."operation", NEW."status", NEW."sentAt", NEW."completedAt", NEW."createdAt", NEW."amount", paid_by) l);
+  SELECT p."method", p."gateway" INTO paid_by, paid_through FROM "payments" p WHERE p."id" = NEW."paymentId";
+  added := ARRAY(SELECT l FROM "revenue_refund_line"(NEW."operation", NEW."status", NEW."sentAt", NEW."completedAt", NEW."createdAt", NEW."amount", paid_by, paid_through) l);
   IF TG_OP = 'UPDATE' THEN
-    removed := ARRAY(SELECT l FROM "revenue_refund_line"(OLD."operation", OLD."status", OLD."sentAt", OLD."completedAt", OLD."createdAt", OLD."amount", paid_by) l);
+    removed := ARRAY(SELECT l FROM "revenue_refund_line"(OLD."operation", OLD."status", OLD."sentAt", OLD."completedAt", OLD."createdAt", OLD."amount", paid_by, paid_through) l);
     was_declined_at := "decline_at"(OLD."operation", OLD."status", OLD."completedAt");
   END IF;
   IF added <> removed THEN
@@ -243,7 +248,7 @@ END $$;
 CREATE OR REPLACE FUNCTION "report_rollups_external_refunds"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM "revenue_days_apply"(
-    ARRAY(SELECT l FROM new_rows n JOIN "payments" p ON p."id" = n."paymentId", LATERAL "revenue_external_line"(n."recordedAt", n."amount", p."method") l), '{}');
+    ARRAY(SELECT l FROM new_rows n JOIN "payments" p ON p."id" = n."paymentId", LATERAL "revenue_external_line"(n."recordedAt", n."amount", p."method", p."gateway") l), '{}');
   RETURN NULL;
 END $$;
 
@@ -329,9 +334,9 @@ CREATE OR REPLACE FUNCTION "rebuild_report_rollups"() RETURNS void LANGUAGE sql 
   -- Writers wait until the rebuild commits: a change committed between a DELETE and its INSERT would be counted twice.
   LOCK TABLE "payments", "payment_attempts", "external_refunds", "subscriptions", "mrr_movements" IN SHARE MODE;
   DELETE FROM "revenue_days";
-  INSERT INTO "revenue_days" ("day", "method", "shard", "paymentCount", "paymentAmount", "refundCount", "refundAmount")
-  SELECT "report_day"(l."at"), l."method", 0, sum(l."paymentCount"), sum(l."paymentAmount"), sum(l."refundCount"), sum(l."refundAmount")
-    FROM "revenue_lines"('-infinity', 'infinity') l GROUP BY 1, 2;
+  INSERT INTO "revenue_days" ("day", "method", "gateway", "shard", "paymentCount", "paymentAmount", "refundCount", "refundAmount")
+  SELECT "report_day"(l."at"), l."method", l."gateway", 0, sum(l."paymentCount"), sum(l."paymentAmount"), sum(l."refundCount"), sum(l."refundAmount")
+    FROM "revenue_lines"('-infinity', 'infinity') l GROUP BY 1, 2, 3;
   DELETE FROM "recovery_cycles";
   INSERT INTO "recovery_cycles" ("paymentId", "subscriptionId", "cycle", "firstDeclineAt", "paidAmount", "lost")
   SELECT p."id", p."subscriptionId", p."cycle", d."at", "paid_amount"(p."status", p."approvedAt", p."amount"),

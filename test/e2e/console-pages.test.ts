@@ -128,6 +128,7 @@ describe('Subscriptions and Payments lists', () => {
       const [header, ...rows] = csvLines(csv.text);
       expect(header!.split(',').slice(0, 4)).toEqual(['id', 'userId', 'method', 'status']);
       expect(header).toContain('billingKey.cardNumber');
+      expect(header).toContain('billingKey.gateway');
       expect(rows.map((r) => r.split(',')[0])).toEqual(active.map((s) => s.id));
       const createdAt = header!.split(',').indexOf('createdAt');
       expect(rows.map((r) => r.split(',')[createdAt])).toEqual(active.map((s) => s.createdAt));
@@ -178,6 +179,16 @@ describe('Subscriptions and Payments lists', () => {
       expect(header!.split(',')).toContain('transactionId');
       expect(rows).toHaveLength(succeeded.length);
       expect(rows.every((r) => r.includes(',SUCCEEDED,'))).toBe(true);
+      const gateway = header!.split(',').indexOf('gateway');
+      expect(new Set(rows.map((r) => r.split(',')[gateway]))).toEqual(new Set(['DANAL']));
+
+      // The gateway filter, a plain form like the others: every payment here is Danal's, none Toss's.
+      await page.getByLabel('Gateway', { exact: true }).selectOption('TOSS');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.waitForURL(/gateway=TOSS/);
+      await expect(page.getByText('No payment matches these filters.').count()).resolves.toBe(1);
+      await expect(page.getByLabel('Gateway', { exact: true }).inputValue()).resolves.toBe('TOSS');
+      await expectAccessible(page);
     } finally {
       await context.close();
     }

@@ -157,6 +157,7 @@ describe('revenue and recovery', () => {
           refunds: none,
           net: 9900,
           byMethod: { CARD: { payments: { count: 1, amount: 9900 }, refunds: none, net: 9900 }, MOBILE: zero },
+          byGateway: { DANAL: { payments: { count: 1, amount: 9900 }, refunds: none, net: 9900 }, TOSS: zero },
         },
         {
           period: '2030-04-01',
@@ -164,8 +165,9 @@ describe('revenue and recovery', () => {
           refunds: { count: 1, amount: 4900 },
           net: -4900,
           byMethod: { CARD: { payments: none, refunds: { count: 1, amount: 4900 }, net: -4900 }, MOBILE: zero },
+          byGateway: { DANAL: { payments: none, refunds: { count: 1, amount: 4900 }, net: -4900 }, TOSS: zero },
         },
-        { period: '2030-04-02', ...zero, byMethod: { CARD: zero, MOBILE: zero } },
+        { period: '2030-04-02', ...zero, byMethod: { CARD: zero, MOBILE: zero }, byGateway: { DANAL: zero, TOSS: zero } },
       ],
     });
     const monthly = await running.app.inject({
@@ -239,9 +241,11 @@ describe('revenue and recovery', () => {
     expect(revenue.body.slice(1).split('\r\n')).toEqual([
       'period,payments.count,payments.amount,refunds.count,refunds.amount,net,' +
         'byMethod.CARD.payments.count,byMethod.CARD.payments.amount,byMethod.CARD.refunds.count,byMethod.CARD.refunds.amount,byMethod.CARD.net,' +
-        'byMethod.MOBILE.payments.count,byMethod.MOBILE.payments.amount,byMethod.MOBILE.refunds.count,byMethod.MOBILE.refunds.amount,byMethod.MOBILE.net',
-      '2030-03-10,1,9900,0,0,9900,1,9900,0,0,9900,0,0,0,0,0',
-      '2030-03-11,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0',
+        'byMethod.MOBILE.payments.count,byMethod.MOBILE.payments.amount,byMethod.MOBILE.refunds.count,byMethod.MOBILE.refunds.amount,byMethod.MOBILE.net,' +
+        'byGateway.DANAL.payments.count,byGateway.DANAL.payments.amount,byGateway.DANAL.refunds.count,byGateway.DANAL.refunds.amount,byGateway.DANAL.net,' +
+        'byGateway.TOSS.payments.count,byGateway.TOSS.payments.amount,byGateway.TOSS.refunds.count,byGateway.TOSS.refunds.amount,byGateway.TOSS.net',
+      '2030-03-10,1,9900,0,0,9900,1,9900,0,0,9900,0,0,0,0,0,1,9900,0,0,9900,0,0,0,0,0',
+      '2030-03-11,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0',
       '',
     ]);
     const mrr = await get('/admin/reports/mrr?from=2030-02&to=2030-03');

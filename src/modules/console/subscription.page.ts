@@ -41,7 +41,7 @@ export function subscriptionPage(deps: ConsoleDeps) {
           where: { subscriptionId: id },
           orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
           take: PAYMENTS_SHOWN + 1,
-          select: { id: true, cycle: true, kind: true, status: true, amount: true, canceledAmount: true, orderId: true, createdAt: true },
+          select: { id: true, cycle: true, kind: true, gateway: true, status: true, amount: true, canceledAmount: true, orderId: true, createdAt: true },
         }),
         readTimeline(db, { subscriptionId: id }, request.query.older),
       ]);

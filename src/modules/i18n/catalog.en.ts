@@ -42,6 +42,10 @@ export const en: Catalog = {
       CARD: 'Card',
       MOBILE: 'Phone',
     },
+    gateway: {
+      DANAL: 'Danal',
+      TOSS: 'Toss Payments',
+    },
     interval: {
       day: 'every {count} days',
       week: 'every {count} weeks',
@@ -218,6 +222,7 @@ export const en: Catalog = {
       amount: 'Amount (KRW)',
       status: 'Status',
       instrument: 'Payment method',
+      gateway: 'Payment company',
       orderId: 'orderId',
       transactionId: 'transactionId',
       id: 'ID',

@@ -49,6 +49,10 @@ export const ko = {
       CARD: '카드',
       MOBILE: '휴대폰',
     },
+    gateway: {
+      DANAL: '다날',
+      TOSS: '토스페이먼츠',
+    },
     interval: {
       day: '{count}일마다',
       week: '{count}주마다',
@@ -222,6 +226,7 @@ export const ko = {
       amount: '금액 (원)',
       status: '상태',
       instrument: '결제수단',
+      gateway: '결제대행사',
       orderId: '주문번호 (orderId)',
       transactionId: '거래번호 (transactionId)',
       id: 'ID',

@@ -32,6 +32,7 @@ export interface PaymentFilter {
   needsAttention?: boolean;
   kind?: 'INITIAL' | 'RECURRING' | 'MANUAL' | 'ONE_TIME';
   method?: 'CARD' | 'MOBILE';
+  gateway?: 'DANAL' | 'TOSS';
   subscriptionId?: string;
   userId?: string;
   createdFrom?: string;
@@ -67,7 +68,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       // createdAt; spread into one object, the later replaced the earlier (page 2 of needsAttention=true listed all).
       where: {
         AND: [
-          { status: filter.status, kind: filter.kind, method: filter.method, subscriptionId: filter.subscriptionId },
+          { status: filter.status, kind: filter.kind, method: filter.method, gateway: filter.gateway, subscriptionId: filter.subscriptionId },
           filter.userId ? await ofCustomer(filter.userId) : {},
           createdWithin(filter),
           filter.needsAttention === true ? needsAttentionWhere : {},

@@ -109,6 +109,7 @@ export const AdminPaymentsQuery = Type.Object(
     needsAttention: Type.Optional(Type.Boolean()),
     kind: Type.Optional(PaymentKind),
     method: Type.Optional(Method),
+    gateway: Type.Optional(Gateway),
     subscriptionId: Type.Optional(Uuid),
     userId: Type.Optional(Type.String({ maxLength: 200, description: 'every payment of this customer: their subscriptions’ and their one-time orders’' })),
     createdFrom: Type.Optional(Instant),

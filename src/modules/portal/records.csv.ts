@@ -1,6 +1,7 @@
 // GET /portal/records.csv (docs/portal.md "Customer portal"): every payment and refund of the session's customer,
 // external refunds included, as one CSV in the customer's language: UTF-8 with a BOM (lib/csv.ts), Korea time with
-// the zone in the header, amounts in won, the masked card or phone, orderId and transactionId. Its payments are read
+// the zone in the header, amounts in won, the masked card or phone, the payment company (its gateway: the name on the
+// customer's statement), orderId and transactionId. Its payments are read
 // through the admin routes' own list (GET /admin/payments?userId=, payment-actions.service.ts) a page at a time, so the
 // rows and amounts are that list's; each refund is a row of its own under its payment.
 import { Readable } from 'node:stream';
@@ -11,7 +12,7 @@ import { speech } from '../i18n/messages.ts';
 import type { Payment, PortalDeps } from './portal-deps.ts';
 import { instrumentOf } from './subscription-card.ts';
 
-const COLUMNS = ['kind', 'time', 'item', 'amount', 'status', 'instrument', 'orderId', 'transactionId', 'id', 'paymentId'] as const;
+const COLUMNS = ['kind', 'time', 'item', 'amount', 'status', 'instrument', 'gateway', 'orderId', 'transactionId', 'id', 'paymentId'] as const;
 const PAGE_SIZE = 100;
 
 export function recordsCsv(deps: PortalDeps) {
@@ -39,6 +40,7 @@ export function recordsCsv(deps: PortalDeps) {
           amount: p.amount,
           status: say.word('paymentStatus', p.status),
           instrument,
+          gateway: say.word('gateway', p.gateway),
           orderId: p.orderId,
           transactionId: p.transactionId,
           id: p.id,

@@ -56,7 +56,7 @@ export function reportsRoutes() {
         schema: {
           operationId: 'reportRevenue',
           summary: 'Payments and refunds by Korea calendar day or month',
-          description: `Succeeded payments by the date of approval, succeeded refunds by the date they were requested, net, and each by method.${csvNote}`,
+          description: `Succeeded payments by the date of approval, succeeded refunds by the date they were requested, net, and each by method and by gateway.${csvNote}`,
           tags,
           querystring: RevenueQuery,
           response: { 200: RevenueReport },

@@ -61,6 +61,10 @@ export const RevenueReport = named(
           refunds: Money,
           net: Count,
           byMethod: Type.Object({ CARD: Figures, MOBILE: Figures }),
+          byGateway: Type.Object(
+            { DANAL: Figures, TOSS: Figures },
+            { description: 'the same figures by the gateway each payment went through (a refund: its payment’s)' },
+          ),
         }),
       ),
     },

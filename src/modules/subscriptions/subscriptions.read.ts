@@ -137,6 +137,8 @@ export interface SubscriptionFilter {
   needsAttention?: boolean;
   userId?: string;
   method?: 'CARD' | 'MOBILE';
+  /** Its billing key's gateway. */
+  gateway?: 'DANAL' | 'TOSS';
   createdFrom?: string;
   createdTo?: string;
   limit: number;
@@ -150,6 +152,7 @@ function pageWhere(filter: SubscriptionFilter, param: (value: unknown) => string
   if (filter.needsAttention !== undefined) where.push(`s."needsAttention" = ${param(filter.needsAttention)}`);
   if (filter.userId !== undefined) where.push(`s."userId" = ${param(filter.userId)}`);
   if (filter.method !== undefined) where.push(`s."method" = ${param(filter.method)}::"PaymentMethod"`);
+  if (filter.gateway !== undefined) where.push(`k."gateway" = ${param(filter.gateway)}::"PaymentGateway"`);
   if (filter.createdFrom !== undefined) where.push(`s."createdAt" >= ${param(new Date(filter.createdFrom))}`);
   if (filter.createdTo !== undefined) where.push(`s."createdAt" < ${param(new Date(filter.createdTo))}`);
   const after = decodeCursor(filter.cursor);

@@ -149,6 +149,7 @@ export const AdminSubscriptionsQuery = Type.Object(
     needsAttention: Type.Optional(Type.Boolean()),
     userId: Type.Optional(Type.String({ maxLength: 200 })),
     method: Type.Optional(Method),
+    gateway: Type.Optional(Gateway),
     createdFrom: Type.Optional(Instant),
     createdTo: Type.Optional(Instant),
     limit: Limit,

@@ -7,6 +7,7 @@ import { useRunningApp } from '../../helpers/database.ts';
 import { sandboxFault, sandboxHeld, sandboxLedger, sandboxRelease } from '../../helpers/checkout.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { waitFor } from '../../helpers/service.ts';
+import { subscribeThroughToss } from '../../helpers/gateways.ts';
 
 const kst = (local: string) => new Date(`${local}+09:00`);
 
@@ -448,5 +449,24 @@ describe('lists', () => {
     expect((await admin('GET', '/admin/payments?status=SUCCEEDED&kind=INITIAL')).json().items).toHaveLength(2);
     expect((await admin('GET', '/admin/payments?userId=m')).json().items).toHaveLength(1);
     expect((await admin('GET', '/admin/payments?status=WHATEVER')).statusCode).toBe(400);
+  });
+
+  it('filter subscriptions (by their key’s gateway) and payments by gateway, with the other filters; an unknown gateway is 400', async () => {
+    const danal = await subscribe(running.app, {});
+    const { subscriptionId: toss } = await subscribeThroughToss(running.app, { userId: 't' });
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    const ids = async (url: string) => (await admin('GET', url)).json().items.map((item: { id: string }) => item.id);
+    expect(await ids('/admin/subscriptions?gateway=TOSS')).toEqual([toss]);
+    expect(await ids('/admin/subscriptions?gateway=DANAL&method=CARD')).toEqual([danal]);
+    expect(await ids('/admin/subscriptions?gateway=TOSS&method=MOBILE')).toEqual([]);
+    const [tossPayment] = await paymentsOf(running.app, toss);
+    const [danalPayment] = await paymentsOf(running.app, danal);
+    expect(await ids('/admin/payments?gateway=TOSS')).toEqual([tossPayment!.id]);
+    expect(await ids('/admin/payments?gateway=DANAL&status=SUCCEEDED')).toEqual([danalPayment!.id]);
+    expect(await ids('/admin/payments?gateway=TOSS&kind=INITIAL')).toEqual([]);
+    for (const url of ['/admin/payments?gateway=KCP', '/admin/subscriptions?gateway=toss']) {
+      const refused = await admin('GET', url);
+      expect([refused.statusCode, refused.json().code], url).toEqual([400, 'VALIDATION_ERROR']);
+    }
   });
 });

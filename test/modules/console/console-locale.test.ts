@@ -300,8 +300,8 @@ describe('the console’s frame in Korean', () => {
     expect(layout).toContain('대응 결제 없음');
     expect(layout).toContain('판매자가 중지');
     expect(layout).toContain('T-KO-UNMATCHED-1 · 30,000원');
-    expect(seen.get('/console/subscriptions')).toMatch(/카드 \(CARD\)\s+이용 중 \(ACTIVE\)\s+9,900원\s+매월/);
-    expect(seen.get('/console/payments')).toMatch(/첫 결제 \(INITIAL\)\s+카드 \(CARD\)\s+9,900원\s+결제 완료 \(SUCCEEDED\)/);
+    expect(seen.get('/console/subscriptions')).toMatch(/카드 \(CARD\)\s+다날 \(DANAL\)\s+이용 중 \(ACTIVE\)\s+9,900원\s+매월/);
+    expect(seen.get('/console/payments')).toMatch(/첫 결제 \(INITIAL\)\s+카드 \(CARD\)\s+다날 \(DANAL\)\s+9,900원\s+결제 완료 \(SUCCEEDED\)/);
     expect(seen.get('/console/search?q=user-ko')).toContain('이용 중 (ACTIVE) · user-ko');
     expect(seen.get('/console/search?q=T-KO-UNMATCHED-1')).toContain('승인 (APPROVAL) · 30,000원');
     expect(seen.get('/console/reports')).toContain('월별 MRR 변동');

@@ -9,12 +9,14 @@ import { serializeSubscription } from '../../../src/modules/subscriptions/subscr
 describe('console list filters', () => {
   it('are the admin filters with Korea dates for the creation window', () => {
     expect(Object.keys(ConsolePaymentsQuery.properties).sort()).toEqual(
-      ['cursor', 'from', 'kind', 'limit', 'method', 'needsAttention', 'status', 'subscriptionId', 'to', 'userId'].sort(),
+      ['cursor', 'from', 'gateway', 'kind', 'limit', 'method', 'needsAttention', 'status', 'subscriptionId', 'to', 'userId'].sort(),
     );
     const check = Compile(ConsolePaymentsQuery);
     expect(check.Check({ status: 'UNKNOWN', from: '2026-11-01', limit: 20 })).toBe(true);
     expect(check.Check({ createdFrom: '2026-11-01T00:00:00Z', limit: 20 })).toBe(false);
     expect(check.Check({ status: 'LOST', limit: 20 })).toBe(false);
+    expect(check.Check({ gateway: 'TOSS', limit: 20 })).toBe(true);
+    expect(check.Check({ gateway: 'KCP', limit: 20 })).toBe(false);
   });
 
   it('turn both dates into a window that includes them, in Korea time', () => {

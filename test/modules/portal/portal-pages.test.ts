@@ -192,11 +192,12 @@ describe('records.csv', () => {
     expect(response.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(response.body.charCodeAt(0)).toBe(0xfeff);
     const [header, ...lines] = response.body.slice(1).split('\r\n').filter(Boolean);
-    expect(header).toBe('구분,"일시 (KST, 한국 표준시)",상품,금액 (원),상태,결제수단,주문번호 (orderId),거래번호 (transactionId),ID,결제 ID');
+    expect(header).toBe('구분,"일시 (KST, 한국 표준시)",상품,금액 (원),상태,결제수단,결제대행사,주문번호 (orderId),거래번호 (transactionId),ID,결제 ID');
     const rows = lines.map((line) => line.split(/,(?=(?:[^"]*"[^"]*")*[^"]*$)/));
     const listed = (await admin('GET', '/admin/payments?userId=pages-user&limit=100')).json().items as Array<{
       id: string;
       amount: number;
+      gateway: string;
       orderId: string;
       transactionId?: string;
       refunds: Array<{ id: string; amount: number }>;
@@ -205,7 +206,10 @@ describe('records.csv', () => {
       ['결제', String(p.amount), p.orderId, p.transactionId ?? '', p.id, p.id],
       ...p.refunds.map((r) => ['환불', String(r.amount), p.orderId, '', r.id, p.id]),
     ]);
-    expect(rows.map((r) => [r[0], r[3], r[6], r[7], r[8], r[9]])).toEqual(expected);
+    expect(rows.map((r) => [r[0], r[3], r[7], r[8], r[9], r[10]])).toEqual(expected);
+    // The payment company each payment went through, in words (these are Danal's).
+    expect(listed.map((p) => p.gateway)).toEqual(listed.map(() => 'DANAL'));
+    expect(new Set(rows.map((r) => r[6]))).toEqual(new Set(['다날']));
     expect(expected.filter((r) => r[0] === '환불')).toHaveLength(2);
     expect(rows.every((r) => /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(r[1]!))).toBe(true);
     expect(response.body).not.toContain(other);

@@ -1,10 +1,11 @@
 // The reports' pre-aggregated figures (migration 20261124210000_report_rollups) against the raw rows: every report,
 // as the routes answer it, equals the aggregation of the raw payments, attempts, external refunds and movements that
 // the reports ran before the roll-ups (the oracle below is that aggregation, kept here as the test's own spelling).
-// Histories: one written through the service's real paths (charges, declines and retries, refunds in part and in
-// full, an external refund, an UNKNOWN payment resolved with a back-dated approval, across 23:59/00:00 KST and
-// several months); one made in SQL by the benchmarks' seeder, then changed by statements the triggers must follow
-// (resolves, refunds, amounts, statuses leaving the counted ones); and concurrent approvals on one Korea day.
+// Histories: one written through the service's real paths (charges through Danal and Toss, declines and retries,
+// refunds in part and in full on both gateways, an external refund, an UNKNOWN payment resolved with a back-dated
+// approval, across 23:59/00:00 KST and several months); one made in SQL by the benchmarks' seeder, then changed by
+// statements the triggers must follow (gateways, resolves, refunds, amounts, statuses leaving the counted ones); and
+// concurrent approvals on one Korea day. The revenue report's byMethod and byGateway are each the raw rows' split.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { monthsBetweenDays, type Period, periodsBetween, rate } from '../../../s
 import { adminHeaders, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { sandboxFault } from '../../helpers/checkout.ts';
 import { useRunningApp } from '../../helpers/database.ts';
+import { subscribeThroughToss } from '../../helpers/gateways.ts';
 import { waitFor } from '../../helpers/service.ts';
 
 const running = useRunningApp({ CLOCK: 'simulated' });
@@ -34,22 +36,31 @@ type Money = { count: number; amount: number };
 type Figures = { payments: Money; refunds: Money; net: number };
 
 async function oracleRevenue(periods: Period[]) {
-  const rows = await sqlQuery<{ start: Date; label: string; method: 'CARD' | 'MOBILE'; pc: number; pa: number; rc: number; ra: number }>(
+  const rows = await sqlQuery<{
+    start: Date;
+    label: string;
+    method: 'CARD' | 'MOBILE';
+    gateway: 'DANAL' | 'TOSS';
+    pc: number;
+    pa: number;
+    rc: number;
+    ra: number;
+  }>(
     running.app.db,
     `WITH periods AS (SELECT * FROM unnest($1::timestamptz[], $2::timestamptz[], $3::text[]) AS p("start", "end", "label")),
      moved AS (
-       SELECT pay."method", pay."approvedAt" AS "at", pay."amount", 1 AS "payments", 0 AS "refunds"
+       SELECT pay."method", pay."gateway", pay."approvedAt" AS "at", pay."amount", 1 AS "payments", 0 AS "refunds"
          FROM "payments" pay WHERE pay."status" IN ('SUCCEEDED', 'CANCELED') AND pay."approvedAt" IS NOT NULL
        UNION ALL
-       SELECT pay."method", COALESCE(a."sentAt", a."completedAt", a."createdAt"), a."amount", 0, 1
+       SELECT pay."method", pay."gateway", COALESCE(a."sentAt", a."completedAt", a."createdAt"), a."amount", 0, 1
          FROM "payment_attempts" a JOIN "payments" pay ON pay."id" = a."paymentId"
         WHERE a."operation" = 'CANCEL' AND a."status" = 'SUCCEEDED'
        UNION ALL
-       SELECT pay."method", e."recordedAt", e."amount", 0, 1 FROM "external_refunds" e JOIN "payments" pay ON pay."id" = e."paymentId")
-     SELECT p."label", m."method", sum(m."payments")::int AS "pc", COALESCE(sum(m."amount") FILTER (WHERE m."payments" = 1), 0)::float8 AS "pa",
+       SELECT pay."method", pay."gateway", e."recordedAt", e."amount", 0, 1 FROM "external_refunds" e JOIN "payments" pay ON pay."id" = e."paymentId")
+     SELECT p."label", m."method", m."gateway", sum(m."payments")::int AS "pc", COALESCE(sum(m."amount") FILTER (WHERE m."payments" = 1), 0)::float8 AS "pa",
             sum(m."refunds")::int AS "rc", COALESCE(sum(m."amount") FILTER (WHERE m."refunds" = 1), 0)::float8 AS "ra"
        FROM periods p JOIN moved m ON m."at" >= p."start" AND m."at" < p."end"
-      GROUP BY 1, 2`,
+      GROUP BY 1, 2, 3`,
     [periods.map((p) => p.start), periods.map((p) => p.end), periods.map((p) => p.label)],
   );
   const figures = (found: typeof rows): Figures => {
@@ -63,6 +74,7 @@ async function oracleRevenue(periods: Period[]) {
       period: period.label,
       ...figures(mine),
       byMethod: { CARD: figures(mine.filter((r) => r.method === 'CARD')), MOBILE: figures(mine.filter((r) => r.method === 'MOBILE')) },
+      byGateway: { DANAL: figures(mine.filter((r) => r.gateway === 'DANAL')), TOSS: figures(mine.filter((r) => r.gateway === 'TOSS')) },
     };
   });
 }
@@ -177,6 +189,9 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
     await setClock(running.app, new Date('2030-01-31T14:59:30Z')); // 23:59:30 KST, January 31
     const card = await subscribe(running.app, { amount: 9900 });
     const declined = await subscribe(running.app, { amount: 7000 });
+    // A Toss subscription (key-only: this pass charges it, through Toss, on January 31; its renewals come with the others).
+    const { subscriptionId: toss } = await subscribeThroughToss(running.app, { amount: 12_000, userId: 'toss-user' });
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
     await setClock(running.app, new Date('2030-01-31T15:00:00Z')); // 00:00 KST, February 1: the day that holds now
     const mobile = await subscribe(running.app, { method: 'MOBILE', amount: 5_500, itemCode: 'ITEM01' });
     const lost = await subscribe(running.app, { amount: 3000 });
@@ -186,6 +201,10 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
     await setClock(running.app, kst('2030-02-01T00:00:30'));
     const [first] = await paymentsOf(running.app, card);
     expect((await post(`/admin/payments/${first!.id}/cancel`, { amount: 1000, reason: 'part' })).statusCode).toBe(200);
+    // And a part of the Toss payment, through Toss: on the Toss line of the day.
+    const [tossFirst] = await paymentsOf(running.app, toss);
+    const tossRefund = await post(`/admin/payments/${tossFirst!.id}/cancel`, { amount: 2_500, reason: 'part' });
+    expect(tossRefund.json(), tossRefund.body).toMatchObject({ gateway: 'TOSS', canceledAmount: 2_500 });
     await check();
     await setClock(running.app, kst('2030-02-02T09:00:00'));
     expect((await post(`/admin/payments/${first!.id}/cancel`, { reason: 'rest' })).statusCode).toBe(200);
@@ -247,7 +266,7 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
     }
     const { payments } = await expectReportsEqualRaw('2030-01-01', '2030-07-31');
     expect(payments).toBeGreaterThanOrEqual(8);
-    // The history holds what it promises: two gateway refunds and an external one, a resolve, declined cycles
+    // The history holds what it promises: three gateway refunds (one through Toss) and an external one, a resolve, declined cycles
     // recovered and lost.
     expect(unknown.length).toBeGreaterThanOrEqual(1);
     const [kinds] = await sqlQuery<{ refunds: number; external: number; recovered: number; lost: number }>(
@@ -258,7 +277,13 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
               (SELECT count(*) FROM "recovery_cycles" WHERE "lost")::int AS "lost"`,
       [],
     );
-    expect(kinds).toMatchObject({ refunds: 2, external: 1 });
+    expect(kinds).toMatchObject({ refunds: 3, external: 1 });
+    const [tossPaid] = await sqlQuery<{ n: number }>(
+      running.app.db,
+      `SELECT count(*)::int AS "n" FROM "payments" WHERE "gateway" = 'TOSS' AND "status" = 'SUCCEEDED'`,
+      [],
+    );
+    expect(tossPaid!.n).toBeGreaterThanOrEqual(3); // its first charge and renewals, through Toss
     expect(kinds!.recovered).toBeGreaterThanOrEqual(1);
     expect(kinds!.lost).toBeGreaterThanOrEqual(1);
   });
@@ -281,6 +306,12 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
     await expectReportsEqualRaw('2030-03-17', '2030-06-15');
 
     const changes = [
+      // A third of the CARD payments not refunded yet on Toss (the refunds below then count under Toss). The service
+      // never changes a payment's gateway once written (it is charged and refunded where it was made); the payments'
+      // trigger moves its own line all the same, as for its method. (A refund already counted keeps its line.)
+      `UPDATE "payments" p SET "gateway" = 'TOSS' WHERE p."method" = 'CARD' AND hashtext(p."id"::text) % 3 = 0
+          AND NOT EXISTS (SELECT 1 FROM "payment_attempts" a WHERE a."paymentId" = p."id" AND a."operation" = 'CANCEL')
+          AND NOT EXISTS (SELECT 1 FROM "external_refunds" e WHERE e."paymentId" = p."id")`,
       // Resolves of UNKNOWN payments, approved the day before they were due (back-dated), one statement for all.
       `UPDATE "payments" SET "status" = 'SUCCEEDED', "approvedAt" = "dueAt" - interval '1 day', "transactionId" = 'r-' || "id", "attentionReason" = NULL
         WHERE "status" = 'UNKNOWN'`,
@@ -324,9 +355,9 @@ describe('the reports from their pre-aggregated figures equal the raw rows', () 
       await expectReportsEqualRaw('2029-12-01', '2030-06-30');
     }
     await expectReportsEqualRaw('2030-03-17', '2030-06-15');
-    // The triggers' figures are the rebuild's: summed by day and method, shard by shard or all at once.
-    const kept = `SELECT "day", "method", sum("paymentCount")::int AS "pc", sum("paymentAmount")::float8 AS "pa", sum("refundCount")::int AS "rc",
-                         sum("refundAmount")::float8 AS "ra" FROM "revenue_days" GROUP BY 1, 2 HAVING sum("paymentCount") <> 0 OR sum("refundCount") <> 0 ORDER BY 1, 2`;
+    // The triggers' figures are the rebuild's: summed by day, method and gateway, shard by shard or all at once.
+    const kept = `SELECT "day", "method", "gateway", sum("paymentCount")::int AS "pc", sum("paymentAmount")::float8 AS "pa", sum("refundCount")::int AS "rc",
+                         sum("refundAmount")::float8 AS "ra" FROM "revenue_days" GROUP BY 1, 2, 3 HAVING sum("paymentCount") <> 0 OR sum("refundCount") <> 0 ORDER BY 1, 2, 3`;
     const recovery = `SELECT * FROM "recovery_cycles" ORDER BY "paymentId"`;
     const before = { revenue: await sqlQuery(running.app.db, kept, []), recovery: await sqlQuery(running.app.db, recovery, []) };
     await sqlQuery(running.app.db, 'SELECT "rebuild_report_rollups"()', []);
