@@ -5,12 +5,12 @@
 // reader's language (Korean first; words from the i18n catalogs): a script that does not load, a window closed or
 // refused leave a message and a button to try again; without JavaScript a <noscript> text says the window needs it.
 //
-// Toss facts (SDK v2, developers' guide "JavaScript SDK", documented): the script is
+// Toss facts. Documented (docs.tosspayments.com, "SDK v2" and the billing guide): the script is
 // https://js.tosspayments.com/v2/standard and defines window.TossPayments;
 // TossPayments(clientKey).payment({ customerKey }).requestBillingAuth({ method: 'CARD', successUrl, failUrl }) opens
-// the card window (an overlay frame on a computer, a page of Toss's on a phone) and redirects to successUrl with
-// customerKey and authKey, or to failUrl with code and message; its promise rejects with `code` (USER_CANCEL: the
-// customer closed it). Assumed (Toss publishes no list): its frames, images and calls are on *.tosspayments.com.
+// the card window, which sends the browser to successUrl with customerKey and authKey, or to failUrl with code and
+// message; its promise rejects with a `code` (USER_CANCEL: the customer closed the window). Assumed (Toss publishes
+// no list, and nothing here reaches Toss): the window's frames, images and calls are all on *.tosspayments.com.
 //
 // The page's one script is inline and constant: the Content-Security-Policy allows it by its hash, and Toss's script
 // origin, and nothing else; the terms travel in a JSON data block the browser never runs.
