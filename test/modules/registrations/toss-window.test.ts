@@ -8,19 +8,21 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { TOSS_SANDBOX_CLIENT_KEY, TOSS_SANDBOX_SECRET_KEY } from '../../../src/dev-secrets.ts';
 import { TOSS_SDK_URL } from '../../../src/modules/registrations/toss-window.page.ts';
-import { apiHeaders, buildTestApp, startTestApp, TEST_SECRET_KEY } from '../../helpers/app.ts';
+import { apiHeaders, buildTestApp, LogCapture, startTestApp, TEST_SECRET_KEY } from '../../helpers/app.ts';
 import { setClock } from '../../helpers/billing.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 
 let tossSide: { database: TestDatabase; app: App; baseUrl: string };
 let database: TestDatabase;
 let app: App;
+const logs = new LogCapture();
 
 beforeAll(async () => {
   const tossDatabase = await createTestDatabase();
   tossSide = { database: tossDatabase, ...(await startTestApp(tossDatabase.url)) };
   database = await createTestDatabase();
   app = await buildTestApp(database.url, {
+    logs,
     env: {
       CLOCK: 'simulated',
       PUBLIC_BASE_URL: 'https://billing.merchant.test',
@@ -110,6 +112,11 @@ describe('GET /billing/toss-window/:state against the real Toss', () => {
     expect(english.statusCode).toBe(200);
     expect(english.body).toContain('<html lang="en">');
     expect(english.body).toContain('Open the card window');
+
+    // The request logs name the page by its path, the state as its parameter: neither it nor the customerKey is written.
+    expect(logs.lines.some((line) => (line.req as { url?: string } | undefined)?.url === '/billing/toss-window/:state')).toBe(true);
+    expect(logs.raw).not.toContain(registration.state);
+    expect(logs.raw).not.toContain(window.customerKey);
   });
 
   it('answers 404 for an unknown state and for a Danal registration, 410 once expired or finished', async () => {
