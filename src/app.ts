@@ -24,6 +24,7 @@ import { containsNul, maxUtf8BytesKeyword } from './lib/input.ts';
 import { resultPageRoutes } from './modules/checkout/checkout.routes.ts';
 import { registrationsRoutes } from './modules/registrations/registrations.routes.ts';
 import { billingRedirectRoutes } from './modules/registrations/billing-redirect.routes.ts';
+import { tossWindowRoutes } from './modules/registrations/toss-window.routes.ts';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.ts';
 import { createPaymentsService } from './modules/payments/payments.service.ts';
 import { paymentsRoutes } from './modules/payments/payments.routes.ts';
@@ -203,6 +204,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await pages.register(helmet, { contentSecurityPolicy: { directives: { 'style-src': ["'self'", "'unsafe-inline'"] } } });
     await pages.register(rateLimit, { max: config.rateLimit.browser, timeWindow: 60_000 });
     await pages.register(billingRedirectRoutes(deps));
+    await pages.register(tossWindowRoutes(deps));
     await pages.register(paymentRedirectRoutes(deps));
     await pages.register(resultPageRoutes);
   });

@@ -215,7 +215,8 @@ export interface SettlementFeedLine {
 
 /**
  * What a customer's browser opens a gateway's own key window with, for a gateway whose window is opened by a key of
- * its own (Toss's client key), and the page that opens it where we have one (the sandbox's window in development).
+ * its own (Toss's client key). `url`: a page the gateway gives for it (the sandbox's window in development); without
+ * one, the service's own page opens the window with the gateway's script (docs/api.md "Gateways").
  */
 export interface GatewayWindow {
   clientKey: string;

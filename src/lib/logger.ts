@@ -11,10 +11,12 @@ export interface LoggerOptions {
 }
 
 // Path segments that are personal data or secrets, logged as their route parameter: a customer's userId (the
-// erasure's route: the request that asks to forget it must not write it down) and a portal link's single-use token.
+// erasure's route: the request that asks to forget it must not write it down), a portal link's single-use token, and
+// a registration's single-use state on the Toss window page (src/modules/registrations/toss-window.routes.ts).
 const PRIVATE_SEGMENTS: ReadonlyArray<[RegExp, string]> = [
   [/^(\/admin\/customers\/)[^/]+/, '$1:userId'],
   [/^(\/portal\/session\/)[^/]+/, '$1:token'],
+  [/^(\/billing\/toss-window\/)[^/]+/, '$1:state'],
 ];
 
 /** What a request's URL is logged as: its path only (query strings carry state tokens, transaction ids, userIds and, on the sandbox window, names), private segments named by their parameter. */

@@ -39,6 +39,7 @@ async function gatewayPlugin(app: FastifyInstance) {
 
   let sandbox: SandboxState | undefined;
   let toss: { baseUrl: string; secretKey: string; window: GatewayWindow } | undefined;
+  // Against Toss the window has no page of Toss's: the service's own page opens it with Toss's script (docs/api.md "Gateways").
   if (config.toss.mode === 'API') toss = { baseUrl: config.toss.baseUrl!, secretKey: config.toss.secretKey!, window: { clientKey: config.toss.clientKey! } };
   const danalSandbox = !config.gateway.baseUrl;
   const tossSandbox = config.toss.mode === 'SANDBOX';

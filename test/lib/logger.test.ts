@@ -36,6 +36,13 @@ describe('logger redaction', () => {
     expect(logs.raw).not.toContain('PLtok_abcdef123456');
   });
 
+  it('logs the Toss window page by its path with the registration’s state named, never its value', () => {
+    const { logs, logger } = capture();
+    logger.info({ req: { method: 'GET', url: '/billing/toss-window/St4te_abcdef123456?lang=en', ip: '10.0.0.1' } }, 'incoming request');
+    expect(logs.lines.map((line) => (line.req as { url: string }).url)).toEqual(['/billing/toss-window/:state']);
+    expect(logs.raw).not.toContain('St4te_abcdef123456');
+  });
+
   it('redacts sensitive fields at any depth, in objects and arrays', () => {
     const { logs, logger } = capture();
     logger.info(

@@ -29,7 +29,8 @@ const FAILURES = Object.entries(FAILURE_STATUS).reduce<Record<number, CheckoutFa
   return byStatus;
 }, {});
 
-function wantsJson(request: FastifyRequest): boolean {
+/** A client that asks for JSON and not HTML: browser routes answer it JSON instead of a redirect or a page. */
+export function wantsJson(request: FastifyRequest): boolean {
   const accept = request.headers.accept ?? '';
   return accept.includes('application/json') && !accept.includes('text/html');
 }

@@ -5,8 +5,8 @@
 // is removed from the live tables and from the kept records; money, ids, codes and times stay, so reports and
 // reconciliation give the same figures. The identity the payment records still need is sealed in the erasure's vault
 // (identity-vault.ts) until retainUntil. Each billing key is revoked and its ciphertext destroyed; after the commit,
-// a gateway that can delete keys is asked to (its answer is recorded in keyDeletions), one that cannot is recorded as
-// NOT_SUPPORTED. The database adds (prisma/functions/): the event customer.erased (events.sql), the guards' one
+// each key's own gateway is asked to delete it where it can (its answer is recorded in keyDeletions); a key whose
+// gateway cannot is recorded as NOT_SUPPORTED. The database adds (prisma/functions/): the event customer.erased (events.sql), the guards' one
 // exception for the kept records' personal columns (guards.sql, under the transaction's billing.erasure setting),
 // the settlement line imported later without the buyer's columns (erasure.sql).
 //
@@ -25,6 +25,7 @@
 // Every statement finds the customer's rows by an index (migration 20261130110000_erasure_lookups).
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
+import type { GatewayName } from '../../gateway/gateway.ts';
 import { addInterval, calendarDate, KOREA_ZONE } from '../../lib/calendar.ts';
 import { withDetails } from '../../lib/errors.ts';
 import { type Actor, writeAudit } from '../audit/audit.ts';
@@ -33,13 +34,13 @@ import { CustomerNotFoundError, lockCustomer } from '../shared/customers.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { applyCancel } from '../subscriptions/cancel.ts';
 import { CUSTOMER_PAYMENTS_WHERE, type ErasureBlocker, ErasureBlockedError, findErasureBlockers, NOT_CANCELED } from './erasure.blockers.ts';
-import { type KeyToDelete, type KeyDeletion, deleteKeysAtGateway, keyDeletionsAtCommit } from './key-deletion.ts';
+import { type KeyToDelete, type KeyDeletion, deletableAtGateway, deleteKeysAtGateway, keyDeletionsAtCommit } from './key-deletion.ts';
 import { sealIdentity, type VaultColumns } from './identity-vault.ts';
 import { newPseudonym } from './pseudonym.ts';
 import { rewriteKeptRecords, rewriteLiveRows, type Rewrite } from './rewrite-customer.ts';
 
 type Tx = Prisma.TransactionClient;
-type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'keyring' | 'gateway' | 'log'>;
+type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'keyring' | 'gateway' | 'gateways' | 'log'>;
 
 /** The cancel reason of a subscription canceled by its customer's erasure (cancelOpenSubscriptions). */
 export const ERASED = 'ERASED';
@@ -75,7 +76,16 @@ interface CustomerRows {
   orders: Array<{ id: string }>;
   subscriptions: Array<{ id: string; status: string }>;
   payments: Array<{ id: string }>;
-  billingKeys: Array<{ id: string; phoneNumber: string | null; encryptionKeyId: string; keyIv: Uint8Array; keyTag: Uint8Array; keyCiphertext: Uint8Array }>;
+  billingKeys: Array<{
+    id: string;
+    gateway: GatewayName;
+    customerKey: string | null;
+    phoneNumber: string | null;
+    encryptionKeyId: string;
+    keyIv: Uint8Array;
+    keyTag: Uint8Array;
+    keyCiphertext: Uint8Array;
+  }>;
   portalSessions: number;
 }
 
@@ -92,7 +102,8 @@ async function lockCustomerRows(tx: Tx, userId: string): Promise<CustomerRows> {
   );
   const payments = await rows<{ id: string }>(`SELECT p."id"::text FROM "payments" p WHERE ${CUSTOMER_PAYMENTS_WHERE} ORDER BY p."id" FOR UPDATE`);
   const billingKeys = await rows<CustomerRows['billingKeys'][number]>(
-    `SELECT "id"::text, "phoneNumber", "encryptionKeyId", "keyIv", "keyTag", "keyCiphertext" FROM "billing_keys" WHERE "userId" = $1 ORDER BY "id" FOR UPDATE`,
+    `SELECT "id"::text, "gateway"::text, "customerKey", "phoneNumber", "encryptionKeyId", "keyIv", "keyTag", "keyCiphertext"
+     FROM "billing_keys" WHERE "userId" = $1 ORDER BY "id" FOR UPDATE`,
   );
   const [sessions] = await rows<{ n: number }>(`SELECT count(*)::int AS n FROM "portal_sessions" WHERE "userId" = $1`);
   return { registrations, orders, subscriptions, payments, billingKeys, portalSessions: sessions?.n ?? 0 };
@@ -134,16 +145,21 @@ function identityOf(userId: string, rows: CustomerRows) {
   };
 }
 
-/** The billing keys to delete at the gateway after the commit, decrypted now (before their ciphertext is destroyed), held in memory only. */
+/**
+ * The billing keys to delete at their gateways after the commit (those whose gateway deletes keys), decrypted now
+ * (before their ciphertext is destroyed), held in memory only.
+ */
 function keysToDelete(deps: Deps, rows: CustomerRows): KeyToDelete[] {
-  if (!deps.gateway.capabilities.keyDeletion) return [];
-  return rows.billingKeys.map((key) => {
-    try {
-      return { billingKeyId: key.id, billingKey: readBillingKey(deps.keyring, key) };
-    } catch {
-      return { billingKeyId: key.id, billingKey: null };
-    }
-  });
+  return rows.billingKeys
+    .filter((key) => deletableAtGateway(deps, key))
+    .map((key) => {
+      const held = { billingKeyId: key.id, gateway: key.gateway, customerKey: key.customerKey };
+      try {
+        return { ...held, billingKey: readBillingKey(deps.keyring, key) };
+      } catch {
+        return { ...held, billingKey: null };
+      }
+    });
 }
 
 /** The erasure's one transaction; answers what the route answers, and the keys to delete at the gateway after the commit. */
@@ -175,7 +191,7 @@ async function eraseInTransaction(tx: Tx, deps: Deps, request: ErasureRequest, w
     billingKeys: rows.billingKeys.length,
     events,
   };
-  const keyDeletions = keyDeletionsAtCommit(deps.gateway, rows.billingKeys, keys);
+  const keyDeletions = keyDeletionsAtCommit(deps, rows.billingKeys, keys);
   // No money record: nothing the law keeps, so no vault (the identity is gone at once: identityPurgedAt is now).
   const vault = paymentIds.length > 0 ? sealIdentity(deps.keyring, id, identityOf(request.userId, rows)) : null;
   const answer: ErasureAnswer = { id, pseudonym, status: 'COMPLETED', erasedAt: now.toISOString(), retainUntil, counts };

@@ -119,6 +119,28 @@ export const en: Catalog = {
       DISABLED_BY_MERCHANT: 'Disabled by the merchant',
     },
   },
+  checkout: {
+    // The pages a customer passes through on the way to a gateway's window (src/modules/registrations).
+    tossWindow: {
+      title: 'Register your card',
+      heading: 'Register the card for automatic payments',
+      intro: 'You enter your card in the Toss Payments card window. Your card number never reaches this service.',
+      loading: 'Loading the Toss Payments card window…',
+      opening: 'Opening the Toss Payments card window…',
+      unavailable: 'The card window could not be loaded. Check your internet connection and try again. Nothing was charged.',
+      closed: 'The card window was closed. Open it again to register your card. Nothing was charged.',
+      failed: 'The card window could not be opened. Please try again. Nothing was charged.',
+      retry: 'Try again',
+      open: 'Open the card window',
+      noscript: 'The card window needs JavaScript. Turn JavaScript on in your browser, then reload this page.',
+      notFoundHeading: 'This link is not valid',
+      expiredHeading: 'This link has expired',
+      usedHeading: 'This registration is already finished',
+      startAgain: 'Nothing was charged. Please start again from the merchant’s site.',
+      seeMerchant: 'This link can no longer be used. Please check the result on the merchant’s site.',
+    },
+  },
+
   console: {
     // The console's frame: layout, language switch, sign-in, lists, needs attention, search, reports, error pages.
     frame: frameEn,

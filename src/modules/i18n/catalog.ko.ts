@@ -1,9 +1,10 @@
 // The Korean message catalog: every word the portal and the console show, in Korean (docs/console.md "Operator
 // console"). Korean is the portal's first language. catalog.en.ts has the same keys (typed as this catalog's shape,
 // and test/modules/i18n/catalog.test.ts fails when a key or a `{placeholder}` exists in one language and not the
-// other). Sections: `common` (both surfaces), `words` (codes shown in words: statuses, reasons, intervals), `console`,
-// `portal`. A value may hold `{name}` placeholders, filled by t(key, { name }). The console's frame (`console.frame`)
-// is written in console-frame.ko.ts / console-frame.en.ts, for its size; it is part of this catalog all the same.
+// other). Sections: `common` (both surfaces), `words` (codes shown in words: statuses, reasons, intervals), `checkout`
+// (the pages on the way to a gateway's window), `console`, `portal`. A value may hold `{name}` placeholders, filled
+// by t(key, { name }). The console's frame (`console.frame`) is written in console-frame.ko.ts / console-frame.en.ts,
+// for its size; it is part of this catalog all the same.
 
 import { frameKo } from './console-frame.ko.ts';
 
@@ -126,6 +127,28 @@ export const ko = {
       DISABLED_BY_MERCHANT: '판매자가 중지',
     },
   },
+  checkout: {
+    // The pages a customer passes through on the way to a gateway's window (src/modules/registrations).
+    tossWindow: {
+      title: '카드 등록',
+      heading: '자동결제에 사용할 카드를 등록해 주세요',
+      intro: '카드 정보는 토스페이먼츠의 카드 등록 창에 입력합니다. 카드 번호는 이 서비스에 전달되지 않습니다.',
+      loading: '토스페이먼츠 카드 등록 창을 불러오는 중입니다…',
+      opening: '토스페이먼츠 카드 등록 창을 여는 중입니다…',
+      unavailable: '카드 등록 창을 불러오지 못했습니다. 인터넷 연결을 확인한 뒤 다시 시도해 주세요. 결제된 금액은 없습니다.',
+      closed: '카드 등록 창이 닫혔습니다. 카드를 등록하려면 창을 다시 열어 주세요. 결제된 금액은 없습니다.',
+      failed: '카드 등록 창을 열지 못했습니다. 다시 시도해 주세요. 결제된 금액은 없습니다.',
+      retry: '다시 시도',
+      open: '카드 등록 창 열기',
+      noscript: '카드 등록 창은 JavaScript가 있어야 열립니다. 브라우저에서 JavaScript를 켠 뒤 이 페이지를 새로 고쳐 주세요.',
+      notFoundHeading: '유효하지 않은 링크입니다',
+      expiredHeading: '만료된 링크입니다',
+      usedHeading: '이미 처리된 등록입니다',
+      startAgain: '결제된 금액은 없습니다. 판매자의 사이트에서 다시 시작해 주세요.',
+      seeMerchant: '이 링크로는 더 진행할 수 없습니다. 판매자의 사이트에서 결과를 확인해 주세요.',
+    },
+  },
+
   console: {
     // The console's frame: layout, language switch, sign-in, lists, needs attention, search, reports, error pages.
     frame: frameKo,

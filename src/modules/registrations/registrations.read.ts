@@ -4,7 +4,7 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/prisma.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import { checkoutUrls, tossWindowParams, windowParams, withoutCheckoutSecrets } from '../shared/terms.ts';
+import { checkoutUrls, tossWindowPageUrl, tossWindowParams, windowParams, withoutCheckoutSecrets } from '../shared/terms.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { checkoutByState } from '../checkout/checkout-by-state.ts';
 
@@ -40,7 +40,7 @@ export function serializeRegistration(row: RegistrationView, config: Config, gat
           issueKeyOnly: row.issueKeyOnly,
           ...urls,
         })
-      : tossWindowParams(gateways?.[row.gateway]?.window, { customerKey: row.customerKey!, ...urls });
+      : tossWindowParams(gateways?.[row.gateway]?.window, { customerKey: row.customerKey!, ...urls, ourPage: tossWindowPageUrl(config, row.state) });
   return {
     id: row.id,
     state: row.state,

@@ -109,9 +109,9 @@ export function windowParams(config: Config, input: Terms & { orderId: string; s
 
 /**
  * What a Toss registration's window takes (docs/api.md "Gateways"): the client key, our random customerKey and the
- * redirect URLs; `url` the page that opens Toss's billing authentication with them (the sandbox's window in
- * development). The client key is the adapter's (TOSS_CLIENT_KEY, or the sandbox's own): absent only where no
- * adapter was at hand (an event's copy).
+ * redirect URLs; `url` the page that opens Toss's billing authentication with them: the sandbox's window in
+ * development, else our own page that loads Toss's script (TOSS_WINDOW_PATH). The client key is the adapter's
+ * (TOSS_CLIENT_KEY, or the sandbox's own): absent only where no adapter was at hand (an event's copy).
  */
 export interface TossWindowParams {
   gateway: 'TOSS';
@@ -123,11 +123,33 @@ export interface TossWindowParams {
   userPhoneNumber?: undefined;
 }
 
-export function tossWindowParams(window: GatewayWindow | undefined, input: { customerKey: string; successUrl: string; failUrl: string }): TossWindowParams {
+/** Our page that opens Toss's billing authentication with Toss's own script, by the registration's state (registrations/toss-window.routes.ts). */
+export const TOSS_WINDOW_PATH = '/billing/toss-window';
+
+/** Where our window page of a registration is, as the customer's browser reaches it. */
+export function tossWindowPageUrl(config: Config, state: string): string {
+  return `${config.publicBaseUrl}${TOSS_WINDOW_PATH}/${encodeURIComponent(state)}`;
+}
+
+/**
+ * Whether a gateway's window opens through our own page: it is opened by a client key (the adapter has a window) and
+ * the gateway gives no page of its own for it (a sandbox's window has one). The one rule for both the registration's
+ * `window.url` and whether our page serves it.
+ */
+export function opensThroughOurPage(window: GatewayWindow): boolean {
+  return window.url === undefined;
+}
+
+export function tossWindowParams(
+  window: GatewayWindow | undefined,
+  input: { customerKey: string; successUrl: string; failUrl: string; ourPage: string },
+): TossWindowParams {
   const params: TossWindowParams = { gateway: 'TOSS', customerKey: input.customerKey, successUrl: input.successUrl, failUrl: input.failUrl };
   if (!window) return params;
   params.clientKey = window.clientKey;
-  if (window.url) {
+  if (opensThroughOurPage(window)) {
+    params.url = input.ourPage;
+  } else {
     const query = new URLSearchParams({ clientKey: window.clientKey, customerKey: input.customerKey, successUrl: input.successUrl, failUrl: input.failUrl });
     params.url = `${window.url}?${query}`;
   }

@@ -1,8 +1,8 @@
-// The after-commit deletion of an erased customer's billing keys at a gateway that can delete them
-// (capabilities.keyDeletion; src/modules/erasure/key-deletion.ts). No gateway on this branch can (Danal documents no
-// deletion call: NOT_SUPPORTED, covered through the route in erasure.routes.test.ts), so the adapter here is a stub:
-// the one fault the sandbox cannot produce is a gateway that deletes keys. Its answers are recorded per key by
-// outcome class; a call that throws is UNKNOWN; a key that could not be decrypted is never sent.
+// The after-commit deletion of an erased customer's billing keys at their gateways (capabilities.keyDeletion;
+// src/modules/erasure/key-deletion.ts), each key at its own gateway. Through the route against the Toss sandbox's
+// deletion call: erasure.gateways.test.ts. Here the deleting adapter is a stub, for what the sandbox cannot produce: a
+// call that throws (UNKNOWN), and answers of every outcome class recorded per key; a key that could not be decrypted
+// is never sent, and a key whose gateway cannot delete keys is NOT_SUPPORTED beside one whose gateway can.
 import { describe, expect, it } from 'vitest';
 import type { GatewayAdapter, GatewayResult } from '../../../src/gateway/gateway.ts';
 import { createSimulatedClock } from '../../../src/lib/clock.ts';
@@ -12,12 +12,14 @@ import { useTestDatabase } from '../../helpers/database.ts';
 const t = useTestDatabase();
 const AT = new Date('2030-03-01T01:00:00.000Z');
 
+const danal = { name: 'DANAL', capabilities: { keyDeletion: false } } as unknown as GatewayAdapter;
+
 function deletingGateway(answers: Record<string, GatewayResult['outcome'] | 'throw'>, sent: string[]): GatewayAdapter {
   return {
     name: 'TOSS',
     capabilities: { keyDeletion: true },
-    async deleteBillingKey({ billingKey }: { billingKey: string }) {
-      sent.push(billingKey);
+    async deleteBillingKey({ billingKey, customerKey }: { billingKey: string; customerKey?: string }) {
+      sent.push(`${billingKey} for ${customerKey}`);
       const outcome = answers[billingKey]!;
       if (outcome === 'throw') throw new Error('socket hang up');
       return {
@@ -35,19 +37,16 @@ function deletingGateway(answers: Record<string, GatewayResult['outcome'] | 'thr
 describe('deleting an erased customer’s keys at the gateway', () => {
   it('asks once per readable key after the commit and records each answer by outcome class', async () => {
     const sent: string[] = [];
-    const gateway = deletingGateway({ 'key-a': 'SUCCEEDED', 'key-b': 'DECLINED', 'key-c': 'throw' }, sent);
-    const keys = [
-      { billingKeyId: 'a', billingKey: 'key-a' },
-      { billingKeyId: 'b', billingKey: 'key-b' },
-      { billingKeyId: 'c', billingKey: 'key-c' },
-      { billingKeyId: 'd', billingKey: null },
-    ];
-    const recorded = keyDeletionsAtCommit(
-      gateway,
-      keys.map((k) => ({ id: k.billingKeyId })),
-      keys,
-    );
-    expect(recorded.map((k) => k.outcome)).toEqual(['PENDING', 'PENDING', 'PENDING', 'UNREADABLE']);
+    const toss = deletingGateway({ 'key-a': 'SUCCEEDED', 'key-b': 'DECLINED', 'key-c': 'throw' }, sent);
+    const gateways = { gateway: danal, gateways: { DANAL: danal, TOSS: toss } };
+    const keys = (['a', 'b', 'c', 'd'] as const).map((id) => ({
+      billingKeyId: id,
+      gateway: 'TOSS' as const,
+      customerKey: `ck_${id}`,
+      billingKey: id === 'd' ? null : `key-${id}`,
+    }));
+    const recorded = keyDeletionsAtCommit(gateways, [...keys.map((k) => ({ id: k.billingKeyId, gateway: k.gateway })), { id: 'e', gateway: 'DANAL' }], keys);
+    expect(recorded.map((k) => k.outcome)).toEqual(['PENDING', 'PENDING', 'PENDING', 'UNREADABLE', 'NOT_SUPPORTED']);
     const erasure = await t.db.erasure.create({
       data: {
         pseudonym: 'erased_aaaaaaaaaaaaaaaaaaaa',
@@ -63,21 +62,31 @@ describe('deleting an erased customer’s keys at the gateway', () => {
     });
 
     const log = { info() {}, warn() {}, error() {} };
-    await deleteKeysAtGateway({ db: t.db, clock: createSimulatedClock(AT), gateway, log }, erasure.id, keys, recorded);
-    expect(sent).toEqual(['key-a', 'key-b', 'key-c']);
+    await deleteKeysAtGateway({ db: t.db, clock: createSimulatedClock(AT), ...gateways, log }, erasure.id, keys, recorded);
+    expect(sent).toEqual(['key-a for ck_a', 'key-b for ck_b', 'key-c for ck_c']);
     const row = await t.db.erasure.findUniqueOrThrow({ where: { id: erasure.id } });
     expect(row.keyDeletions).toEqual([
       { billingKeyId: 'a', outcome: 'DELETED', code: 'SUCCESS', at: AT.toISOString() },
       { billingKeyId: 'b', outcome: 'REFUSED', code: 'NOT_FOUND_KEY', at: AT.toISOString() },
       { billingKeyId: 'c', outcome: 'UNKNOWN', at: AT.toISOString() },
       { billingKeyId: 'd', outcome: 'UNREADABLE' },
+      { billingKeyId: 'e', outcome: 'NOT_SUPPORTED' },
     ]);
     expect(JSON.stringify(row.keyDeletions)).not.toContain('key-');
   });
 
   it('records NOT_SUPPORTED for every key at a gateway that cannot delete keys, and calls nothing', async () => {
-    const gateway = { name: 'DANAL', capabilities: { keyDeletion: false } } as unknown as GatewayAdapter;
-    expect(keyDeletionsAtCommit(gateway, [{ id: 'a' }, { id: 'b' }], [])).toEqual([
+    const deps = { gateway: danal, gateways: { DANAL: danal } };
+    expect(
+      keyDeletionsAtCommit(
+        deps,
+        [
+          { id: 'a', gateway: 'DANAL' },
+          { id: 'b', gateway: 'TOSS' },
+        ],
+        [],
+      ),
+    ).toEqual([
       { billingKeyId: 'a', outcome: 'NOT_SUPPORTED' },
       { billingKeyId: 'b', outcome: 'NOT_SUPPORTED' },
     ]);
