@@ -23,7 +23,7 @@ const forbidden: IForbiddenRuleType[] = [
   { name: 'plugins-never-import-the-app', severity: 'error', from: { path: '^src/plugins/' }, to: { path: '^src/(app|server)\\.ts$' } },
   // Infrastructure is passed what it needs from the domain (app.ts wires them); it never reaches into a module.
   { name: 'plugins-never-import-modules', severity: 'error', from: { path: '^src/plugins/' }, to: { path: '^src/modules/' } },
-  // The engine holds gateways through their interface (docs/architecture.md "The gateway client"): a module imports
+  // The engine holds gateways through their interface (docs/gateways.md "The gateway client"): a module imports
   // only the interface and the registry, never a gateway's client, wire fields or adapter.
   {
     name: 'modules-see-only-the-gateway-interface',

@@ -1,4 +1,4 @@
-// Danal's HTTP client (docs/architecture.md "The gateway client"): the wire under Danal's adapter (danal.adapter.ts),
+// Danal's HTTP client (docs/gateways.md "The gateway client"): the wire under Danal's adapter (danal.adapter.ts),
 // which is what the engine holds. Every call returns one outcome class of docs/architecture.md, invariant 3, and never
 // throws for a gateway or network failure; what a code means is Danal's outcome table (danal.capabilities.ts). How far
 // a request got (NOT_SENT before the connection, UNKNOWN after it) is the shared HTTP's (http-call.ts); this file

@@ -1,4 +1,4 @@
-// What Danal can do and what its codes mean (src/gateway/gateway.ts; docs/architecture.md "The gateway client"):
+// What Danal can do and what its codes mean (src/gateway/gateway.ts; docs/gateways.md "The gateway client"):
 // written once here, read by the engine through the adapter (danal.adapter.ts) and by the wire client's
 // classification (client.ts). Nothing else states a Danal fact the engine decides by.
 import type { GatewayCapabilities, OutcomeTable } from './gateway.ts';

@@ -1,4 +1,4 @@
-// Danal's request fields and limits (docs/architecture.md "The gateway client"). Limits are
+// Danal's request fields and limits (docs/gateways.md "The gateway client"). Limits are
 // bytes of UTF-8 (docs/api.md "How we fill the gateway's gaps"): a Hangul syllable is 3 bytes. The client validates with these before sending
 // (a violation is NOT_SENT) and the sandbox enforces the same table on receipt.
 

@@ -1,4 +1,4 @@
-// The gateway interface (docs/architecture.md "The gateway client"): what a payment gateway's adapter implements
+// The gateway interface (docs/gateways.md "The gateway client"): what a payment gateway's adapter implements
 // for the engine, and the one place a gateway's facts are written down. The engine (charging, dunning, refunds,
 // resolves, reconciliation) calls these operations and reads `capabilities`; it never asks which gateway it holds.
 // A third gateway is one file implementing GatewayAdapter (src/gateway/danal.adapter.ts is the model) and its entry

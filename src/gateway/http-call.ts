@@ -1,4 +1,4 @@
-// The HTTP under every gateway's wire client (Danal's client.ts, Toss's toss.adapter.ts; docs/architecture.md "The
+// The HTTP under every gateway's wire client (Danal's client.ts, Toss's toss.adapter.ts; docs/gateways.md "The
 // gateway client"): sending one request and learning how far it got, reading the answer's JSON, and timing and
 // logging the call. What an answer means is each gateway's own (its outcome table); how far a request got is the same
 // for all of them, and rests on one fact: the request can only have reached the gateway if the TCP connection was

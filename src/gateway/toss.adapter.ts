@@ -1,4 +1,4 @@
-// Toss Payments behind the gateway interface (gateway.ts; docs/architecture.md "The gateway client"): card automatic
+// Toss Payments behind the gateway interface (gateway.ts; docs/gateways.md "The gateway client"): card automatic
 // billing (자동결제) over Toss's REST API, on the shared HTTP (http-call.ts), classified by Toss's one outcome table
 // (toss.capabilities.ts). Every call answers one outcome class and never throws for a gateway or network failure.
 //

@@ -1,4 +1,4 @@
-// What Toss Payments can do and what its codes mean (src/gateway/gateway.ts; docs/architecture.md "The gateway
+// What Toss Payments can do and what its codes mean (src/gateway/gateway.ts; docs/gateways.md "The gateway
 // client"): written once here, read by the engine through the adapter (toss.adapter.ts) and by its classification.
 // Nothing else states a Toss fact the engine decides by. The facts the adapter relies on, each marked documented
 // (read on Toss's pages, docs.tosspayments.com, or its developer forum, techchat.tosspayments.com, where Toss's staff

@@ -1,4 +1,4 @@
-// The sandbox gateway's memory and the interface's rules (docs/architecture.md "The gateway client", docs/sandbox.md "The sandbox gateway"). Everything the
+// The sandbox gateway's memory and the interface's rules (docs/gateways.md "The gateway client", docs/sandbox.md "The sandbox gateway"). Everything the
 // sandbox knows lives here: hosted-window transactions, billing keys with their MOBILE chain, booked charges,
 // the ledger of money moved, and queued faults. HTTP lives in sandbox.routes.ts.
 // Every operation is synchronous over these maps; what it changed is collected as records (takeChanges) that a

@@ -1,4 +1,4 @@
-// Both adapters behind the gateway interface (src/gateway/gateway.ts; docs/architecture.md "The gateway client"):
+// Both adapters behind the gateway interface (src/gateway/gateway.ts; docs/gateways.md "The gateway client"):
 // Danal's and Toss's capability tables and outcome tables as stated, both in the app's registry, the sandbox's answers classified by that table, and the
 // engine deciding refunds by the adapter's capabilities (never by the gateway's name): a refund its refund window or
 // partial-refund rule refuses is refused before any attempt is written or call made; the same refund, given an

@@ -20,7 +20,7 @@ export interface Terms {
 }
 
 /**
- * Limits in bytes of UTF-8 of the billing payment request (docs/architecture.md "The gateway client") and of key issuance's echo fields;
+ * Limits in bytes of UTF-8 of the billing payment request (docs/gateways.md "The gateway client") and of key issuance's echo fields;
  * the route schemas state the same limits (`Utf8Text`, src/modules/shared/schemas.ts).
  */
 export const TERM_BYTES = { userId: 60, orderName: 100, itemCode: 10, userName: 20, userPhoneNumber: 20 } as const satisfies Partial<
@@ -46,7 +46,7 @@ export function validateTerms(terms: Terms, config: Config, options: { recurring
   if (max !== undefined && terms.amount > max) {
     throw new ValidationError(`amount ${terms.amount} is over the ${terms.method} maximum of ${max}`);
   }
-  // MOBILE billing payments carry itemCode (docs/architecture.md "The gateway client"); a one-time confirmation does not.
+  // MOBILE billing payments carry itemCode (docs/gateways.md "The gateway client"); a one-time confirmation does not.
   if (options.recurring && terms.method === 'MOBILE' && !terms.itemCode) throw new ValidationError('itemCode is required for MOBILE');
 }
 
