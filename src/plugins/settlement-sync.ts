@@ -10,8 +10,7 @@
 // hand, and `app.settlementSync.runDaily()` runs the pass (tests).
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import cron, { type ScheduledTask } from 'node-cron';
-import { KOREA_ZONE } from '../lib/calendar.ts';
+import { scheduleTimedPass } from './timed-pass.ts';
 
 export const SETTLEMENT_SYNC_CRON = '23 * * * *';
 
@@ -26,28 +25,12 @@ declare module 'fastify' {
 }
 
 async function settlementSyncPlugin(app: FastifyInstance, options: { syncYesterday: DailySettlementPass }) {
-  const { syncYesterday } = options;
-  let task: ScheduledTask | undefined;
-  let running: Promise<unknown> | undefined;
-
-  const runPass = async () => {
-    running = syncYesterday().catch((error: unknown) => app.log.error({ err: error }, 'daily settlement sync failed; the next run retries'));
-    await running;
-  };
-
-  app.decorate('settlementSync', { runDaily: syncYesterday });
-  if (app.config.scheduler.enabled) {
-    app.addHook('onReady', async () => {
-      // Not awaited: readiness does not wait on the gateway.
-      void runPass();
-      task = cron.schedule(SETTLEMENT_SYNC_CRON, runPass, { name: 'settlement-sync', noOverlap: true, timezone: KOREA_ZONE });
-    });
-  }
-
-  // preClose runs before onClose, while the database and the gateways are still open: a pass in flight is let finish.
-  app.addHook('preClose', async () => {
-    await task?.destroy();
-    await running;
+  app.decorate('settlementSync', { runDaily: options.syncYesterday });
+  scheduleTimedPass(app, {
+    name: 'settlement-sync',
+    cron: SETTLEMENT_SYNC_CRON,
+    run: options.syncYesterday,
+    failure: 'daily settlement sync failed; the next run retries',
   });
 }
 
