@@ -15,7 +15,13 @@ import type { Idempotency } from '../idempotency/idempotency.ts';
 import { SettlementFileInvalidError, sha256Of, type createSettlementImports, type SettlementUpload } from './import-settlement.ts';
 import { getImport, itemsCsv, listImports, listItems, summarizePeriod, summaryPeriod } from './reconciliation.queries.ts';
 import { ImportList, ImportQuery, ImportResponse, ItemList, ItemsQuery, ListQuery, SummaryQuery, SummaryResponse, SyncBody } from './reconciliation.schemas.ts';
-import { SettlementFeedFailedError, SettlementFeedUnavailableError, SYNC_MAX_DAYS, type SettlementSync } from './sync-settlements.ts';
+import {
+  SettlementFeedFailedError,
+  SettlementFeedUnavailableError,
+  SettlementRangeInvalidError,
+  SYNC_MAX_DAYS,
+  type SettlementSync,
+} from './sync-settlements.ts';
 
 export const SettlementTooLargeError = defineError('PAYLOAD_TOO_LARGE', 'The settlement file is over %s bytes', 413);
 export const SettlementMediaTypeError = defineError('UNSUPPORTED_MEDIA_TYPE', 'Send the file as text/csv or multipart/form-data (field "file")', 415);
@@ -156,7 +162,7 @@ function registerSyncSettlements(app: App, { sync, idempotency }: Reconciliation
           200: 'Toss answered the same lines for this range before: that import, unchanged',
           201: 'Imported: every line matched against Toss’s payments',
         },
-        errors: codesByStatus(ValidationError, GatewayNotConfiguredError, SettlementFeedFailedError, SettlementFeedUnavailableError, ...IDEMPOTENT),
+        errors: codesByStatus(SettlementRangeInvalidError, GatewayNotConfiguredError, SettlementFeedFailedError, SettlementFeedUnavailableError, ...IDEMPOTENT),
       },
     },
     async function syncTossSettlements(request, reply) {

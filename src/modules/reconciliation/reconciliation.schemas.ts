@@ -65,7 +65,7 @@ export const ItemsQuery = Type.Object(
 );
 
 /** POST /settlement-imports/toss: the Korea dates whose settlements are read (at most SYNC_MAX_DAYS of them). */
-export const SyncBody = Type.Object({ from: KoreaDate, to: KoreaDate }, { additionalProperties: false });
+export const SyncBody = Type.Object({ from: KoreaDate, to: KoreaDate }, { additionalProperties: false, examples: [{ from: '2026-11-28', to: '2026-11-28' }] });
 
 export const Item = named(
   'ReconciliationItem',

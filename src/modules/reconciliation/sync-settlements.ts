@@ -12,13 +12,15 @@ import type { Db } from '../../db/prisma.ts';
 import type { GatewayAdapter, GatewayName, GatewayResult, SettlementFeedLine } from '../../gateway/gateway.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { KOREA_ZONE } from '../../lib/calendar.ts';
-import { defineError, ValidationError, withDetails } from '../../lib/errors.ts';
+import { defineError, withDetails } from '../../lib/errors.ts';
 import { GatewayNotConfiguredError, gatewayFor } from '../shared/gateway-for.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { ParsedLine } from './parse-settlement.ts';
 import { koreaDate } from './settlement-fields.ts';
 import { coveringImport, sha256Of, type Statement, type StatementStore } from './store-statement.ts';
 
+/** A range of Korea dates out of order, longer than SYNC_MAX_DAYS, or ending after today. */
+export const SettlementRangeInvalidError = defineError('SETTLEMENT_RANGE_INVALID', '%s', 400);
 /** The gateway answered the settlements call with an error, or with nothing readable (it may work if asked again). */
 export const SettlementFeedFailedError = defineError('SETTLEMENT_FEED_FAILED', '%s', 502);
 /** The settlements call never reached the gateway (or the gateway refused our credentials): nothing was read. */
@@ -41,9 +43,11 @@ const daysBetween = (from: string, to: string) => DateTime.fromISO(to, { zone: K
 
 /** The range's problems, refused 400 before any call: its order, its length, a day that has not begun. */
 function checkRange(range: SyncRange, today: string): void {
-  if (range.from > range.to) throw new ValidationError('from is after to');
-  if (daysBetween(range.from, range.to) + 1 > SYNC_MAX_DAYS) throw new ValidationError(`from to to spans more than ${SYNC_MAX_DAYS} days: read it in parts`);
-  if (range.to > today) throw new ValidationError(`to (${range.to}) is after today (${today}, Korea time): no settlement of it exists yet`);
+  if (range.from > range.to) throw new SettlementRangeInvalidError('from is after to');
+  if (daysBetween(range.from, range.to) + 1 > SYNC_MAX_DAYS) {
+    throw new SettlementRangeInvalidError(`from to to spans more than ${SYNC_MAX_DAYS} days: read it in parts`);
+  }
+  if (range.to > today) throw new SettlementRangeInvalidError(`to (${range.to}) is after today (${today}, Korea time): no settlement of it exists yet`);
 }
 
 /** The coded error of a settlements call that did not succeed, naming the gateway's answer. */

@@ -157,9 +157,9 @@ describe('POST /admin/settlement-imports/toss', () => {
     ]) {
       const refused = await sync(from!, to!, `bad-${from}-${to}`);
       expect(refused.statusCode, refused.body).toBe(400);
-      expect(refused.json().code).toBe('VALIDATION_ERROR');
+      expect(refused.json().code).toBe('SETTLEMENT_RANGE_INVALID');
     }
-    expect((await sync('2027-03-10', '2027-03-10x', 'bad-format')).statusCode).toBe(400);
+    expect((await sync('2027-03-10', '2027-03-10x', 'bad-format')).json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_ERROR' });
     const first = await sync('2027-03-10', '2027-03-10', 'same-key');
     const replayed = await sync('2027-03-10', '2027-03-10', 'same-key');
     expect([first.statusCode, replayed.statusCode]).toEqual([201, 201]);
