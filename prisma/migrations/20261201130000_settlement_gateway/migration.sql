@@ -8,3 +8,9 @@ ALTER TABLE "settlement_imports" ADD COLUMN "gateway" "PaymentGateway" NOT NULL 
 ALTER TABLE "settlement_lines" ADD COLUMN "gateway" "PaymentGateway" NOT NULL DEFAULT 'DANAL';
 -- Derived (settlement-items.ts rewrites them): an item is its line's gateway, or the MISSING payment's.
 ALTER TABLE "settlement_items" ADD COLUMN "gateway" "PaymentGateway" NOT NULL DEFAULT 'DANAL';
+
+-- A line is one gateway's: the same transactionId, type, time and amount from two gateways' statements are two lines
+-- (each matches its own gateway's payment), and the same line from one gateway's statements is stored once. The
+-- gateway goes last, so that the index still serves every lookup of a line by its transactionId.
+DROP INDEX "settlement_lines_transactionId_type_tradedAt_amount_key";
+CREATE UNIQUE INDEX "settlement_lines_transactionId_type_tradedAt_amount_gateway_key" ON "settlement_lines"("transactionId", "type", "tradedAt", "amount", "gateway");

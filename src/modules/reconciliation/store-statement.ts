@@ -147,7 +147,7 @@ async function writeImport(tx: Prisma.TransactionClient, id: string, statement: 
   for (let i = 0; i < lineCount; i += STORE_CHUNK) inserted += await storeLines(tx, id, gateway, lines.slice(i, i + STORE_CHUNK));
   // The statement's lines: all stored by this import (selected by its id), or (when some were imported before, from
   // another statement) found by their keys.
-  const lineIds = inserted === lineCount ? undefined : await storedLineIds(tx, lines);
+  const lineIds = inserted === lineCount ? undefined : await storedLineIds(tx, gateway, lines);
   // Stored: the parsed lines are not needed any more, and matching a large file takes a while.
   lines.length = 0;
   const start = instantOf(coverage.from);
@@ -225,13 +225,13 @@ async function serializeImports(tx: Prisma.TransactionClient): Promise<void> {
 
 const column = <K extends keyof ParsedLine>(lines: ParsedLine[], key: K) => lines.map((l) => l[key]);
 
-/** Inserts the lines not stored yet (ON CONFLICT: a line from another statement is stored once); answers how many it stored. */
+/** Inserts the lines not stored yet (ON CONFLICT: a line from another statement of the gateway is stored once); answers how many it stored. */
 async function storeLines(tx: Prisma.TransactionClient, importId: string, gateway: GatewayName, lines: ParsedLine[]): Promise<number> {
   return tx.$executeRawUnsafe(
     `INSERT INTO "settlement_lines" ("importId", "gateway", "line", "transactionId", "orderId", "type", "amount", "tradedAt", "tradeDate", "method", "fee", "settlementDate", "extra")
      SELECT $1::uuid, $13::"PaymentGateway", k.*
        FROM unnest($2::int[], $3::text[], $4::text[], $5::"SettlementLineType"[], $6::int[], $7::timestamptz[], $8::text[], $9::"PaymentMethod"[], $10::int[], $11::text[], $12::jsonb[]) AS k
-     ON CONFLICT ("transactionId", "type", "tradedAt", "amount") DO NOTHING`,
+     ON CONFLICT ("transactionId", "type", "tradedAt", "amount", "gateway") DO NOTHING`,
     importId,
     column(lines, 'line'),
     column(lines, 'transactionId'),
@@ -248,16 +248,18 @@ async function storeLines(tx: Prisma.TransactionClient, importId: string, gatewa
   );
 }
 
-/** The ids of the statement's lines as stored, this import's or an earlier one's (same transactionId, type, tradedAt, amount). */
-async function storedLineIds(tx: Prisma.TransactionClient, lines: ParsedLine[]): Promise<string[]> {
+/** The ids of the statement's lines as stored, this import's or an earlier one's (same gateway, transactionId, type, tradedAt, amount). */
+async function storedLineIds(tx: Prisma.TransactionClient, gateway: GatewayName, lines: ParsedLine[]): Promise<string[]> {
   const ids = await tx.$queryRawUnsafe<Array<{ id: string }>>(
     `SELECT l."id" FROM "settlement_lines" l
        JOIN unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[]) AS k("transactionId", "type", "tradedAt", "amount")
-         ON l."transactionId" = k."transactionId" AND l."type"::text = k."type" AND l."tradedAt" = k."tradedAt" AND l."amount" = k."amount"`,
+         ON l."transactionId" = k."transactionId" AND l."type"::text = k."type" AND l."tradedAt" = k."tradedAt" AND l."amount" = k."amount"
+      WHERE l."gateway" = $5::"PaymentGateway"`,
     column(lines, 'transactionId'),
     column(lines, 'type'),
     column(lines, 'tradedAt'),
     column(lines, 'amount'),
+    gateway,
   );
   return ids.map((r) => r.id);
 }

@@ -11,7 +11,7 @@ import { apiHeaders } from '../../helpers/app.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock } from '../../helpers/billing.ts';
 import { follow } from '../../helpers/checkout.ts';
 import { useRunningApp } from '../../helpers/database.ts';
-import { adminGet } from '../../helpers/settlement.ts';
+import { adminGet, importCsv } from '../../helpers/settlement.ts';
 import { waitFor } from '../../helpers/service.ts';
 import { GATEWAY_TIMEOUT_MS } from '../../setup/safety-nets.ts';
 
@@ -198,6 +198,32 @@ describe('POST /admin/settlement-imports/toss', () => {
       statusCode: 422,
     });
     expect(await danalOnly.syncYesterday()).toEqual([]);
+  });
+});
+
+describe('each gateway’s statement', () => {
+  it('matches its own gateway’s payments only: a Danal file naming a Toss payment is UNMATCHED and makes no Toss payment MISSING', async () => {
+    const id = await tossSubscription('toss-cross-1', 11000);
+    expect(await runPass(running.app)).toMatchObject({ succeeded: 1 });
+    const [charged] = await paymentsOf(running.app, id);
+    await setClock(running.app, kst('2027-03-11T08:00:00'));
+    // A Danal file of the same day holding a line with the Toss payment's own transactionId, orderId, amount and time.
+    const tradedAt = new Date(charged!.approvedAt!).toISOString();
+    const file = `transactionId,orderId,type,amount,tradedAt\n${charged!.transactionId},${charged!.orderId},APPROVAL,11000,${tradedAt}\n`;
+    const danal = await importCsv(running.app, file, 'from=2027-03-10&to=2027-03-10', { 'idempotency-key': 'danal-file' });
+    expect(danal.statusCode, danal.body).toBe(201);
+    expect(danal.json()).toMatchObject({ gateway: 'DANAL', summary: { matched: 0, mismatched: 0, unmatched: 1, missing: 0 } });
+
+    // Toss's statement of that day: its line is Toss's own (not a duplicate of the Danal one) and matches.
+    const toss = await sync('2027-03-10', '2027-03-10', 'cross-sync');
+    expect(toss.json()).toMatchObject({ gateway: 'TOSS', newLines: 1, duplicateLines: 0, summary: { matched: 1, unmatched: 0, missing: 0 } });
+    const items = await adminGet<{ items: Array<Record<string, unknown>> }>(running.app, '/admin/reconciliation?from=2027-03-10&to=2027-03-10');
+    expect(items.items.map((i) => [i.gateway, i.status, i.paymentId ?? null]).sort()).toEqual(
+      [
+        ['DANAL', 'UNMATCHED', null],
+        ['TOSS', 'MATCHED', charged!.id],
+      ].sort(),
+    );
   });
 });
 
