@@ -54,6 +54,9 @@ import { dueWhere } from './modules/ledger/subscription.queries.ts';
 import { reconciliationRoutes } from './modules/reconciliation/reconciliation.routes.ts';
 import { createSettlementImports } from './modules/reconciliation/import-settlement.ts';
 import { createSettlementFinisher } from './modules/reconciliation/finish-settlement.ts';
+import { createStatementStore } from './modules/reconciliation/store-statement.ts';
+import { createSettlementSync } from './modules/reconciliation/sync-settlements.ts';
+import settlementSyncPlugin from './plugins/settlement-sync.ts';
 import { auditRoutes } from './modules/audit/audit.routes.ts';
 import { createErasure } from './modules/erasure/erase-customer.ts';
 import { erasureRoutes } from './modules/erasure/erasure.routes.ts';
@@ -236,6 +239,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // import); the admin route and the console's Reconciliation page import through this one service.
   const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
   const imports = createSettlementImports({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements });
+  // A gateway's settlements read by API are stored by the same code as a file (store-statement.ts): by hand through
+  // POST /admin/settlement-imports/toss, and yesterday's on the daily pass's own timer.
+  const sync = createSettlementSync({ ...deps, store: createStatementStore({ db: app.db, log: app.log, finisher, observer: app.metrics.settlements }) });
+  await app.register(settlementSyncPlugin, { syncYesterday: () => sync.syncYesterday() });
   await app.register(
     async (admin) => {
       guardInput(admin, { jsonOnly: true });
@@ -246,7 +253,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await admin.register(adminRoutes({ charges, idempotency }));
       await admin.register(subscriptionsAdminRoutes(deps, idempotency));
       await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }));
-      await admin.register(reconciliationRoutes({ db: app.db, clock, imports, idempotency, maxBytes: config.settlementMaxBytes }));
+      await admin.register(reconciliationRoutes({ db: app.db, clock, imports, sync, idempotency, maxBytes: config.settlementMaxBytes }));
       await admin.register(auditRoutes({ db: app.db }));
       await admin.register(reportsRoutes());
       await admin.register(erasureRoutes({ erasure, idempotency }));

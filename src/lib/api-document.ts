@@ -70,7 +70,7 @@ export const TAGS = {
   adminCharging: { name: 'Admin: charging and clock', description: 'Run a charging pass now; read or set the simulated clock (CLOCK=simulated).' },
   adminReconciliation: {
     name: 'Admin: reconciliation',
-    description: 'Import the gateway’s settlement files and compare them with the ledger, by Korea trade date.',
+    description: 'Import the gateways’ settlement statements (Danal’s files, Toss’s settlements API) and compare them with the ledger, by Korea trade date.',
   },
   adminReports: { name: 'Admin: reports', description: 'MRR movements, revenue and recovery of failed charges, by Korea calendar month or day (KRW).' },
   adminAudit: { name: 'Admin: audit', description: 'Who did what, when and why: every operator action and merchant change.' },

@@ -7,8 +7,7 @@
 // Off with SCHEDULER_ENABLED=false, like the charging tick: POST /admin/retention/run drives it by hand.
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import cron, { type ScheduledTask } from 'node-cron';
-import { KOREA_ZONE } from '../lib/calendar.ts';
+import { scheduleTimedPass } from './timed-pass.ts';
 
 export const RETENTION_CRON = '7 * * * *';
 
@@ -16,28 +15,12 @@ export const RETENTION_CRON = '7 * * * *';
 export type RetentionPass = () => Promise<{ purged: number }>;
 
 async function retentionPlugin(app: FastifyInstance, options: { purgeExpiredIdentities: RetentionPass }) {
-  const { purgeExpiredIdentities } = options;
-  let task: ScheduledTask | undefined;
-  let running: Promise<unknown> | undefined;
-
-  const runPass = async () => {
-    running = purgeExpiredIdentities().catch((error: unknown) => app.log.error({ err: error }, 'retention pass failed; the next one retries'));
-    await running;
-  };
-
-  if (app.config.scheduler.enabled) {
-    app.addHook('onReady', async () => {
-      // Not awaited: readiness does not wait on the pass.
-      void runPass();
-      task = cron.schedule(RETENTION_CRON, runPass, { name: 'retention-pass', noOverlap: true, timezone: KOREA_ZONE });
-    });
-  }
-
-  // preClose runs before onClose, while the database is still open: a pass in flight is let finish (its batches are
-  // short transactions).
-  app.addHook('preClose', async () => {
-    await task?.destroy();
-    await running;
+  // Its batches are short transactions: a pass in flight at close is let finish (timed-pass.ts).
+  scheduleTimedPass(app, {
+    name: 'retention-pass',
+    cron: RETENTION_CRON,
+    run: options.purgeExpiredIdentities,
+    failure: 'retention pass failed; the next one retries',
   });
 }
 

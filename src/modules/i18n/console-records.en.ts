@@ -164,6 +164,8 @@ export const recordsEn: Catalog['console']['records'] = {
     statusWord: { MATCHED: 'Matched', MISMATCHED: 'Mismatched', UNMATCHED: 'Unmatched', MISSING: 'Missing' },
     reasonWord: { AMOUNT: 'amount differs', DATE: 'another day', METHOD: 'method differs', STATUS: 'status differs' },
     typeWord: { APPROVAL: 'Approval', CANCEL: 'Cancel' },
+    gatewayWord: { DANAL: 'Danal', TOSS: 'Toss Payments' },
+    gateway: 'Gateway',
     heading: 'Reconciliation',
     upload: 'Upload',
     refused: '{message}. Nothing was stored.',

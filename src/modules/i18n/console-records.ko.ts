@@ -162,6 +162,8 @@ export const recordsKo = {
     statusWord: { MATCHED: '일치', MISMATCHED: '불일치', UNMATCHED: '대응 없음', MISSING: '누락' },
     reasonWord: { AMOUNT: '금액 다름', DATE: '날짜 다름', METHOD: '결제수단 다름', STATUS: '상태 다름' },
     typeWord: { APPROVAL: '승인', CANCEL: '취소' },
+    gatewayWord: { DANAL: '다날', TOSS: '토스페이먼츠' },
+    gateway: '결제대행사',
     heading: '정산 대사',
     upload: '업로드',
     refused: '{message}. 아무것도 저장하지 않았습니다.',

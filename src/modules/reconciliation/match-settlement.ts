@@ -8,8 +8,10 @@
 // - `finish`: what the line proves of an outcome we do not know (an UNKNOWN charge or refund of the same amount):
 //   RESOLVE_PAYMENT or RESOLVE_REFUND (finish-settlement.ts applies it through the operators' own resolve). Its date
 //   is then the line's, so DATE is not a reason for it.
+// A line matches the payments of its own gateway only (its statement's: a Danal file, Toss's settlements API), and
+// a Toss line's transactionId is Toss's paymentKey, which the Toss adapter records as the payment's transactionId.
 // MISSING items are our succeeded payments (by approval time) and refunds through the gateway (by the time they were
-// sent) whose Korea date lies inside an import's coverage and that no line matches; a refund made outside the gateway
+// sent) whose Korea date lies inside the coverage of an import of their gateway and that no line of it matches; a refund made outside the gateway
 // (external_refunds) is no attempt, so no line is expected for it and it is never MISSING. Korea dates are
 // 'YYYY-MM-DD' text.
 import { KOREA_ZONE } from '../../lib/calendar.ts';
@@ -17,24 +19,28 @@ import { KOREA_ZONE } from '../../lib/calendar.ts';
 /** The Korea calendar date of a timestamptz expression, as SQL. */
 export const koreaDateSql = (instant: string) => `to_char(${instant} AT TIME ZONE '${KOREA_ZONE}', 'YYYY-MM-DD')`;
 
-/** A Korea date (text expression) inside the coverage of any import. */
-export const coveredSql = (d: string) => `EXISTS (SELECT 1 FROM "settlement_imports" i WHERE ${d} BETWEEN i."coverageFrom" AND i."coverageTo")`;
+/**
+ * A Korea date (text expression) inside the coverage of any import of a gateway (an expression of type
+ * "PaymentGateway"); without one, of any import at all.
+ */
+export const coveredSql = (d: string, gateway?: string) =>
+  `EXISTS (SELECT 1 FROM "settlement_imports" i WHERE ${gateway ? `i."gateway" = ${gateway} AND ` : ''}${d} BETWEEN i."coverageFrom" AND i."coverageTo")`;
 
 export interface ItemsFilter {
   /** A condition on settlement_lines aliased `l`, e.g. `l."id" = ANY($1::uuid[])`. */
   lines: string;
   /**
-   * Whether to add the MISSING ledger items, and which: a condition on their Korea date `d` (text) and instant `at`
-   * (coveredSql for "inside any import's coverage"). Bound `at` too when the dates are known: a condition on `d` alone
+   * Whether to add the MISSING ledger items, and which: a condition on their Korea date `d` (text), instant `at` and
+   * gateway `gateway` (coveredSql for "inside the coverage of any import of their gateway"). Bound `at` too when the dates are known: a condition on `d` alone
    * is computed for every succeeded payment there is (a scan of payments), one on `at` reads an index.
    */
-  missing?: (d: string, at: string) => string;
+  missing?: (d: string, at: string, gateway: string) => string;
 }
 
 /**
  * The statement's lines (and, when asked, the ledger's missing items) as reconciliation items: `id, source, status,
  * reasons, type, transactionId, orderId, amount, tradedAt, tradeDate, paymentId, ourAmount, ourStatus, importId,
- * finish`. The statement's steps are named CTEs: its lines, each matched with our attempt, judged against our
+ * finish, gateway`. The statement's steps are named CTEs: its lines, each matched with our attempt, judged against our
  * payment, and its reasons.
  */
 export function reconciliationItemsSql(filter: ItemsFilter): string {
@@ -53,7 +59,7 @@ function linesCte(lines: string): string {
   return `
   lines AS (
     SELECT l."id", l."importId", l."transactionId", l."orderId", l."type"::text AS "type", l."amount", l."tradedAt", l."tradeDate",
-           l."method"::text AS "method"
+           l."method"::text AS "method", l."gateway"
       FROM "settlement_lines" l WHERE ${lines}
   )`;
 }
@@ -64,15 +70,15 @@ const MATCHED_CTE = `
     SELECT l.*, a."id" AS "attemptId", a."paymentId", a."amount" AS "ourAmount", a."status"::text AS "attemptStatus",
            coalesce(a."approvedAt", a."sentAt", a."createdAt") AS "attemptAt"
       FROM lines l
-      -- The first of the three ways that finds an attempt, each its latest: COALESCE evaluates the next only when the
-      -- one before found nothing, so a line usually costs one index probe, not three.
+      -- The first of the three ways that finds an attempt, each its latest, of a payment of the line's gateway: COALESCE
+      -- evaluates the next only when the one before found nothing, so a line usually costs one index probe, not three.
       LEFT JOIN LATERAL (SELECT COALESCE(
-        (SELECT x."id" FROM "payment_attempts" x WHERE x."transactionId" = l."transactionId" AND x."operation" <> 'CANCEL'
-          ORDER BY x."attemptNumber" DESC LIMIT 1),
+        (SELECT x."id" FROM "payment_attempts" x JOIN "payments" g ON g."id" = x."paymentId" AND g."gateway" = l."gateway"
+          WHERE x."transactionId" = l."transactionId" AND x."operation" <> 'CANCEL' ORDER BY x."attemptNumber" DESC LIMIT 1),
         (SELECT x."id" FROM "payments" p JOIN "payment_attempts" x ON x."paymentId" = p."id" AND x."orderId" = p."orderId"
-          WHERE p."transactionId" = l."transactionId" AND x."operation" <> 'CANCEL' ORDER BY x."attemptNumber" DESC LIMIT 1),
-        (SELECT x."id" FROM "payment_attempts" x WHERE x."orderId" = l."orderId" AND x."operation" <> 'CANCEL'
-          ORDER BY x."attemptNumber" DESC LIMIT 1)) AS "id") found ON true
+          WHERE p."transactionId" = l."transactionId" AND p."gateway" = l."gateway" AND x."operation" <> 'CANCEL' ORDER BY x."attemptNumber" DESC LIMIT 1),
+        (SELECT x."id" FROM "payment_attempts" x JOIN "payments" g ON g."id" = x."paymentId" AND g."gateway" = l."gateway"
+          WHERE x."orderId" = l."orderId" AND x."operation" <> 'CANCEL' ORDER BY x."attemptNumber" DESC LIMIT 1)) AS "id") found ON true
       LEFT JOIN "payment_attempts" a ON a."id" = found."id"
      WHERE l."type" = 'APPROVAL'
     UNION ALL
@@ -99,7 +105,7 @@ const JUDGED_CTE = `
 const STATEMENT_CTE = `
   statement AS (
     SELECT j."id", 'STATEMENT' AS "source", j."type", j."transactionId", j."orderId", j."amount", j."tradedAt", j."tradeDate", j."paymentId",
-           j."ourAmount", j."ourStatus", j."importId", j."finish",
+           j."ourAmount", j."ourStatus", j."importId", j."finish", j."gateway"::text AS "gateway",
            CASE WHEN j."attemptId" IS NULL THEN ARRAY[]::text[] ELSE array_remove(ARRAY[
              CASE WHEN j."ourAmount" <> j."amount" THEN 'AMOUNT' END,
              CASE WHEN j."finish" IS NULL AND ${koreaDateSql('j."ourAt"')} <> j."tradeDate" THEN 'DATE' END,
@@ -112,7 +118,7 @@ const STATEMENT_CTE = `
 /** The statement's items with their status. */
 const ITEMS_SQL = `SELECT s."id", s."source", CASE WHEN s."unmatched" THEN 'UNMATCHED' WHEN cardinality(s."reasons") = 0 THEN 'MATCHED' ELSE 'MISMATCHED' END AS "status",
          s."reasons", s."type", s."transactionId", s."orderId", s."amount", s."tradedAt", s."tradeDate", s."paymentId", s."ourAmount", s."ourStatus",
-         s."importId", s."finish"
+         s."importId", s."finish", s."gateway"
     FROM statement s`;
 
 /**
@@ -123,11 +129,11 @@ const ITEMS_SQL = `SELECT s."id", s."source", CASE WHEN s."unmatched" THEN 'UNMA
 function missingPaymentsSql(missing: NonNullable<ItemsFilter['missing']>): string {
   const payDate = koreaDateSql('p."approvedAt"');
   return `SELECT p."id", 'LEDGER', 'MISSING', ARRAY[]::text[], 'APPROVAL', p."transactionId", p."orderId", p."amount", p."approvedAt", ${payDate}, p."id",
-         p."amount", p."status"::text, NULL::uuid, NULL
+         p."amount", p."status"::text, NULL::uuid, NULL, p."gateway"::text
     FROM "payments" p
-   WHERE "counts_as_paid"(p."status") AND p."approvedAt" IS NOT NULL AND ${missing(payDate, 'p."approvedAt"')}
-     AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND l."transactionId" = p."transactionId")
-     AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND l."orderId" = p."orderId")`;
+   WHERE "counts_as_paid"(p."status") AND p."approvedAt" IS NOT NULL AND ${missing(payDate, 'p."approvedAt"', 'p."gateway"')}
+     AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND l."transactionId" = p."transactionId" AND l."gateway" = p."gateway")
+     AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l WHERE l."type" = 'APPROVAL' AND l."orderId" = p."orderId" AND l."gateway" = p."gateway")`;
 }
 
 /** Our refunds through the gateway that no CANCEL line pairs with, inside `missing`'s dates. */
@@ -135,15 +141,15 @@ function missingRefundsSql(missing: NonNullable<ItemsFilter['missing']>): string
   const refundAt = 'coalesce(r."sentAt", r."createdAt")';
   const refundDate = koreaDateSql(refundAt);
   return `SELECT r."id", 'LEDGER', 'MISSING', ARRAY[]::text[], 'CANCEL', p."transactionId", r."orderId", r."amount", ${refundAt}, ${refundDate}, p."id",
-         r."amount", p."status"::text, NULL::uuid, NULL
+         r."amount", p."status"::text, NULL::uuid, NULL, p."gateway"::text
     FROM "payment_attempts" r JOIN "payments" p ON p."id" = r."paymentId"
-   WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND ${missing(refundDate, refundAt)}
+   WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND ${missing(refundDate, refundAt, 'p."gateway"')}
      AND NOT EXISTS (SELECT 1 FROM "settlement_lines" l CROSS JOIN LATERAL (${refundOfCancelLine('l')}) m
-                      WHERE l."type" = 'CANCEL' AND l."transactionId" = p."transactionId" AND m."id" = r."id")`;
+                      WHERE l."type" = 'CANCEL' AND l."transactionId" = p."transactionId" AND l."gateway" = p."gateway" AND m."id" = r."id")`;
 }
 
 /**
- * The refund a CANCEL line (aliased `line`) belongs to: of the payment with its transactionId, the k-th refund sent
+ * The refund a CANCEL line (aliased `line`) belongs to: of the payment of its gateway with its transactionId, the k-th refund sent
  * (NOT_SENT ones never reached the gateway) for the k-th line of that amount, refunds of that amount first, and among
  * them those that may have moved money (succeeded, unknown, in flight) before those the gateway declined: a declined
  * refund refunded nothing, so it takes a line only when every other refund of that amount has one (the gateway then
@@ -152,11 +158,12 @@ function missingRefundsSql(missing: NonNullable<ItemsFilter['missing']>): string
  */
 function refundOfCancelLine(line: string): string {
   return `SELECT r."id", r."paymentId", r."amount", r."status", r."sentAt", r."createdAt" FROM "payment_attempts" r
-         WHERE r."paymentId" = (SELECT p."id" FROM "payments" p WHERE p."transactionId" = ${line}."transactionId" ORDER BY p."createdAt" LIMIT 1)
+         WHERE r."paymentId" = (SELECT p."id" FROM "payments" p WHERE p."transactionId" = ${line}."transactionId" AND p."gateway" = ${line}."gateway"
+                                 ORDER BY p."createdAt" LIMIT 1)
            AND r."operation" = 'CANCEL' AND r."status" <> 'NOT_SENT'
          ORDER BY (r."amount" = ${line}."amount") DESC, (r."status" <> 'DECLINED') DESC, r."attemptNumber"
         OFFSET (SELECT count(*) FROM "settlement_lines" o
-                 WHERE o."type" = 'CANCEL' AND o."transactionId" = ${line}."transactionId" AND o."amount" = ${line}."amount"
+                 WHERE o."type" = 'CANCEL' AND o."transactionId" = ${line}."transactionId" AND o."amount" = ${line}."amount" AND o."gateway" = ${line}."gateway"
                    AND (o."tradedAt", o."id") < (${line}."tradedAt", ${line}."id"))
          LIMIT 1`;
 }
@@ -177,6 +184,7 @@ export interface ReconciliationRow {
   ourStatus: string | null;
   importId: string | null;
   finish: 'RESOLVE_PAYMENT' | 'RESOLVE_REFUND' | null;
+  gateway: 'DANAL' | 'TOSS';
 }
 
 /** The public shape of an item (docs/reconciliation.md "Reconciling with the gateway"). */
@@ -196,5 +204,6 @@ export function serializeItem(row: ReconciliationRow) {
     ourAmount: row.ourAmount ?? undefined,
     ourStatus: row.ourStatus ?? undefined,
     importId: row.importId ?? undefined,
+    gateway: row.gateway,
   };
 }

@@ -35,7 +35,8 @@ function serializeImport(row: ImportRow, resolved: { payments: number; refunds: 
     id: row.id,
     filename: row.filename ?? undefined,
     sha256: row.sha256,
-    encoding: row.encoding as 'UTF-8' | 'CP949',
+    gateway: row.gateway,
+    encoding: row.encoding as 'UTF-8' | 'CP949' | 'API',
     rows: row.rows,
     newLines: row.newLines,
     duplicateLines: row.duplicateLines,
@@ -71,6 +72,8 @@ export interface ItemFilter {
   to?: string;
   /** One status, or several (the console's Needs attention asks for every status an operator must look at). */
   status?: ReconciliationRow['status'] | Array<ReconciliationRow['status']>;
+  /** One gateway's statement lines and ledger items only. */
+  gateway?: ReconciliationRow['gateway'];
   limit?: number;
   cursor?: string;
 }
@@ -92,12 +95,22 @@ const CSV_COLUMNS = [
   'ourStatus',
   'importId',
 ] as const;
-/** An item's columns as stored and as matched: what the CSV shows, and whether a line finishes an outcome. */
-const ITEM_COLUMNS = [...CSV_COLUMNS, 'finish'].map((c) => `"${c}"`).join(', ');
+/**
+ * An item's columns as stored and as matched: what the CSV shows, whether a line finishes an outcome, and its gateway
+ * (as text: stored it is the enum, matched it is text).
+ */
+const ITEM_COLUMNS = `${[...CSV_COLUMNS, 'finish'].map((c) => `"${c}"`).join(', ')}, "gateway"::text AS "gateway"`;
 
-/** A period of Korea dates (inclusive) on a `tradeDate` column. Every item lies inside some import's coverage. */
-function withinPeriod(filter: Pick<ItemFilter, 'from' | 'to'>, column: string, param: (value: unknown) => string) {
-  return [filter.from ? `${column} >= ${param(filter.from)}` : 'true', filter.to ? `${column} <= ${param(filter.to)}` : 'true'].join(' AND ');
+/**
+ * A period of Korea dates (inclusive) on a `tradeDate` column, and a gateway when asked (`alias`: the row's table, for
+ * its "gateway" column). Every item lies inside some import's coverage.
+ */
+function withinPeriod(filter: Pick<ItemFilter, 'from' | 'to' | 'gateway'>, alias: string, column: string, param: (value: unknown) => string) {
+  return [
+    filter.from ? `${column} >= ${param(filter.from)}` : 'true',
+    filter.to ? `${column} <= ${param(filter.to)}` : 'true',
+    filter.gateway ? `${alias}."gateway" = ${param(filter.gateway)}::"PaymentGateway"` : 'true',
+  ].join(' AND ');
 }
 
 /**
@@ -113,12 +126,12 @@ export async function listItems(db: Db, filter: ItemFilter) {
   const after = (alias: string) => (key ? `(${alias}."tradedAt", ${alias}."id") < (${param(key.createdAt)}::timestamptz, ${param(key.id)}::uuid)` : 'true');
   const keys = [
     `SELECT s."id", s."tradedAt", true AS "stored" FROM "settlement_items" s
-      WHERE s."status" = ANY(${param(statuses)}::text[]) AND ${withinPeriod(filter, 's."tradeDate"', param)} AND ${after('s')}`,
+      WHERE s."status" = ANY(${param(statuses)}::text[]) AND ${withinPeriod(filter, 's', 's."tradeDate"', param)} AND ${after('s')}`,
   ];
   const matched = statuses.includes('MATCHED');
   if (matched) {
     keys.push(`SELECT l."id", l."tradedAt", false FROM "settlement_lines" l
-      WHERE ${withinPeriod(filter, 'l."tradeDate"', param)} AND ${after('l')} AND NOT EXISTS (SELECT 1 FROM "settlement_items" s WHERE s."id" = l."id")`);
+      WHERE ${withinPeriod(filter, 'l', 'l."tradeDate"', param)} AND ${after('l')} AND NOT EXISTS (SELECT 1 FROM "settlement_items" s WHERE s."id" = l."id")`);
   }
   // Without MATCHED (Needs attention) the matching statement is left out altogether: planning it alone cost more than
   // reading the stored items.
@@ -145,15 +158,15 @@ export async function listItems(db: Db, filter: ItemFilter) {
  * `refunds` and `net` are what the gateway's statement can show (refunds through it); refunds made outside the gateway
  * are counted apart (`externalRefunds`, by the Korea date they were recorded) and are never MISSING: no line is expected.
  */
-export async function summarizePeriod(db: Db, period: { from: string; to: string }) {
+export async function summarizePeriod(db: Db, period: { from: string; to: string; gateway?: ReconciliationRow['gateway'] }) {
   await refreshQueued(db);
   const { values, param } = sqlParams();
   // The statement's totals from its lines; the counts and anomalies from the stored items (a line without one is
   // MATCHED, and a MATCHED item is no anomaly).
   const [items] = await sqlQuery<Record<string, string>>(
     db,
-    `WITH l AS (SELECT l."type", l."amount" FROM "settlement_lines" l WHERE ${withinPeriod(period, 'l."tradeDate"', param)}),
-          i AS (SELECT i.* FROM "settlement_items" i WHERE i."status" <> 'MATCHED' AND ${withinPeriod(period, 'i."tradeDate"', param)})
+    `WITH l AS (SELECT l."type", l."amount" FROM "settlement_lines" l WHERE ${withinPeriod(period, 'l', 'l."tradeDate"', param)}),
+          i AS (SELECT i.* FROM "settlement_items" i WHERE i."status" <> 'MATCHED' AND ${withinPeriod(period, 'i', 'i."tradeDate"', param)})
      SELECT s.*, s."lines" - s."storedLines" AS "matched" FROM (SELECT
             (SELECT count(*) FROM l WHERE l."type" = 'APPROVAL') AS "approvals",
             (SELECT coalesce(sum(l."amount"), 0) FROM l WHERE l."type" = 'APPROVAL') AS "approvalAmount",
@@ -171,15 +184,18 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
   );
   const start = instantOf(period.from);
   const end = dayAfter(period.to);
+  // One gateway's ledger when asked: its payments, their refunds and refunds recorded outside it.
+  const ofGateway = (payment: string) =>
+    period.gateway ? ` AND EXISTS (SELECT 1 FROM "payments" g WHERE g."id" = ${payment} AND g."gateway" = $3::"PaymentGateway")` : '';
   const [ledger] = await sqlQuery<Record<string, string>>(
     db,
-    `SELECT (SELECT count(*) FROM "payments" p WHERE "counts_as_paid"(p."status") AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvals",
-            (SELECT coalesce(sum(p."amount"), 0) FROM "payments" p WHERE "counts_as_paid"(p."status") AND p."approvedAt" >= $1 AND p."approvedAt" < $2) AS "approvalAmount",
-            (SELECT count(*) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refunds",
-            (SELECT coalesce(sum(r."amount"), 0) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2) AS "refundAmount",
-            (SELECT count(*) FROM "external_refunds" e WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2) AS "externalRefunds",
-            (SELECT coalesce(sum(e."amount"), 0) FROM "external_refunds" e WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2) AS "externalRefundAmount"`,
-    [start, end],
+    `SELECT (SELECT count(*) FROM "payments" p WHERE "counts_as_paid"(p."status") AND p."approvedAt" >= $1 AND p."approvedAt" < $2${ofGateway('p."id"')}) AS "approvals",
+            (SELECT coalesce(sum(p."amount"), 0) FROM "payments" p WHERE "counts_as_paid"(p."status") AND p."approvedAt" >= $1 AND p."approvedAt" < $2${ofGateway('p."id"')}) AS "approvalAmount",
+            (SELECT count(*) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2${ofGateway('r."paymentId"')}) AS "refunds",
+            (SELECT coalesce(sum(r."amount"), 0) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2${ofGateway('r."paymentId"')}) AS "refundAmount",
+            (SELECT count(*) FROM "external_refunds" e WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2${ofGateway('e."paymentId"')}) AS "externalRefunds",
+            (SELECT coalesce(sum(e."amount"), 0) FROM "external_refunds" e WHERE e."recordedAt" >= $1 AND e."recordedAt" < $2${ofGateway('e."paymentId"')}) AS "externalRefundAmount"`,
+    period.gateway ? [start, end, period.gateway] : [start, end],
   );
   const n = (row: Record<string, string> | undefined, key: string) => Number(row?.[key] ?? 0);
   const pair = (row: Record<string, string> | undefined, count: string, amount: string) => ({ count: n(row, count), amount: n(row, amount) });

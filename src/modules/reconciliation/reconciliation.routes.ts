@@ -1,5 +1,5 @@
 // The reconciliation admin routes (docs/reconciliation.md "Reconciling with the gateway"): import a settlement file (text/csv or multipart/form-data; its
-// Idempotency-Key honoured), list and read imports, list the reconciliation items (JSON pages, or the whole filtered
+// Idempotency-Key honoured), read Toss's settlements by API (docs/reconciliation.md "Toss settlements by API"), list and read imports, list the reconciliation items (JSON pages, or the whole filtered
 // list as CSV with Accept: text/csv) and summarise a period. Mounted by app.ts under /admin, behind the admin token.
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
@@ -9,11 +9,19 @@ import type { Db } from '../../db/prisma.ts';
 import { codesByStatus, defineError, ValidationError } from '../../lib/errors.ts';
 import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
 import { IdParams } from '../shared/schemas.ts';
+import { GatewayNotConfiguredError } from '../shared/gateway-for.ts';
 import { TAGS } from '../../lib/api-document.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
 import { SettlementFileInvalidError, sha256Of, type createSettlementImports, type SettlementUpload } from './import-settlement.ts';
 import { getImport, itemsCsv, listImports, listItems, summarizePeriod, summaryPeriod } from './reconciliation.queries.ts';
-import { ImportList, ImportQuery, ImportResponse, ItemList, ItemsQuery, ListQuery, SummaryQuery, SummaryResponse } from './reconciliation.schemas.ts';
+import { ImportList, ImportQuery, ImportResponse, ItemList, ItemsQuery, ListQuery, SummaryQuery, SummaryResponse, SyncBody } from './reconciliation.schemas.ts';
+import {
+  SettlementFeedFailedError,
+  SettlementFeedUnavailableError,
+  SettlementRangeInvalidError,
+  SYNC_MAX_DAYS,
+  type SettlementSync,
+} from './sync-settlements.ts';
 
 export const SettlementTooLargeError = defineError('PAYLOAD_TOO_LARGE', 'The settlement file is over %s bytes', 413);
 export const SettlementMediaTypeError = defineError('UNSUPPORTED_MEDIA_TYPE', 'Send the file as text/csv or multipart/form-data (field "file")', 415);
@@ -63,6 +71,7 @@ interface ReconciliationDeps {
   db: Db;
   clock: Clock;
   imports: ReturnType<typeof createSettlementImports>;
+  sync: SettlementSync;
   idempotency: Idempotency;
   maxBytes: number;
 }
@@ -74,6 +83,7 @@ export function reconciliationRoutes(deps: ReconciliationDeps) {
     app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: maxBytes }, (_request, body, done) => done(null, new CsvBody(body as Buffer)));
     await app.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 } });
     registerImportSettlement(app, deps, tags);
+    registerSyncSettlements(app, deps, tags);
     registerImportReads(app, deps.db, tags);
     registerItemReads(app, deps, tags);
   };
@@ -132,6 +142,31 @@ function registerImportSettlement(app: App, { imports, idempotency, maxBytes }: 
         to: upload.to,
       };
       return idempotency.run(request, reply, () => imports.importSettlement(upload, who(request, 'settlement import')));
+    },
+  );
+}
+
+/** POST /settlement-imports/toss: Toss's settlements of a range of Korea dates, read by API and imported like a file. */
+function registerSyncSettlements(app: App, { sync, idempotency }: ReconciliationDeps, tags: string[]) {
+  app.post(
+    '/settlement-imports/toss',
+    {
+      schema: {
+        operationId: 'syncTossSettlements',
+        summary: `Read Toss's settlements of Korea dates from..to (at most ${SYNC_MAX_DAYS} days) and import them like a settlement file`,
+        tags,
+        headers: IdempotencyHeader,
+        body: SyncBody,
+        response: { 200: ImportResponse, 201: ImportResponse },
+        responseDescriptions: {
+          200: 'Toss answered the same lines for this range before: that import, unchanged',
+          201: 'Imported: every line matched against Toss’s payments',
+        },
+        errors: codesByStatus(SettlementRangeInvalidError, GatewayNotConfiguredError, SettlementFeedFailedError, SettlementFeedUnavailableError, ...IDEMPOTENT),
+      },
+    },
+    async function syncTossSettlements(request, reply) {
+      return idempotency.run(request, reply, () => sync.syncSettlements('TOSS', request.body, who(request, 'settlement sync')));
     },
   );
 }
@@ -212,6 +247,6 @@ function registerItemReads(app: App, { db, clock }: ReconciliationDeps, tags: st
         response: { 200: SummaryResponse },
       },
     },
-    async (request) => summarizePeriod(db, await summaryPeriod(db, clock.now(), request.query)),
+    async (request) => summarizePeriod(db, { ...(await summaryPeriod(db, clock.now(), request.query)), gateway: request.query.gateway }),
   );
 }

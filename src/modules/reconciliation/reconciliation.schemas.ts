@@ -1,7 +1,7 @@
 // The reconciliation routes' shapes (docs/reconciliation.md "Reconciling with the gateway"; docs/operating.md "Admin routes").
 import { Type } from 'typebox';
 import { named } from '../../lib/api-document.ts';
-import { Cursor, Limit, StringEnum, Uuid, pageOf } from '../shared/schemas.ts';
+import { Cursor, Gateway, Limit, StringEnum, Uuid, pageOf } from '../shared/schemas.ts';
 import { DAY_PATTERN } from '../../lib/input.ts';
 import { KOREA_ZONE } from '../../lib/calendar.ts';
 
@@ -27,9 +27,10 @@ export const ImportResponse = named(
     {
       id: Uuid,
       filename: Type.Optional(Type.String()),
-      sha256: Type.String(),
-      encoding: StringEnum(['UTF-8', 'CP949']),
-      rows: Type.Integer({ description: 'data rows (not the header, not blank lines)' }),
+      gateway: Gateway,
+      sha256: Type.String({ description: 'of the file’s bytes, or (encoding API) of the canonical rendering of the lines the gateway’s API answered' }),
+      encoding: StringEnum(['UTF-8', 'CP949', 'API'], { description: 'the file’s encoding, or API: lines read from the gateway’s settlements API' }),
+      rows: Type.Integer({ description: 'data rows (not the header, not blank lines), or the lines the API answered' }),
       newLines: Type.Integer(),
       duplicateLines: Type.Integer({ description: 'lines already imported from another file, counted once' }),
       coverage: Type.Object({ from: KoreaDate, to: KoreaDate }),
@@ -37,7 +38,7 @@ export const ImportResponse = named(
       resolved: Type.Object({ payments: Type.Integer(), refunds: Type.Integer() }),
       createdAt: Type.String({ format: 'date-time' }),
     },
-    { description: 'One imported settlement file and what matching it against the ledger found' },
+    { description: 'One imported settlement statement (a file, or a gateway’s settlements API) and what matching it against the ledger found' },
   ),
 );
 
@@ -52,9 +53,19 @@ const ItemStatus = named(
 );
 
 export const ItemsQuery = Type.Object(
-  { from: Type.Optional(KoreaDate), to: Type.Optional(KoreaDate), status: Type.Optional(ItemStatus), limit: Limit, cursor: Type.Optional(Cursor) },
+  {
+    from: Type.Optional(KoreaDate),
+    to: Type.Optional(KoreaDate),
+    status: Type.Optional(ItemStatus),
+    gateway: Type.Optional(Gateway),
+    limit: Limit,
+    cursor: Type.Optional(Cursor),
+  },
   { additionalProperties: false },
 );
+
+/** POST /settlement-imports/toss: the Korea dates whose settlements are read (at most SYNC_MAX_DAYS of them). */
+export const SyncBody = Type.Object({ from: KoreaDate, to: KoreaDate }, { additionalProperties: false, examples: [{ from: '2026-11-28', to: '2026-11-28' }] });
 
 export const Item = named(
   'ReconciliationItem',
@@ -74,14 +85,18 @@ export const Item = named(
       ourAmount: Type.Optional(Type.Integer()),
       ourStatus: Type.Optional(Type.String()),
       importId: Type.Optional(Uuid),
+      gateway: Gateway,
     },
-    { description: 'A statement line or a ledger entry of a Korea trade date, and how it compares' },
+    { description: 'A statement line or a ledger entry of a Korea trade date, and how it compares (a line matches payments of its own gateway)' },
   ),
 );
 
 export const ItemList = pageOf('ReconciliationItemPage', Item, 'A page of reconciliation items');
 
-export const SummaryQuery = Type.Object({ from: Type.Optional(KoreaDate), to: Type.Optional(KoreaDate) }, { additionalProperties: false });
+export const SummaryQuery = Type.Object(
+  { from: Type.Optional(KoreaDate), to: Type.Optional(KoreaDate), gateway: Type.Optional(Gateway) },
+  { additionalProperties: false },
+);
 
 const Total = Type.Object({ count: Type.Integer(), amount: Type.Integer() });
 

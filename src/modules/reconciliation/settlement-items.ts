@@ -30,12 +30,12 @@ export interface RefreshScope {
   /** Every line of this import (its own lines: an import whose lines were all new), without sending their ids. */
   importId?: string;
   paymentIds?: string[];
-  /** An import's coverage as instants [from, to): every payment and refund inside it is a MISSING candidate. */
-  coverage?: { from: Date; to: Date };
+  /** An import's coverage as instants [from, to) and its gateway: every payment and refund of that gateway inside it is a MISSING candidate. */
+  coverage?: { from: Date; to: Date; gateway: 'DANAL' | 'TOSS' };
 }
 
 const COLUMNS =
-  '"id", "lineId", "source", "status", "reasons", "type", "transactionId", "orderId", "amount", "tradedAt", "tradeDate", "paymentId", "ourAmount", "ourStatus", "importId", "finish"';
+  '"id", "lineId", "source", "status", "reasons", "type", "transactionId", "orderId", "amount", "tradedAt", "tradeDate", "paymentId", "ourAmount", "ourStatus", "importId", "finish", "gateway"';
 
 /**
  * The items stored (an item row aliased `alias`): every item that is not MATCHED (what an operator must see), and the MATCHED lines that
@@ -85,24 +85,27 @@ export async function refreshItems(tx: Tx, scope: RefreshScope): Promise<void> {
   const [reach] = await tx.$queryRawUnsafe<Array<{ lineIds: string[]; paymentIds: string[] }>>(REACH_SQL, given[0], scope.paymentIds ?? [], given[1]);
   const extraLines = reach?.lineIds ?? [];
   const paymentIds = reach?.paymentIds ?? [];
-  // $1 given line ids, $2 extra line ids, $3 import id, $4 payment ids, $5 and $6 the new coverage.
-  const values = [given[0], extraLines, given[1], paymentIds, ...(scope.coverage ? [scope.coverage.from, scope.coverage.to] : [])];
-  const inCoverage = (at: string) => (scope.coverage ? `(${at} >= $5::timestamptz AND ${at} < $6::timestamptz)` : 'false');
+  // $1 given line ids, $2 extra line ids, $3 import id, $4 payment ids, $5 and $6 the new coverage, $7 its gateway.
+  const values = [given[0], extraLines, given[1], paymentIds, ...(scope.coverage ? [scope.coverage.from, scope.coverage.to, scope.coverage.gateway] : [])];
+  const inCoverage = (at: string, gateway: string) =>
+    scope.coverage ? `(${at} >= $5::timestamptz AND ${at} < $6::timestamptz AND ${gateway} = $7::"PaymentGateway")` : 'false';
   const lines = (alias: string) => `(${alias}."id" = ANY($1::uuid[]) OR ${alias}."id" = ANY($2::uuid[]) OR ${alias}."importId" = $3::uuid)`;
   // A payment or refund is a MISSING candidate when it is one of the payments reached (inside any coverage) or lies
   // inside the new coverage; the OR of an id list and a time range reads two indexes (a bitmap OR), not the payments.
-  const missing = (d: string, at: string) => `(p."id" = ANY($4::uuid[]) OR ${inCoverage(at)}) AND (${coveredSql(d)} OR ${inCoverage(at)})`;
+  const missing = (d: string, at: string, gateway: string) =>
+    `(p."id" = ANY($4::uuid[]) OR ${inCoverage(at, gateway)}) AND (${coveredSql(d, gateway)} OR ${inCoverage(at, gateway)})`;
   // Deleted, then written (no upsert): refreshes are serialized, so nothing else writes these rows in between.
   await tx.$executeRawUnsafe(
     `DELETE FROM "settlement_items" i
       WHERE (i."source" = 'STATEMENT' AND ${lines('i')})
-         OR (i."source" = 'LEDGER' AND (i."paymentId" = ANY($4::uuid[]) OR ${inCoverage('i."tradedAt"')}))`,
+         OR (i."source" = 'LEDGER' AND (i."paymentId" = ANY($4::uuid[]) OR ${inCoverage('i."tradedAt"', 'i."gateway"')}))`,
     ...values,
   );
   await tx.$executeRawUnsafe(
     `INSERT INTO "settlement_items" (${COLUMNS})
      SELECT c."id", CASE WHEN c."source" = 'STATEMENT' THEN c."id" END, c."source", c."status", c."reasons", c."type", c."transactionId", c."orderId",
-            c."amount", c."tradedAt", c."tradeDate", c."paymentId", c."ourAmount", c."ourStatus", c."importId", c."finish"
+            c."amount", c."tradedAt", c."tradeDate", c."paymentId", c."ourAmount", c."ourStatus", c."importId", c."finish",
+            c."gateway"::"PaymentGateway"
        FROM (${reconciliationItemsSql({ lines: lines('l'), missing })}) c
       WHERE ${storedSql('c')}`,
     ...values,
