@@ -6,7 +6,9 @@
 //   file is applied again when the run applied a versioned migration (a migration may drop what a file's triggers
 //   hang on);
 // - all the files to apply go in ONE transaction, in name order (a file may use what a file before it defines), with
-//   their records: a failing file leaves neither any file's new text nor any record;
+//   their records: a failing file leaves neither any file's new text nor any record; after versioned migrations, it
+//   is the transaction of the run's last migrations (migrator.ts), so no other session ever sees a migration without
+//   the functions that go with it;
 // - records live in _function_files, never in _prisma_migrations, so `prisma migrate` sees only its own migrations.
 // A function or trigger that leaves a file is dropped by a versioned migration (CREATE OR REPLACE cannot remove).
 import { createHash } from 'node:crypto';
@@ -60,12 +62,13 @@ async function recordedChecksums(query: RawQuery): Promise<Map<string, string> |
 
 /**
  * Applies the files that changed (or all of them, `all`) in one transaction, recording each one's checksum. Runs on
- * a client that holds the migrator's advisory lock. Answers the names of the files applied.
+ * a client that holds the migrator's advisory lock. Answers the names of the files applied. With `inTransaction`
+ * the caller's open transaction is that one (the migrator's, holding the versioned migrations of the same run).
  */
 export async function applyFunctionFiles(
   client: pg.ClientBase,
   files: FunctionFile[],
-  options: { all: boolean; log: { info(obj: object, msg: string): void } },
+  options: { all: boolean; inTransaction?: boolean; log: { info(obj: object, msg: string): void } },
 ): Promise<string[]> {
   await client.query(CREATE_FUNCTION_FILES_TABLE);
   const query: RawQuery = async <T>(sql: string) => (await client.query(sql)).rows as T[];
@@ -73,7 +76,7 @@ export async function applyFunctionFiles(
   const due = files.filter((file) => options.all || recorded.get(file.name) !== file.checksum);
   if (due.length === 0) return [];
   let current = '';
-  await client.query('BEGIN');
+  if (!options.inTransaction) await client.query('BEGIN');
   try {
     for (const file of due) {
       current = file.name;
@@ -84,9 +87,9 @@ export async function applyFunctionFiles(
         [file.name, file.checksum],
       );
     }
-    await client.query('COMMIT');
+    if (!options.inTransaction) await client.query('COMMIT');
   } catch (error) {
-    await client.query('ROLLBACK');
+    if (!options.inTransaction) await client.query('ROLLBACK');
     throw new Error(`function file ${current} failed (no function file was applied): ${(error as Error).message}`);
   }
   for (const file of due) options.log.info({ functionFile: file.name }, 'function file applied');

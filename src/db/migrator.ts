@@ -92,8 +92,21 @@ export interface MigrateOptions {
   functionsDir?: string | null;
 }
 
-/** The versioned migrations not applied yet, each in its own transaction with its record (the lock is held). */
-async function applyMigrations(client: pg.ClientBase, migrations: Migration[], log: MigrationLog): Promise<MigrateResult> {
+/**
+ * The migrations of one run, in the groups each committed at once. A group ends after a migration that adds an enum
+ * value: PostgreSQL refuses to use a value added in a transaction not yet committed (ALTER TYPE ... ADD VALUE).
+ */
+export function commitGroups(migrations: Migration[]): Migration[][] {
+  const groups: Migration[][] = [[]];
+  for (const migration of migrations) {
+    groups.at(-1)!.push(migration);
+    if (/\bADD\s+VALUE\b/i.test(migration.sql)) groups.push([]);
+  }
+  return groups.filter((group) => group.length > 0);
+}
+
+/** The versioned migrations not applied yet (the lock is held), checked against what the database recorded. */
+async function pendingOf(client: pg.ClientBase, migrations: Migration[], log: MigrationLog): Promise<{ pending: Migration[]; alreadyApplied: number }> {
   await client.query(CREATE_MIGRATIONS_TABLE);
   const rows = await readApplied(client);
   const failed = rows.find((row) => row.finished_at === null && row.rolled_back_at === null);
@@ -102,35 +115,62 @@ async function applyMigrations(client: pg.ClientBase, migrations: Migration[], l
     throw new Error(`migration ${failed.migration_name} failed earlier and was not resolved; ${fix}`);
   }
   const done = new Map(rows.filter((row) => row.finished_at && !row.rolled_back_at).map((row) => [row.migration_name, row]));
-  const applied: string[] = [];
+  const pending: Migration[] = [];
   for (const migration of migrations) {
     const previous = done.get(migration.name);
-    if (previous) {
-      if (previous.checksum !== migration.checksum && SHIPPED_CHECKSUMS[migration.name] !== previous.checksum) {
-        log.warn({ migration: migration.name }, 'migration was modified after it was applied');
-      }
-      continue;
+    if (!previous) pending.push(migration);
+    else if (previous.checksum !== migration.checksum && SHIPPED_CHECKSUMS[migration.name] !== previous.checksum) {
+      log.warn({ migration: migration.name }, 'migration was modified after it was applied');
     }
-    // One transaction per migration: a failure leaves neither the schema change nor its record.
+  }
+  return { pending, alreadyApplied: done.size };
+}
+
+/** One migration and its record, in the caller's transaction. */
+async function applyOne(client: pg.ClientBase, migration: Migration): Promise<void> {
+  try {
+    const id = randomUUID();
+    await client.query('INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)', [
+      id,
+      migration.checksum,
+      migration.name,
+    ]);
+    await client.query(migration.sql);
+    await client.query('UPDATE _prisma_migrations SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+  } catch (error) {
+    throw new Error(`migration ${migration.name} failed: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The versioned migrations not applied yet, then the function files, under the lock. The run's migrations commit
+ * together (commitGroups), the last group in ONE transaction with the function files: a migration may drop a function
+ * that the triggers of running replicas call and that a function file defines again, and committed apart, every write
+ * in between would fail. A failure rolls back its whole group, records and all.
+ */
+async function applyRun(client: pg.ClientBase, migrations: Migration[], functionFiles: FunctionFile[], log: MigrationLog): Promise<MigrateResult> {
+  const { pending, alreadyApplied } = await pendingOf(client, migrations, log);
+  if (pending.length === 0) return { applied: [], alreadyApplied, functionFiles: await applyFunctionFiles(client, functionFiles, { all: false, log }) };
+  const groups = commitGroups(pending);
+  const applied: string[] = [];
+  let files: string[] = [];
+  for (const [index, group] of groups.entries()) {
     await client.query('BEGIN');
     try {
-      const id = randomUUID();
-      await client.query('INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)', [
-        id,
-        migration.checksum,
-        migration.name,
-      ]);
-      await client.query(migration.sql);
-      await client.query('UPDATE _prisma_migrations SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+      for (const migration of group) await applyOne(client, migration);
+      // Every file again after a new migration: it may have dropped what a file's triggers hang on.
+      if (index === groups.length - 1) files = await applyFunctionFiles(client, functionFiles, { all: true, inTransaction: true, log });
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK');
-      throw new Error(`migration ${migration.name} failed: ${(error as Error).message}`);
+      throw error;
     }
-    applied.push(migration.name);
-    log.info({ migration: migration.name }, 'migration applied');
+    for (const migration of group) {
+      applied.push(migration.name);
+      log.info({ migration: migration.name }, 'migration applied');
+    }
   }
-  return { applied, alreadyApplied: done.size, functionFiles: [] };
+  return { applied, alreadyApplied, functionFiles: files };
 }
 
 export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
@@ -144,10 +184,7 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
     // Session-level lock: a second process waits here until the first has finished, then finds nothing to do.
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK_KEY]);
     try {
-      const result = await applyMigrations(client, migrations, options.log);
-      // Every file again after a new migration: it may have dropped what a file's triggers hang on.
-      result.functionFiles = await applyFunctionFiles(client, functionFiles, { all: result.applied.length > 0, log: options.log });
-      return result;
+      return await applyRun(client, migrations, functionFiles, options.log);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [PRISMA_ADVISORY_LOCK_KEY]);
     }

@@ -110,17 +110,59 @@ describe('migrate', () => {
     expect(rows).toHaveLength(readMigrations().length);
   });
 
-  it('rolls a failing migration back whole and records nothing for it', async () => {
+  it('rolls a failing run back whole: the failing migration and those before it in the run, records and all', async () => {
     const db = await emptyDatabase();
     const dir = migrationsDir({
       '20200101000000_good': 'CREATE TABLE good (id INTEGER);',
       '20200102000000_bad': 'CREATE TABLE half_done (id INTEGER);\nSELECT no_such_function();',
     });
     await expect(migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null })).rejects.toThrow(/20200102000000_bad failed/);
-    const rows = await query<{ migration_name: string }>(db.url, 'SELECT migration_name FROM _prisma_migrations');
-    expect(rows.map((r) => r.migration_name)).toEqual(['20200101000000_good']);
-    const tables = await query<{ t: string | null }>(db.url, "SELECT to_regclass('half_done')::text AS t");
-    expect(tables[0]!.t).toBeNull();
+    expect(await query(db.url, 'SELECT migration_name FROM _prisma_migrations')).toEqual([]);
+    const tables = await query<{ good: string | null; half: string | null }>(
+      db.url,
+      "SELECT to_regclass('good')::text AS good, to_regclass('half_done')::text AS half",
+    );
+    expect(tables[0]).toEqual({ good: null, half: null });
+    // Fixed, the next run applies both.
+    writeFileSync(path.join(dir, '20200102000000_bad', 'migration.sql'), 'CREATE TABLE half_done (id INTEGER);');
+    expect((await migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null })).applied).toEqual(['20200101000000_good', '20200102000000_bad']);
+  });
+
+  it("commits the run's migrations with the function files: a failing file leaves the migrations unapplied too", async () => {
+    // A migration may drop a function that running replicas' triggers call and a function file defines again: committed
+    // apart, every write in between would fail. So both go in one transaction, and a failing file undoes the migration.
+    const db = await emptyDatabase();
+    const dir = migrationsDir({ '20200101000000_table': 'CREATE TABLE guarded (id INTEGER);' });
+    const functionsDir = mkdtempSync(path.join(tmpdir(), 'functions-'));
+    tempDirs.push(functionsDir);
+    writeFileSync(path.join(functionsDir, 'a.sql'), 'CREATE OR REPLACE FUNCTION guarded_ok() RETURNS integer LANGUAGE sql AS $$ SELECT 1 $$;');
+    writeFileSync(path.join(functionsDir, 'b.sql'), 'SELECT no_such_function();');
+    await expect(migrate({ connectionString: db.url, log: quiet, dir, functionsDir })).rejects.toThrow(/function file b\.sql failed/);
+    expect(await query(db.url, 'SELECT migration_name FROM _prisma_migrations')).toEqual([]);
+    expect(await query(db.url, "SELECT to_regclass('guarded')::text AS t, to_regproc('guarded_ok')::text AS f")).toEqual([{ t: null, f: null }]);
+
+    writeFileSync(path.join(functionsDir, 'b.sql'), 'SELECT 1;');
+    const result = await migrate({ connectionString: db.url, log: quiet, dir, functionsDir });
+    expect(result).toMatchObject({ applied: ['20200101000000_table'], functionFiles: ['a.sql', 'b.sql'] });
+    expect(await query(db.url, "SELECT to_regclass('guarded')::text AS t, to_regproc('guarded_ok')::text AS f")).toEqual([{ t: 'guarded', f: 'guarded_ok' }]);
+  });
+
+  it('commits after a migration that adds an enum value, so the next one can use it', async () => {
+    // PostgreSQL refuses a value added by ALTER TYPE ... ADD VALUE until its transaction commits.
+    const db = await emptyDatabase();
+    // (A type created in the same transaction is exempt, so the type comes from an earlier run.)
+    const dir = migrationsDir({ '20200101000000_type': "CREATE TYPE shade AS ENUM ('light');" });
+    await migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null });
+    for (const [name, sql] of Object.entries({
+      '20200102000000_value': "ALTER TYPE shade ADD VALUE 'dark';",
+      '20200103000000_use': "CREATE TABLE painted (s shade NOT NULL DEFAULT 'dark'); INSERT INTO painted DEFAULT VALUES;",
+    })) {
+      mkdirSync(path.join(dir, name));
+      writeFileSync(path.join(dir, name, 'migration.sql'), sql);
+    }
+    const result = await migrate({ connectionString: db.url, log: quiet, dir, functionsDir: null });
+    expect(result.applied).toEqual(['20200102000000_value', '20200103000000_use']);
+    expect(await query(db.url, 'SELECT s::text FROM painted')).toEqual([{ s: 'dark' }]);
   });
 
   it('refuses to go on past a migration Prisma recorded as failed', async () => {
