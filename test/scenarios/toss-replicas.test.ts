@@ -21,7 +21,11 @@ const DANAL_CARD = 120;
 const TOSS_CARD = 120;
 const DANAL_MOBILE = 8;
 const TOSS_BY_WINDOW = 8;
-/** Each gateway call takes this long, so that the three passes overlap however they are scheduled. */
+/** Each replica's slots: at most this many gateway calls in flight at once. */
+const CONCURRENCY = 4;
+/** Danal charges held until released: more than one replica's slots' worth. */
+const HELD = CONCURRENCY + 2;
+/** Every other charge takes this long, as a gateway's does. */
 const LATENCY_MS = 20;
 
 beforeAll(async () => {
@@ -30,7 +34,7 @@ beforeAll(async () => {
     ...toss.env(),
     CLOCK: 'simulated',
     SCHEDULER_BATCH_SIZE: '10',
-    SCHEDULER_CONCURRENCY: '4',
+    SCHEDULER_CONCURRENCY: String(CONCURRENCY),
   };
   for (let i = 0; i < 3; i += 1) replicas.push(await service.start(env));
 });
@@ -150,10 +154,16 @@ describe('three replicas, Toss and Danal', () => {
     );
     const danalBefore = new Set((await service.sandbox.ledger()).map((e) => e.transactionId));
     expect(await toss.ledger()).toEqual([]);
+    // The first HELD Danal charges wait until released: more than one replica's slots (SCHEDULER_CONCURRENCY each)
+    // are needed to hold that many, so the passes provably overlap; the rest take LATENCY_MS each.
+    await service.sandbox.fault({ operation: 'BILLING_CONFIRM', kind: 'latency', until: 'released', count: HELD });
     await service.sandbox.fault({ operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: LATENCY_MS, count: danalIds.length * 2 });
     await toss.fault({ operation: 'CHARGE', kind: 'latency', latencyMs: LATENCY_MS, count: tossIds.length * 2 });
 
-    const reports = await Promise.all(replicas.map(runPass));
+    const passes = Promise.all(replicas.map(runPass));
+    await service.sandbox.held(HELD);
+    expect(await service.sandbox.release()).toBe(HELD);
+    const reports = await passes;
     const total = reports.reduce((sum, r) => ({
       claimed: sum.claimed + r.claimed,
       succeeded: sum.succeeded + r.succeeded,
@@ -162,7 +172,7 @@ describe('three replicas, Toss and Danal', () => {
       skipped: sum.skipped + r.skipped,
     }));
     expect(total).toEqual({ claimed: allIds.length, succeeded: allIds.length, declined: 0, unknown: 0, skipped: 0 });
-    // The passes overlapped: more than one replica claimed (they start together and claim ten at a time).
+    // The passes overlapped: more than one replica claimed (the held charges needed the slots of two at least).
     expect(reports.filter((r) => r.claimed > 0).length).toBeGreaterThanOrEqual(2);
 
     // One SUCCEEDED payment per subscription for the cycle that was due, through its key's gateway.
