@@ -10,7 +10,11 @@
 //   BENCH_BASELINE=<worktree>            also runs that checkout's engine (its bench/charge-worker.ts) in turn with
 //                                        this one, on the same database and sandbox: each figure side by side
 //   BENCH_ONLY=L50,L0,...                only these runs (L50, L200, L0, floor, replicas, events, large, service,
-//                                        service-large)
+//                                        service-large, toss)
+//   BENCH_TOSS_SUBSCRIPTIONS (1000), BENCH_TOSS_REPEATS (3)
+//                                        run `toss`: the Toss path beside the Danal path at L = 50 ms, that many due
+//                                        subscriptions each, that many pairs per round, alternated (Danal first, then
+//                                        Toss first); the ratio Toss ÷ Danal pair by pair
 //   BENCH_FLOOR=<path>                   the plain-SQL floor's script (none by default: the floor is then not run)
 //   BENCH_LARGE=1 npm run bench          adds the 100,000-subscription drains (memory targets)
 //   BENCH_LIVE_HEAP=<seconds>            each worker collects garbage that often during its pass and prints the heap
@@ -31,6 +35,7 @@ import pino from 'pino';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { migrate } from '../src/db/migrator.ts';
 import { createPrismaClient, type Db } from '../src/db/prisma.ts';
+import { TOSS_SANDBOX_CLIENT_KEY, TOSS_SANDBOX_SECRET_KEY } from '../src/dev-secrets.ts';
 import { createKeyring } from '../src/lib/crypto.ts';
 import { seedDueSubscriptions } from '../test/helpers/bulk.ts';
 import { truncateAll } from '../test/helpers/database.ts';
@@ -45,6 +50,11 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const FLOOR = process.env.BENCH_FLOOR ?? '';
+const TOSS_N = Number(process.env.BENCH_TOSS_SUBSCRIPTIONS ?? 1000);
+const TOSS_REPEATS = Number(process.env.BENCH_TOSS_REPEATS ?? 3);
+/** Toss's sandbox is served by the same sandbox process, under /toss, with its development keys (src/sandbox/server.ts). */
+const TOSS_PREFIX = '/toss';
+type Gateway = 'DANAL' | 'TOSS';
 const SECRET = 'bench_gateway_secret_key';
 const MERCHANT = 'BENCH';
 const ENCRYPTION_KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
@@ -86,7 +96,7 @@ async function startSandbox() {
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i += 1) {
     try {
-      if ((await fetch(`${url}/_control/ledger`)).ok) return { url, stop: () => child.kill() };
+      if ((await fetch(`${url}/_control/ledger`)).ok) return { url, pid: child.pid!, stop: () => child.kill() };
     } catch {
       // not listening yet
     }
@@ -104,7 +114,7 @@ async function control(url: string, pathname: string, body?: unknown) {
   if (!response.ok) throw new Error(`sandbox ${pathname}: ${response.status} ${await response.text()}`);
 }
 
-async function prepare(db: Db, sandboxUrl: string, count: number, latencyMs: number, events: boolean) {
+async function prepare(db: Db, sandboxUrl: string, count: number, latencyMs: number, events: boolean, gateway: Gateway = 'DANAL') {
   // The same emptying as between test files: every domain table, one list (test/helpers/database.ts).
   await truncateAll(db);
   for (const table of EVENT_TRIGGERS) {
@@ -113,12 +123,16 @@ async function prepare(db: Db, sandboxUrl: string, count: number, latencyMs: num
     }
   }
   await control(sandboxUrl, '/reset', {});
+  await control(`${sandboxUrl}${TOSS_PREFIX}`, '/reset', {});
+  // The gateway's own sandbox mints the keys and adds the latency to its charges.
+  const gatewayUrl = gateway === 'TOSS' ? `${sandboxUrl}${TOSS_PREFIX}` : sandboxUrl;
   const keyring = createKeyring([{ id: 'k1', key: Buffer.alloc(32, 1) }]);
   for (let done = 0; done < count; done += 5000) {
-    await seedDueSubscriptions(db, keyring, { count: Math.min(5000, count - done), sandboxUrl, dueAt: new Date(Date.now() - 60_000) });
+    await seedDueSubscriptions(db, keyring, { count: Math.min(5000, count - done), sandboxUrl: gatewayUrl, dueAt: new Date(Date.now() - 60_000), gateway });
   }
   await db.$executeRawUnsafe('VACUUM ANALYZE');
-  if (latencyMs > 0) await control(sandboxUrl, '/faults', { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs, count: count * 2 });
+  const operation = gateway === 'TOSS' ? 'CHARGE' : 'BILLING_CONFIRM';
+  if (latencyMs > 0) await control(gatewayUrl, '/faults', { operation, kind: 'latency', latencyMs, count: count * 2 });
 }
 
 /** Starts `replicas` service processes, releases them together, and sums what they report. */
@@ -129,6 +143,10 @@ async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, 
     PAYMENT_API_BASE_URL: sandboxUrl,
     PAYMENT_SECRET_KEY: SECRET,
     PAYMENT_MERCHANT_ID: MERCHANT,
+    // Both gateways configured as in production (no sandbox mounted in the service): Toss at the sandbox's /toss.
+    TOSS_API_BASE_URL: `${sandboxUrl}${TOSS_PREFIX}`,
+    TOSS_SECRET_KEY: TOSS_SANDBOX_SECRET_KEY,
+    TOSS_CLIENT_KEY: TOSS_SANDBOX_CLIENT_KEY,
     PUBLIC_BASE_URL: 'http://127.0.0.1:1',
     API_KEYS: 'bench_api_key_0123456789abcdef',
     ADMIN_TOKENS: 'bench_admin_token_0123456789abcdef',
@@ -250,14 +268,19 @@ async function serviceDrain(databaseUrl: string, sandboxUrl: string, tree: strin
   }
 }
 
-/** Exactly one approved charge per subscription and cycle, in our records and in the gateway's ledger. */
-async function doubleCharges(db: Db, sandboxUrl: string): Promise<number> {
+/**
+ * Exactly one approved charge per subscription and cycle, in our records and in the gateway's ledger (the gateway
+ * the run charged through: Danal's ledger, or Toss's, each orderId approved once).
+ */
+async function doubleCharges(db: Db, sandboxUrl: string, gateway: Gateway = 'DANAL'): Promise<number> {
   const [row] = await db.$queryRaw<{ extra: bigint }[]>`
     SELECT count(*) - count(DISTINCT ("subscriptionId", cycle)) AS extra FROM "payments" WHERE status = 'SUCCEEDED' AND kind = 'RECURRING'`;
-  const ledger = (await (await fetch(`${sandboxUrl}/_control/ledger`)).json()) as { entries: Array<{ type: string; operation: string; orderId?: string }> };
-  const charges = ledger.entries.filter((e) => e.type === 'CHARGE' && e.operation === 'BILLING_CONFIRM');
-  const payments = await db.payment.count({ where: { status: 'SUCCEEDED', kind: 'RECURRING' } });
-  return Number(row!.extra) + Math.abs(charges.length - payments);
+  const ledgerUrl = gateway === 'TOSS' ? `${sandboxUrl}${TOSS_PREFIX}/_control/ledger` : `${sandboxUrl}/_control/ledger`;
+  const ledger = (await (await fetch(ledgerUrl)).json()) as { entries: Array<{ type: string; operation?: string; orderId?: string }> };
+  const charges = ledger.entries.filter((e) => e.type === 'CHARGE' && (gateway === 'TOSS' || e.operation === 'BILLING_CONFIRM'));
+  const repeated = charges.length - new Set(charges.map((e) => e.orderId)).size;
+  const payments = await db.payment.count({ where: { status: 'SUCCEEDED', kind: 'RECURRING', gateway } });
+  return Number(row!.extra) + repeated + Math.abs(charges.length - payments);
 }
 
 /** The plain-SQL floor at latency L on the same cluster (its own database), as its --json line reports it. */
@@ -315,20 +338,33 @@ async function main() {
     console.log(
       `charging: ${N} due CARD subscriptions per run, SCHEDULER_CONCURRENCY ${C}, ${ROUNDS} round(s)${BASELINE ? `, alternated with the baseline ${BASELINE}` : ''}; node ${process.version}; ${os.cpus().length} × ${os.cpus()[0]?.model}; ${version.split(' on ')[0]}`,
     );
-    type Figures = Awaited<ReturnType<typeof drain>> & { doubles: number };
+    type Figures = Awaited<ReturnType<typeof drain>> & { doubles: number; sandboxCpuMsPerCharge: number };
     const figures = new Map<string, Figures[]>();
     const keep = (key: string, r: Figures) => figures.set(key, [...(figures.get(key) ?? []), r]);
     const run = async (
       name: string,
       tree: ['this' | 'baseline', string],
-      options: { count?: number; latencyMs: number; replicas?: number; events?: boolean; concurrency?: number },
+      options: { count?: number; latencyMs: number; replicas?: number; events?: boolean; concurrency?: number; gateway?: Gateway },
     ) => {
-      await prepare(db, sandbox.url, options.count ?? N, options.latencyMs, options.events ?? true);
-      const result = await drain(embedded.adminConnectionString, sandbox.url, options.replicas ?? 1, options.concurrency ?? C, tree[1]);
-      const doubles = await doubleCharges(db, sandbox.url);
-      results.push({ name, code: tree[0], count: options.count ?? N, concurrency: options.concurrency ?? C, ...options, ...result, doubleCharges: doubles });
+      await prepare(db, sandbox.url, options.count ?? N, options.latencyMs, options.events ?? true, options.gateway);
+      const load = os.loadavg().map((l) => Math.round(l * 100) / 100);
+      // The sandbox's CPU too: it shares the cores, and one gateway's sandbox may cost more per charge than the other's.
+      const sandboxCpu = cpuMsOf(sandbox.pid);
+      const drained = await drain(embedded.adminConnectionString, sandbox.url, options.replicas ?? 1, options.concurrency ?? C, tree[1]);
+      const result = { ...drained, sandboxCpuMsPerCharge: (cpuMsOf(sandbox.pid) - sandboxCpu) / drained.succeeded };
+      const doubles = await doubleCharges(db, sandbox.url, options.gateway);
+      results.push({
+        name,
+        code: tree[0],
+        count: options.count ?? N,
+        concurrency: options.concurrency ?? C,
+        ...options,
+        ...result,
+        doubleCharges: doubles,
+        load,
+      });
       console.error(
-        `  ${tree[0].padEnd(8)} ${name.padEnd(22)} ${result.perSecond.toFixed(0).padStart(5)}/s  CPU ${result.cpuMsPerCharge.toFixed(2)} ms/charge  peak RSS ${result.peakRssMb.toFixed(0)} MB${memoryParts(result.idleMemory, result.peakMemory)}  statements ${result.statementsPerCharge.toFixed(2)}/charge  call ${result.callMs.toFixed(1)} ms  slots busy ${result.slotBusy.toFixed(2)}  doubles ${doubles}`,
+        `  ${tree[0].padEnd(8)} ${name.padEnd(22)} ${result.perSecond.toFixed(0).padStart(5)}/s  CPU ${result.cpuMsPerCharge.toFixed(2)} ms/charge  peak RSS ${result.peakRssMb.toFixed(0)} MB${memoryParts(result.idleMemory, result.peakMemory)}  statements ${result.statementsPerCharge.toFixed(2)}/charge  call ${result.callMs.toFixed(1)} ms  slots busy ${result.slotBusy.toFixed(2)}  sandbox CPU ${result.sandboxCpuMsPerCharge.toFixed(2)} ms/charge  doubles ${doubles}`,
       );
       keep(`${tree[0]} ${name}`, { ...result, doubles });
       return { ...result, doubles };
@@ -348,6 +384,14 @@ async function main() {
       serviceFigures.set(key, [...(serviceFigures.get(key) ?? []), { ...result, doubles }]);
     };
 
+    if (process.env.BENCH_PROFILE && ONLY?.has('toss')) {
+      // Profiling the two paths: a Danal drain, then a Toss drain, at L = 0 (profiles written in that order).
+      for (const gateway of ['DANAL', 'TOSS'] as const) {
+        const r = await run(`${gateway === 'TOSS' ? 'Toss' : 'Danal'} drain L=0`, trees[0]!, { count: TOSS_N, latencyMs: 0, gateway });
+        console.log(`${gateway}: ${r.perSecond.toFixed(0)} charges/s, ${r.cpuMsPerCharge.toFixed(2)} ms CPU per charge`);
+      }
+      return;
+    }
     if (process.env.BENCH_PROFILE) {
       // Profiling: the L = 0 drain alone.
       const r = await run('drain L=0', trees[0]!, { latencyMs: 0 });
@@ -366,6 +410,18 @@ async function main() {
         if (wanted('large') && round === 0) await run('drain 100k L=0', tree, { count: 100_000, latencyMs: 0 });
         if (wanted('service')) await runService('service L=0', tree, N);
         if (wanted('service-large') && round === 0) await runService('service 100k L=0', tree, 100_000);
+      }
+      if (wanted('toss')) {
+        // The Toss path beside the Danal path, this checkout only: the same count and concurrency, pairs whose order
+        // flips every time so that neither path always gets the quieter moment.
+        for (let pair = 0; pair < TOSS_REPEATS; pair += 1) {
+          const tossFirst = (round * TOSS_REPEATS + pair) % 2 === 1;
+          const paths: Gateway[] = tossFirst ? ['TOSS', 'DANAL'] : ['DANAL', 'TOSS'];
+          for (const gateway of paths) {
+            const name = gateway === 'TOSS' ? 'pair Toss L=50ms' : 'pair Danal L=50ms';
+            await run(name, trees[0]!, { count: TOSS_N, latencyMs: 50, gateway });
+          }
+        }
       }
       if (wanted('floor') && (!FLOOR || !existsSync(FLOOR))) {
         if (round === 0) console.error(`  the plain-SQL floor's script ${FLOOR ? `is not at ${FLOOR}` : 'is not given'}: not run (set BENCH_FLOOR)`);
@@ -472,6 +528,48 @@ async function main() {
         '≥ 1.9',
         median(replicaRatio('this')) >= 1.9,
         BASELINE ? spread(replicaRatio('baseline'), 2) : undefined,
+      );
+    }
+    const danalPairs = of('this', 'pair Danal L=50ms');
+    const tossPairs = of('this', 'pair Toss L=50ms');
+    if (tossPairs.length > 0 && danalPairs.length === tossPairs.length) {
+      const tossRatio = tossPairs.map((r, i) => r.perSecond / danalPairs[i]!.perSecond);
+      line(
+        `Danal path, L=50 ms, ${TOSS_N.toLocaleString('en')} due (charges/s)`,
+        spread(
+          danalPairs.map((r) => r.perSecond),
+          0,
+        ),
+        'reference',
+        true,
+      );
+      line(
+        `   Toss path, L=50 ms, ${TOSS_N.toLocaleString('en')} due (charges/s)`,
+        spread(
+          tossPairs.map((r) => r.perSecond),
+          0,
+        ),
+        'report',
+        true,
+      );
+      line('   Toss ÷ Danal, pair by pair', spread(tossRatio, 2), '≥ 0.95', median(tossRatio) >= 0.95);
+      line(
+        '   sandbox CPU per charge, Toss ÷ Danal',
+        spread(
+          tossPairs.map((r, i) => r.sandboxCpuMsPerCharge / danalPairs[i]!.sandboxCpuMsPerCharge),
+          2,
+        ),
+        'report',
+        true,
+      );
+      line(
+        '   service CPU per charge, Toss ÷ Danal',
+        spread(
+          tossPairs.map((r, i) => r.cpuMsPerCharge / danalPairs[i]!.cpuMsPerCharge),
+          2,
+        ),
+        'report',
+        true,
       );
     }
     const doubles = [...figures].filter(([key]) => key.startsWith('this ')).flatMap(([, rs]) => rs.map((r) => r.doubles));

@@ -1,5 +1,6 @@
 // A standalone sandbox gateway on an ephemeral port, driven through its own HTTP control routes, and a gateway
-// client pointed at it: contract tests talk real HTTP end to end.
+// client pointed at it: contract tests talk real HTTP end to end. The Toss sandbox standalone too, for services
+// started against both gateways.
 import Fastify from 'fastify';
 import pino from 'pino';
 import { createGatewayClient } from '../../src/gateway/client.ts';
@@ -8,6 +9,9 @@ import { createSimulatedClock, type SimulatedClock } from '../../src/lib/clock.t
 import { createRedactor, type Redactor } from '../../src/lib/redact.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { sandboxRoutes } from '../../src/sandbox/sandbox.routes.ts';
+import { createTossSandbox } from '../../src/sandbox/toss/toss-mount.ts';
+import type { FaultSpec as AnyFaultSpec } from '../../src/sandbox/faults.ts';
+import type { TossLedgerEntry, TossOperation } from '../../src/sandbox/toss/toss.state.ts';
 import { createSandboxState, type FaultSpec, type LedgerEntry, type WindowTerms } from '../../src/sandbox/sandbox.state.ts';
 import type { LogCapture } from './app.ts';
 // service.ts imports this module too: waitFor is only called once both are loaded.
@@ -81,6 +85,44 @@ export async function startSandbox(): Promise<RunningSandbox> {
           decision,
         }),
       ),
+    close: () => app.close(),
+  };
+}
+
+type TossFaultSpec = AnyFaultSpec<TossOperation>;
+
+export interface RunningTossSandbox {
+  url: string;
+  clock: SimulatedClock;
+  /** The keys it takes (its development keys): TOSS_SECRET_KEY and TOSS_CLIENT_KEY of a service pointed at it. */
+  secretKey: string;
+  clientKey: string;
+  ledger(): Promise<TossLedgerEntry[]>;
+  /** Queues a fault (operations ISSUE_BILLING_KEY, CHARGE, CANCEL, LOOKUP, SETTLEMENTS); answers its id. */
+  fault(spec: TossFaultSpec): Promise<{ id: number }>;
+  /** The environment of a service that calls it (TOSS_API_BASE_URL and its keys). */
+  env(): Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** A standalone Toss sandbox on an ephemeral port (memory only), as `npm run sandbox` serves it under /toss. */
+export async function startTossSandbox(): Promise<RunningTossSandbox> {
+  const clock = createSimulatedClock();
+  const app = Fastify({ loggerInstance: pino({ level: 'silent' }) });
+  const sandbox = createTossSandbox({ clock });
+  await app.register(sandbox.plugin, { prefix: '' });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url,
+    clock,
+    secretKey: sandbox.secretKey,
+    clientKey: sandbox.clientKey,
+    ledger: async () => (await json<{ entries: TossLedgerEntry[] }>(await fetch(`${url}/_control/ledger`))).entries,
+    fault: async (spec) =>
+      json<{ id: number }>(
+        await fetch(`${url}/_control/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) }),
+      ),
+    env: () => ({ TOSS_API_BASE_URL: url, TOSS_SECRET_KEY: sandbox.secretKey, TOSS_CLIENT_KEY: sandbox.clientKey }),
     close: () => app.close(),
   };
 }
