@@ -1,6 +1,6 @@
 // Operators' actions on payments (docs/operating.md "Admin routes"): list, read, and resolve an outcome a person established (here),
-// refunds through the gateway's cancellation (refund-payment.ts) and refunds made outside it (record-external-refund.ts). Invariant 4 (docs/architecture.md): only a person (or a settlement file through
-// this same code) turns UNKNOWN into an outcome; the subscription then moves exactly as if the gateway had answered
+// refunds through the gateway's cancellation (refund-payment.ts) and refunds made outside it (record-external-refund.ts). Invariant 4 (docs/architecture.md): only a person (or a settlement file, or a
+// gateway's answer to a lookup: modules/payments/inquire-unknowns.ts, through this same code) turns UNKNOWN into an outcome; the subscription then moves exactly as if the gateway had answered
 // so (ledger/charge.outcomes.ts), and a MOBILE success becomes the chain head.
 // The database adds (prisma/functions/): events (events.sql), MRR movements (mrr.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import { type Db, sqlQuery } from '../../db/prisma.ts';
