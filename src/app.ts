@@ -37,7 +37,7 @@ import { readCurrentMrr } from './modules/reports/mrr.ts';
 import { reportsRoutes } from './modules/reports/reports.routes.ts';
 import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { createPaymentActions } from './modules/payments/payment-actions.service.ts';
-import { createInquiryPass } from './modules/payments/inquire-unknowns.ts';
+import { createInquiryPass, INQUIRY_CONCURRENCY } from './modules/payments/inquire-unknowns.ts';
 import { createChargeNow } from './modules/payments/charge-now.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
 import webhooksPlugin from './plugins/webhooks.ts';
@@ -151,10 +151,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authPlugin);
   await app.register(docsPlugin, { webhooks: EVENT_WEBHOOKS });
   // Sized from the concurrency: every charge in flight may hold a connection at once, plus the API, the webhook
-  // dispatcher and the scheduler's own claims.
+  // dispatcher, the scheduler's own claims and the inquiry pass's lookups (each finish holds one).
   await app.register(dbPlugin, {
     connectionString: config.databaseUrl,
-    poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4,
+    poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4 + INQUIRY_CONCURRENCY,
   });
   await app.register(metricsPlugin, {
     countDue: () => app.db.subscription.count({ where: dueWhere(clock.now()) }),

@@ -61,9 +61,9 @@ export interface InquiryReport {
  */
 export const INQUIRY_SETTLE_MARGIN_MS = 10 * 60_000;
 
-/** Attempts claimed per statement, and lookups in flight at once: a read, kept small beside the charging pass. */
+/** Attempts claimed per statement, and lookups in flight at once: a read, kept small beside the charging pass (app.ts sizes the pool for them). */
 const INQUIRY_BATCH = 50;
-const INQUIRY_CONCURRENCY = 4;
+export const INQUIRY_CONCURRENCY = 4;
 
 /** The actor of the entries the pass writes (the audit trail's `resolve` entry names it). */
 export const inquiryActor = (gateway: GatewayName) => `gateway-inquiry:${gateway}`;
