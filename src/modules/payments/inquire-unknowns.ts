@@ -23,6 +23,7 @@ import type { GatewayName, GatewayResult } from '../../gateway/gateway.ts';
 import { StateConflictError } from '../../lib/errors.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { gatewayFor } from '../shared/gateway-for.ts';
+import { createPassTracker } from '../shared/passes.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import type { PaymentActions } from './payment-actions.service.ts';
 
@@ -133,7 +134,7 @@ export function createInquiryPass(
 ) {
   const { db, clock, config, log, payments, observer } = deps;
   let stopping = false;
-  const passes = new Set<Promise<InquiryReport>>();
+  const passes = createPassTracker();
 
   /** The gateways whose adapters answer a lookup: by capability, never by name. */
   function inquiring(): GatewayName[] {
@@ -258,26 +259,14 @@ export function createInquiryPass(
    * One inquiry pass: claims due attempts in batches until none is left. Safe on several replicas at once and run
    * twice: each due attempt is asked once per lease.
    */
-  async function runPass(): Promise<InquiryReport> {
-    const pass = run();
-    passes.add(pass);
-    try {
-      return await pass;
-    } finally {
-      passes.delete(pass);
-    }
+  function runPass(): Promise<InquiryReport> {
+    return passes.track(run());
   }
 
   /** No new claims; lookups in flight finish (bounded by `timeoutMs`; what is still held then waits for its lease). */
-  async function stop(timeoutMs: number): Promise<boolean> {
+  function stop(timeoutMs: number): Promise<boolean> {
     stopping = true;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    const drained = await Promise.race([Promise.allSettled([...passes]).then(() => true), timeout]);
-    clearTimeout(timer);
-    return drained;
+    return passes.drain(timeoutMs);
   }
 
   return { runPass, stop };
