@@ -80,7 +80,7 @@ const log = pino({ level: 'error' });
 const results: Record<string, unknown>[] = [];
 const MB = 1024 * 1024;
 
-async function startSandbox() {
+export async function startSandbox() {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(ROOT, 'src/sandbox/server.ts')], {
     env: {
@@ -105,7 +105,7 @@ async function startSandbox() {
   throw new Error('sandbox did not start');
 }
 
-async function control(url: string, pathname: string, body?: unknown) {
+export async function control(url: string, pathname: string, body?: unknown) {
   const response = await fetch(`${url}/_control${pathname}`, {
     method: body === undefined ? 'DELETE' : 'POST',
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -114,7 +114,7 @@ async function control(url: string, pathname: string, body?: unknown) {
   if (!response.ok) throw new Error(`sandbox ${pathname}: ${response.status} ${await response.text()}`);
 }
 
-async function prepare(db: Db, sandboxUrl: string, count: number, latencyMs: number, events: boolean, gateway: Gateway = 'DANAL') {
+export async function prepare(db: Db, sandboxUrl: string, count: number, latencyMs: number, events: boolean, gateway: Gateway = 'DANAL') {
   // The same emptying as between test files: every domain table, one list (test/helpers/database.ts).
   await truncateAll(db);
   for (const table of EVENT_TRIGGERS) {
@@ -199,7 +199,7 @@ function cpuMsOf(pid: number): number {
 }
 
 /** POST without a client timeout: a 100,000 pass answers after minutes (fetch gives up on headers after 300 s). */
-function postJson(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: string }> {
+export function postJson(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (response) => {
       let text = '';
@@ -272,7 +272,7 @@ async function serviceDrain(databaseUrl: string, sandboxUrl: string, tree: strin
  * Exactly one approved charge per subscription and cycle, in our records and in the gateway's ledger (the gateway
  * the run charged through: Danal's ledger, or Toss's, each orderId approved once).
  */
-async function doubleCharges(db: Db, sandboxUrl: string, gateway: Gateway = 'DANAL'): Promise<number> {
+export async function doubleCharges(db: Db, sandboxUrl: string, gateway: Gateway = 'DANAL'): Promise<number> {
   const [row] = await db.$queryRaw<{ extra: bigint }[]>`
     SELECT count(*) - count(DISTINCT ("subscriptionId", cycle)) AS extra FROM "payments" WHERE status = 'SUCCEEDED' AND kind = 'RECURRING'`;
   const ledgerUrl = gateway === 'TOSS' ? `${sandboxUrl}${TOSS_PREFIX}/_control/ledger` : `${sandboxUrl}/_control/ledger`;

@@ -39,6 +39,7 @@ import { readCurrentMrr } from './modules/reports/mrr.ts';
 import { reportsRoutes } from './modules/reports/reports.routes.ts';
 import { createIdempotency } from './modules/idempotency/idempotency.ts';
 import { createPaymentActions } from './modules/payments/payment-actions.service.ts';
+import { createInquiryPass, INQUIRY_CONCURRENCY } from './modules/payments/inquire-unknowns.ts';
 import { createChargeNow } from './modules/payments/charge-now.ts';
 import schedulerPlugin from './plugins/scheduler.ts';
 import webhooksPlugin from './plugins/webhooks.ts';
@@ -155,10 +156,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authPlugin);
   await app.register(docsPlugin, { webhooks: EVENT_WEBHOOKS });
   // Sized from the concurrency: every charge in flight may hold a connection at once, plus the API, the webhook
-  // dispatcher and the scheduler's own claims.
+  // dispatcher, the scheduler's own claims and the inquiry pass's lookups (each finish holds one).
   await app.register(dbPlugin, {
     connectionString: config.databaseUrl,
-    poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4,
+    poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4 + INQUIRY_CONCURRENCY,
   });
   // Which gateways refuse our configuration: learnt from every call (the metrics' gateway observer), told by /ready.
   const gatewayRefusals = createGatewayRefusals(clock);
@@ -177,7 +178,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const charges = createChargeService(deps);
   const idempotency = createIdempotency(deps);
   app.decorate('charges', charges);
-  await app.register(schedulerPlugin, { charges });
+  // The operators' payment actions: their resolve is also the one path by which the inquiry pass and a settlement
+  // file finish an unknown outcome (docs/architecture.md, invariant 14).
+  const paymentActions = createPaymentActions(deps);
+  const inquiries = createInquiryPass({ ...deps, payments: paymentActions, observer: app.metrics.inquiries });
+  await app.register(schedulerPlugin, { charges, inquiries });
   const dispatcher = createDispatcher({ db: app.db, clock, config, keyring, log: app.log, observer: app.metrics.webhooks });
   app.decorate('webhooks', dispatcher);
   await app.register(webhooksPlugin, { dispatcher });
@@ -234,7 +239,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const chargeNow = createChargeNow({ db: app.db, charges });
   // One erasure service for POST /admin/customers/:userId/erasure and the console's Erase customer page.
   const erasure = createErasure(deps);
-  const paymentActions = createPaymentActions(deps);
   // A settlement file finishes unknown outcomes through the operators' own resolve (the same code, its actor the
   // import); the admin route and the console's Reconciliation page import through this one service.
   const finisher = createSettlementFinisher({ db: app.db, payments: paymentActions, log: app.log });
@@ -250,7 +254,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       // After the limiter (a refused token is counted), before every admin route and the scope's own 404.
       admin.addHook('onRequest', app.requireAdminToken);
       admin.setNotFoundHandler(notFound);
-      await admin.register(adminRoutes({ charges, idempotency }));
+      await admin.register(adminRoutes({ charges, inquiries, idempotency }));
       await admin.register(subscriptionsAdminRoutes(deps, idempotency));
       await admin.register(paymentsAdminRoutes({ chargeNow, payments: paymentActions, idempotency }));
       await admin.register(reconciliationRoutes({ db: app.db, clock, imports, sync, idempotency, maxBytes: config.settlementMaxBytes }));

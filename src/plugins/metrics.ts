@@ -39,6 +39,8 @@ export interface Metrics {
   settlements: { imported(summary: Record<string, number>, resolved: number): void };
   /** What the retention pass reports (src/modules/erasure/purge-identities.ts): the erasure vaults it destroyed. */
   erasures: { identitiesPurged(count: number): void };
+  /** What the inquiry pass reports (src/modules/payments/inquire-unknowns.ts): each lookup's result, each outcome it found. */
+  inquiries: { inquiry(gateway: string, result: string): void; outcome(gateway: string, outcome: string): void };
 }
 
 declare module 'fastify' {
@@ -239,6 +241,19 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
     registers: [registry],
   });
 
+  const gatewayInquiries = new Counter({
+    name: 'billing_gateway_inquiries_total',
+    help: 'Lookups of unknown outcomes at the gateway, by gateway and what the lookup answered (APPROVED, MISMATCH, NOT_PAID, UNDECIDED, REFUSED)',
+    labelNames: ['gateway', 'result'],
+    registers: [registry],
+  });
+  const gatewayInquiryOutcomes = new Counter({
+    name: 'billing_gateway_inquiry_outcomes_total',
+    help: 'Unknown outcomes the inquiry pass settled, by gateway and outcome (SUCCEEDED, FAILED, ALREADY_FINISHED, LEFT_FOR_OPERATOR)',
+    labelNames: ['gateway', 'outcome'],
+    registers: [registry],
+  });
+
   app.decorate('metrics', {
     registry,
     observeGateway(gateway: GatewayName, result: GatewayResult) {
@@ -265,6 +280,14 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
     erasures: {
       identitiesPurged(count) {
         identitiesPurged.inc(count);
+      },
+    },
+    inquiries: {
+      inquiry(gateway, result) {
+        gatewayInquiries.inc({ gateway, result });
+      },
+      outcome(gateway, outcome) {
+        gatewayInquiryOutcomes.inc({ gateway, outcome });
       },
     },
   } satisfies Metrics);

@@ -1,5 +1,6 @@
-// The scheduler (docs/architecture.md "House style"): a node-cron tick (SCHEDULER_CRON) runs one charging pass; ticks never overlap in
-// one process, and replicas are kept apart by the pass's row leases, not by the cron. Closing the app stops the
+// The scheduler (docs/architecture.md "House style"): a node-cron tick (SCHEDULER_CRON) runs one charging pass, then one
+// inquiry pass (unknown outcomes a gateway can be asked about); ticks never overlap in one process, and replicas are
+// kept apart by the passes' row leases, not by the cron. Closing the app stops the
 // tick and drains the pass in flight (bounded) before the database closes, so every answer received is recorded.
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
@@ -19,9 +20,12 @@ export function drainTimeoutMs(config: { gateway: { timeoutMs: number } }): numb
   return config.gateway.timeoutMs + 5_000;
 }
 
-async function schedulerPlugin(app: FastifyInstance, options: { charges: ChargingEngine }) {
+/** The inquiry pass (src/modules/payments/inquire-unknowns.ts), passed in by app.ts. */
+export type InquiryEngine = ChargingEngine;
+
+async function schedulerPlugin(app: FastifyInstance, options: { charges: ChargingEngine; inquiries: InquiryEngine }) {
   const { config } = app;
-  const { charges } = options;
+  const { charges, inquiries } = options;
   let task: ScheduledTask | undefined;
 
   if (config.scheduler.enabled) {
@@ -34,6 +38,12 @@ async function schedulerPlugin(app: FastifyInstance, options: { charges: Chargin
           } catch (error) {
             app.log.error({ err: error }, 'charging pass failed');
           }
+          // After the charges: a lookup never holds up a charge that is due.
+          try {
+            await inquiries.runPass();
+          } catch (error) {
+            app.log.error({ err: error }, 'inquiry pass failed');
+          }
         },
         { name: 'charging-pass', noOverlap: true, timezone: config.timezone },
       );
@@ -44,8 +54,9 @@ async function schedulerPlugin(app: FastifyInstance, options: { charges: Chargin
   // preClose runs before onClose, while the database is still open.
   app.addHook('preClose', async () => {
     await task?.destroy();
-    const drained = await charges.stop(drainTimeoutMs(config));
+    const [drained, asked] = await Promise.all([charges.stop(drainTimeoutMs(config)), inquiries.stop(drainTimeoutMs(config))]);
     if (!drained) app.log.warn('charging pass still running at shutdown; its attempts will become UNKNOWN when their leases expire');
+    if (!asked) app.log.warn('inquiry pass still running at shutdown; its lookups are asked again when their leases expire');
   });
 }
 

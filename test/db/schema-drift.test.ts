@@ -54,6 +54,7 @@ const SQL_ONLY_CHECKS = [
 const SQL_ONLY_PARTIAL_INDEXES = [
   'payment_attempts.payment_attempts_billing_orderId_key(orderId) WHERE (operation = \'BILLING_CONFIRM\'::"GatewayOperation")',
   'payment_attempts.payment_attempts_one_in_flight(paymentId) WHERE (status = \'IN_FLIGHT\'::"AttemptStatus")',
+  'payment_attempts.payment_attempts_inquiry_due(inquiryNextAt) WHERE (status = \'UNKNOWN\'::"AttemptStatus")',
   'payments.payments_one_initial_per_registration(registrationId) WHERE (kind = \'INITIAL\'::"PaymentKind")',
   'payments.payments_one_success_per_cycle(subscriptionId,cycle) WHERE (status = \'SUCCEEDED\'::"PaymentStatus")',
   'payments.payments_waiting_for_operator(createdAt,id) WHERE ((status = \'UNKNOWN\'::"PaymentStatus") OR ("attentionReason" IS NOT NULL))',

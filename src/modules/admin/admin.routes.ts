@@ -1,12 +1,13 @@
-// The admin routes that belong to no domain module (docs/operating.md "Admin routes"): a charging pass now, and the
-// clock. The subscriptions' and payments' admin routes are their modules' own (subscriptions.admin-routes.ts,
+// The admin routes that belong to no domain module (docs/operating.md "Admin routes"): a charging pass now, an inquiry
+// pass now, and the clock. The subscriptions' and payments' admin routes are their modules' own (subscriptions.admin-routes.ts,
 // payments.admin-routes.ts); app.ts mounts all of them under /admin behind the admin token (ADMIN_TOKENS only: an API
 // key is 401 there). Every POST/PATCH honours Idempotency-Key; every action's reason goes to the audit trail.
 import type { App } from '../../app-types.ts';
 import { isSimulated } from '../../lib/clock.ts';
 import { codesByStatus, defineError, ValidationError } from '../../lib/errors.ts';
 import type { ChargeService } from '../payments/charge.service.ts';
-import { ClockResponse, PassReport, RunPassBody, SetClockBody } from './admin.schemas.ts';
+import type { InquiryPass } from '../payments/inquire-unknowns.ts';
+import { ClockResponse, InquiryReport, PassReport, RunPassBody, SetClockBody } from './admin.schemas.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
 import { writeAudit, type AuditInput } from '../audit/audit.ts';
 import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
@@ -17,11 +18,12 @@ export const ClockNotSimulatedError = defineError('CLOCK_NOT_SIMULATED', 'The cl
 
 export interface AdminDeps {
   charges: ChargeService;
+  inquiries: InquiryPass;
   idempotency: Idempotency;
 }
 
 export function adminRoutes(deps: AdminDeps) {
-  const { charges, idempotency } = deps;
+  const { charges, inquiries, idempotency } = deps;
   return async (app: App) => {
     const { clock } = app;
     const audit = (input: AuditInput) => app.db.$transaction((tx) => writeAudit(tx, input));
@@ -54,6 +56,36 @@ export function adminRoutes(deps: AdminDeps) {
           });
           return { statusCode: 200, body: report };
         }),
+    );
+
+    // The tick runs it after each charging pass; by hand too (SCHEDULER_ENABLED=false).
+    app.post(
+      '/inquiries/run',
+      {
+        schema: {
+          operationId: 'runInquiryPass',
+          summary: 'Run one inquiry pass now: look up the unknown outcomes due at gateways that answer one',
+          tags,
+          headers: IdempotencyHeader,
+          body: Type.Optional(RunPassBody),
+          response: { 200: InquiryReport },
+          responseDescriptions: { 200: 'The pass ran: what it asked and what it finished' },
+          errors: codesByStatus(...IDEMPOTENT),
+        },
+      },
+      async function runInquiryPass(request, reply) {
+        return idempotency.run(request, reply, async () => {
+          const report = await inquiries.runPass();
+          await audit({
+            ...who(request, request.body?.reason ?? '(none given)'),
+            action: 'scheduler.inquiries_run',
+            entityType: 'scheduler',
+            entityId: 'inquiry-pass',
+            after: report,
+          });
+          return { statusCode: 200, body: report };
+        });
+      },
     );
 
     const clockState = () => ({ now: clock.now().toISOString(), kind: clock.kind, frozen: isSimulated(clock) ? clock.frozen : false });

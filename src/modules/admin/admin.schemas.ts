@@ -18,6 +18,20 @@ export const PassReport = named(
   ),
 );
 
+export const InquiryReport = named(
+  'InquiryReport',
+  Type.Object(
+    {
+      asked: Type.Integer({ description: 'unknown outcomes looked up at their gateway' }),
+      succeeded: Type.Integer({ description: 'finished SUCCEEDED: the gateway approved our orderId and amount' }),
+      failed: Type.Integer({ description: 'finished FAILED as a decline: nothing was charged under the orderId, long after its call' }),
+      alreadyFinished: Type.Integer({ description: 'finished first by an operator or a settlement file: nothing recorded but the lookup' }),
+      leftForOperator: Type.Integer({ description: 'no lookups left (or an approval that does not match): waiting for an operator' }),
+    },
+    { description: 'What one inquiry pass did (docs/api.md "Gateways")' },
+  ),
+);
+
 export const ClockResponse = named(
   'Clock',
   Type.Object(

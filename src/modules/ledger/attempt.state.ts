@@ -1,8 +1,9 @@
 // Attempt states and the moves between them (docs/architecture.md "Domain model"), as data: the only code that writes
 // payment_attempts.status through Prisma (test/architecture.test.ts checks it; the one-statement charge record renders
 // `answer` in SQL, payments/charge.record.ts). An attempt is created IN_FLIGHT (write before you call, docs/architecture.md, invariant 1); its
-// one answer is recorded fenced on it still being IN_FLIGHT under the caller's lease (invariant 5); only an operator turns
-// an UNKNOWN one into an outcome (invariant 4); a NOT_SENT one is sent again as itself, with its orderId.
+// one answer is recorded fenced on it still being IN_FLIGHT under the caller's lease (invariant 5); only the late-outcome path
+// (an operator's resolve, a settlement line, a gateway's lookup: payments/payment-actions.service.ts) turns an UNKNOWN
+// one into an outcome (invariant 4); a NOT_SENT one is sent again as itself, with its orderId.
 // The database adds (prisma/functions/): event refunds (events.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import type { Prisma } from '../../generated/prisma/client.ts';
 
@@ -17,7 +18,7 @@ export const ATTEMPT_TRANSITIONS = {
   expire: { from: ['IN_FLIGHT'], to: ['UNKNOWN'] },
   /** A NOT_SENT attempt sent again as itself (same row, same orderId). */
   resend: { from: ['NOT_SENT'], to: ['IN_FLIGHT'] },
-  /** An operator settled an UNKNOWN attempt: approved, or nothing was charged (recorded as DECLINED). */
+  /** A late outcome settled an UNKNOWN attempt (resolve): approved, or nothing was charged (recorded as DECLINED). */
   settle: { from: ['UNKNOWN'], to: ['SUCCEEDED', 'DECLINED'] },
 } as const satisfies Record<string, { from: readonly AttemptStatus[]; to: readonly AttemptStatus[] }>;
 

@@ -15,6 +15,7 @@
 //   IN_FLIGHT past its lease (a dead process) becomes UNKNOWN in the sweep that starts every pass;
 // - a subscription is charged at most once per pass, for the period containing now (invariant 10).
 import type { ServiceDeps } from '../shared/service-deps.ts';
+import { createPassTracker } from '../shared/passes.ts';
 import { sweepExpiredAttempts as sweep } from '../ledger/attempts.ts';
 import { chargeOne, explainOne } from './charge.one.ts';
 import { runChargePass } from './charge.pipeline.ts';
@@ -33,7 +34,7 @@ export interface ChargeOptions {
 export function createChargeService(deps: ServiceDeps, options: ChargeOptions = {}) {
   const engine: ChargeDeps = { ...deps, oneStatement: options.oneStatement ?? true };
   let stopping = false;
-  const passes = new Set<Promise<PassReport>>();
+  const passes = createPassTracker();
 
   /**
    * One charging pass (charge.pipeline.ts): sweep dead attempts, then claim due subscriptions in batches until none is
@@ -41,13 +42,7 @@ export function createChargeService(deps: ServiceDeps, options: ChargeOptions = 
    */
   async function runPass(): Promise<PassReport> {
     if (stopping) return emptyPassReport();
-    const pass = runChargePass(engine, () => stopping);
-    passes.add(pass);
-    try {
-      return await pass;
-    } finally {
-      passes.delete(pass);
-    }
+    return passes.track(runChargePass(engine, () => stopping));
   }
 
   /**
@@ -58,15 +53,7 @@ export function createChargeService(deps: ServiceDeps, options: ChargeOptions = 
    */
   async function stop(timeoutMs: number): Promise<boolean> {
     stopping = true;
-    if (passes.size === 0) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    const drained = Promise.allSettled([...passes]).then(() => true as const);
-    const finished = await Promise.race([drained, timedOut]);
-    clearTimeout(timer);
-    return finished;
+    return passes.drain(timeoutMs);
   }
 
   return {

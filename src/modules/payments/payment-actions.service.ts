@@ -1,6 +1,6 @@
 // Operators' actions on payments (docs/operating.md "Admin routes"): list, read, and resolve an outcome a person established (here),
-// refunds through the gateway's cancellation (refund-payment.ts) and refunds made outside it (record-external-refund.ts). Invariant 4 (docs/architecture.md): only a person (or a settlement file through
-// this same code) turns UNKNOWN into an outcome; the subscription then moves exactly as if the gateway had answered
+// refunds through the gateway's cancellation (refund-payment.ts) and refunds made outside it (record-external-refund.ts). Invariant 4 (docs/architecture.md): only a person (or a settlement file, or a
+// gateway's answer to a lookup: modules/payments/inquire-unknowns.ts, through this same code) turns UNKNOWN into an outcome; the subscription then moves exactly as if the gateway had answered
 // so (ledger/charge.outcomes.ts), and a MOBILE success becomes the chain head.
 // The database adds (prisma/functions/): events (events.sql), MRR movements (mrr.sql), roll-ups (report-rollups.sql), settlement queue (settlement-queue.sql).
 import { type Db, sqlQuery } from '../../db/prisma.ts';
@@ -99,31 +99,35 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    * The UNKNOWN attempt takes the resolved outcome, so history and retries count it like a real answer. A FAILED
    * payment that a settlement file shows approved (SETTLEMENT_MISMATCH) resolves too: SUCCEEDED pays its cycle as a
    * success would; FAILED leaves our record as it stands (its retries go on as scheduled).
-   * `expect` (a settlement file's line): the attempt the outcome was established for, by its amount and orderId; when
-   * the attempt waiting now is another one (a later attempt, or an operator came first), nothing is resolved (409).
+   * `expect` (a settlement file's line, a gateway's lookup): the attempt the outcome was established for, by its amount
+   * and orderId; when the attempt waiting now is another one (a later attempt, or an operator came first), nothing is
+   * resolved (409). `within` runs in the same transaction once the payment is fenced (a caller's own bookkeeping, which
+   * then commits with the outcome or not at all).
    */
-  async function resolve(id: string, input: ResolveInput, who: Actor) {
+  async function resolve(id: string, input: ResolveInput, who: Actor, within?: (tx: Tx) => Promise<void>) {
     if (input.outcome === 'SUCCEEDED' && !input.transactionId) throw new ValidationError('transactionId is required to resolve as SUCCEEDED');
     if (input.outcome === 'FAILED' && input.transactionId) throw new ValidationError('transactionId is only for SUCCEEDED');
     const now = clock.now();
     return db
       .$transaction(async (tx) => {
         const before = await fenceResolvable(tx, id);
+        await within?.(tx);
         // One gateway transaction settles one payment (a unique index; here, to say which one holds it).
         if (input.outcome === 'SUCCEEDED') {
           const holder = await tx.payment.findFirst({ where: { transactionId: input.transactionId, id: { not: id } }, select: { id: true } });
           if (holder) throw new StateConflictError(`Transaction ${input.transactionId} already settles payment ${holder.id}`);
         }
         const { unknownAttempt, approvedAt } = attemptResolved(before, input, now);
-        const note = `resolved by operator: ${who.reason}`.slice(0, 500);
+        const note = (input.note ?? `resolved by operator: ${who.reason}`).slice(0, 500);
+        const failureCode = input.failureCode ?? 'RESOLVED_FAILED';
         if (unknownAttempt) {
           // Under the payment's fence above: the attempt is still UNKNOWN.
           if (input.outcome === 'SUCCEEDED')
             await transitionAttempt(tx, unknownAttempt.id, 'settle', 'SUCCEEDED', { transactionId: input.transactionId, approvedAt, gatewayMessage: note });
-          else await transitionAttempt(tx, unknownAttempt.id, 'settle', 'DECLINED', { gatewayCode: 'RESOLVED_FAILED', gatewayMessage: note });
+          else await transitionAttempt(tx, unknownAttempt.id, 'settle', 'DECLINED', { gatewayCode: failureCode, gatewayMessage: note });
         }
         if (isCyclePayment(before)) {
-          await resolveCyclePayment(tx, before, input, approvedAt, note, now);
+          await resolveCyclePayment(tx, before, { ...input, failureCode }, approvedAt, note, now);
         } else {
           await resolveCheckoutPayment(tx, before, input.outcome, input.transactionId, approvedAt, note, now);
         }
@@ -178,7 +182,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
         subscriptionId: before.subscriptionId,
         paymentId: before.id,
         dueAt: before.dueAt ?? now,
-        failureCode: 'RESOLVED_FAILED',
+        failureCode: input.failureCode ?? 'RESOLVED_FAILED',
         failureMessage: note,
         retryDelaysMs: config.retryDelaysMs,
         now,
@@ -246,6 +250,10 @@ interface ResolveInput {
   transactionId?: string;
   approvedAt?: string;
   expect?: { amount: number; orderId?: string };
+  /** What the attempt and payment record as the outcome's message (default: "resolved by operator: " and the reason). */
+  note?: string;
+  /** FAILED: the code recorded as the decline's (default RESOLVED_FAILED; a gateway's lookup gives its own). */
+  failureCode?: string;
 }
 
 /**
