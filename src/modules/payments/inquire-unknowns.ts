@@ -81,7 +81,8 @@ interface Claimed {
 }
 
 /**
- * Due: UNKNOWN charge attempts of a subscription's cycle payment still UNKNOWN, of the gateways given, not asked as
+ * Due: UNKNOWN charge attempts of a payment still UNKNOWN (a subscription's cycle, or a registration's first payment
+ * charged after its key's issuance: resolve completes or fails the registration with it), of the gateways given, not asked as
  * often as there are delays, whose next lookup (never asked: the first delay after they became UNKNOWN) has come.
  * Claimed for one lease under `owner`. The partial index payment_attempts_inquiry_due holds the UNKNOWN rows only.
  */
@@ -89,7 +90,8 @@ const CLAIM_SQL = `
   WITH due AS (
     SELECT a."id", p."gateway" FROM "payment_attempts" a JOIN "payments" p ON p."id" = a."paymentId"
      WHERE a."status" = 'UNKNOWN' AND a."operation" = 'BILLING_CONFIRM'
-       AND p."status" = 'UNKNOWN' AND p."subscriptionId" IS NOT NULL AND p."kind" <> 'INITIAL' AND p."gateway"::text = ANY ($1::text[])
+       AND p."status" = 'UNKNOWN' AND p."gateway"::text = ANY ($1::text[])
+       AND (p."subscriptionId" IS NOT NULL AND p."kind" <> 'INITIAL' OR p."kind" = 'INITIAL' AND p."registrationId" IS NOT NULL)
        AND a."inquiryCount" < $2
        AND COALESCE(a."inquiryNextAt", COALESCE(a."completedAt", a."createdAt") + $3::bigint * INTERVAL '1 millisecond') <= $4::timestamptz
      LIMIT $5

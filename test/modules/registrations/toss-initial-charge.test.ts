@@ -241,6 +241,30 @@ describe('a Toss registration charges its first payment at once', () => {
     expect(await tossCharges(registered.orderId)).toHaveLength(1);
   });
 
+  it('an unknown first charge is finished by the inquiry pass: the registration completes with its subscription, charged once', async () => {
+    const registered = await approvedRegistration('initial-inquired');
+    await tossFault({ operation: 'CHARGE', kind: 'timeout', booked: true });
+    const done = await follow(app, registered.redirectUrl, { json: true });
+    expect(done.json()).toMatchObject({ code: 'PAYMENT_OUTCOME_UNKNOWN' });
+    const booked = await tossCharges(registered.orderId);
+    expect(booked).toHaveLength(1);
+
+    // The first lookup is one delay (a minute) after the charge became UNKNOWN.
+    await setClock(app, new Date(app.clock.now().getTime() + 2 * 60_000));
+    const run = await app.inject({ method: 'POST', url: '/admin/inquiries/run', headers: adminHeaders });
+    expect(run.statusCode, run.body).toBe(200);
+    expect(run.json()).toMatchObject({ asked: 1, succeeded: 1, failed: 0 });
+
+    const after = await registrationOf(registered.id);
+    expect(after.status).toBe('COMPLETED');
+    expect(after.subscription).toMatchObject({ status: 'ACTIVE', cycle: 1 });
+    expect(after.payments[0]).toMatchObject({ status: 'SUCCEEDED', transactionId: booked[0]!.paymentKey, subscriptionId: after.subscription!.id });
+    expect(after.payments[0]!.attempts.map((a) => a.status)).toEqual(['SUCCEEDED']);
+    expect(await tossCharges(registered.orderId)).toHaveLength(1);
+    const again = await app.inject({ method: 'POST', url: '/admin/inquiries/run', headers: adminHeaders });
+    expect(again.json()).toMatchObject({ asked: 0 });
+  });
+
   it('an unknown first charge the operator resolves FAILED: the registration fails and its key is revoked', async () => {
     const registered = await approvedRegistration('initial-unknown-failed');
     await tossFault({ operation: 'CHARGE', kind: 'http_500', booked: false });
