@@ -181,7 +181,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The operators' payment actions: their resolve is also the one path by which the inquiry pass and a settlement
   // file finish an unknown outcome (docs/architecture.md, invariant 14).
   const paymentActions = createPaymentActions(deps);
-  const inquiries = createInquiryPass({ ...deps, payments: paymentActions, observer: app.metrics.inquiries });
+  const inquiries = createInquiryPass({ ...deps, payments: paymentActions, observer: app.metrics.inquiries, yieldTo: charges });
   await app.register(schedulerPlugin, { charges, inquiries });
   const dispatcher = createDispatcher({ db: app.db, clock, config, keyring, log: app.log, observer: app.metrics.webhooks });
   app.decorate('webhooks', dispatcher);

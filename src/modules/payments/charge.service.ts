@@ -65,6 +65,8 @@ export function createChargeService(deps: ServiceDeps, options: ChargeOptions = 
     /** Every attempt left IN_FLIGHT past its lease, of every operation, becomes UNKNOWN (attempts.ts). */
     sweepExpiredAttempts: (now: Date) => sweep(deps.db, now, deps.log),
     stop,
+    /** Resolves once no charging pass runs in this process: background work that must not slow one waits on it. */
+    idle: () => passes.idle(),
   };
 }
 

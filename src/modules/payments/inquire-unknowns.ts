@@ -132,9 +132,15 @@ export function createInquiryPass(
   deps: Pick<ServiceDeps, 'db' | 'gateway' | 'gateways' | 'clock' | 'config' | 'log'> & {
     payments: Pick<PaymentActions, 'resolve'>;
     observer?: InquiryObserver;
+    /**
+     * The charging engine of this process: a lookup is never urgent (its delays are minutes to days) and a due charge
+     * is, so the pass claims and asks nothing while a charging pass runs here, and goes on once it ends. (A charging
+     * pass on another replica is not waited for: each replica's tick runs its charges before its lookups.)
+     */
+    yieldTo?: { idle(): Promise<void> };
   },
 ) {
-  const { db, clock, config, log, payments, observer } = deps;
+  const { db, clock, config, log, payments, observer, yieldTo } = deps;
   let stopping = false;
   const passes = createPassTracker();
 
@@ -210,6 +216,9 @@ export function createInquiryPass(
 
   /** One claimed attempt: asked with no transaction open, then finished or scheduled again. */
   async function inquireOne(claimed: Claimed, owner: string, report: InquiryReport): Promise<void> {
+    // Held while a charging pass runs: a lookup whose hold runs out meanwhile may be asked by another replica too,
+    // which is a read; resolve's fence still records one outcome.
+    await yieldTo?.idle();
     const adapter = gatewayFor(deps, claimed.gateway);
     const result = await adapter.inquire!({ orderId: claimed.orderId });
     const now = clock.now();
@@ -238,6 +247,8 @@ export function createInquiryPass(
     if (gateways.length === 0 || delays().length === 0) return report;
     const owner = `inquiry:${randomUUID()}`;
     while (!stopping) {
+      await yieldTo?.idle();
+      if (stopping) break;
       const now = clock.now();
       const claimed = await sqlQuery<Claimed>(db, CLAIM_SQL, [gateways, delays().length, delays()[0]!, now, INQUIRY_BATCH, owner, config.scheduler.leaseMs]);
       if (claimed.length === 0) break;

@@ -13,6 +13,10 @@ export function createPassTracker() {
         passes.delete(pass);
       }
     },
+    /** Resolves once no pass is in flight (at once when none is). */
+    async idle(): Promise<void> {
+      while (passes.size > 0) await Promise.allSettled([...passes]);
+    },
     /** Waits for the passes in flight, at most `timeoutMs`: true when none is left. */
     async drain(timeoutMs: number): Promise<boolean> {
       if (passes.size === 0) return true;
