@@ -18,7 +18,7 @@
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import { readBillingKey, revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { failure, truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { recordOrUnknown, type CheckoutLease } from '../checkout/checkout.steps.ts';
 import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
@@ -29,6 +29,7 @@ import { gatewayFor } from '../shared/gateway-for.ts';
 import { paidPaymentValues, subscriptionFromRegistration } from './registration-paid.ts';
 import type { RegistrationRow } from './registrations.read.ts';
 import type { IssuanceClaim } from './replace-payment-method.ts';
+import { initialPaymentOf, storeRegistrationKey } from './registration-rows.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -56,20 +57,7 @@ export async function claimAfterIssuance(tx: Tx, row: RegistrationRow, lease: Ch
  * charge may have gone through, and is never sent again (invariant 4). A NOT_SENT one is sent again as itself.
  */
 async function claimInitialCharge(tx: Tx, row: RegistrationRow, keyId: string, lease: CheckoutLease): Promise<InitialChargeClaim> {
-  const payment =
-    (await tx.payment.findFirst({ where: { registrationId: row.id, kind: 'INITIAL' } })) ??
-    (await tx.payment.create({
-      data: {
-        registrationId: row.id,
-        kind: 'INITIAL',
-        method: row.method,
-        amount: row.amount,
-        orderId: row.orderId,
-        cycle: 0,
-        dueAt: lease.now,
-        gateway: row.gateway,
-      },
-    }));
+  const payment = await initialPaymentOf(tx, row, lease.now);
   const attempt = await prepareAttempt(tx, {
     paymentId: payment.id,
     operation: 'BILLING_CONFIRM',
@@ -92,14 +80,7 @@ export async function chargeAfterIssuance(deps: ServiceDeps, row: RegistrationRo
     const renewed: CheckoutLease = { leaseOwner: lease.leaseOwner, leaseExpiresAt: new Date(now.getTime() + config.scheduler.leaseMs), now };
     const held = await tx.registration.updateMany({ where: { id: row.id, leaseOwner: lease.leaseOwner }, data: { leaseExpiresAt: renewed.leaseExpiresAt } });
     if (held.count === 0) throw new StaleLeaseError(`registration ${row.id}`);
-    const key = await storeBillingKey(tx, keyring, {
-      registrationId: row.id,
-      userId: row.userId,
-      method: row.method,
-      fields: issued.fields,
-      gateway: row.gateway,
-      customerKey: row.customerKey,
-    });
+    const key = await storeRegistrationKey(tx, keyring, row, issued.fields);
     return claimInitialCharge(tx, row, key.id, renewed);
   });
   // Nothing was charged (the charge is sent only after this commits); the key issued at the gateway is lost to us.

@@ -20,7 +20,6 @@ import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import { storeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { failure, success, truncate, type CheckoutIds, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { chargeAfterIssuance, chargeInitial, claimAfterIssuance, type InitialChargeClaim } from './charge-initial.ts';
 import { paidPaymentValues, subscriptionFromRegistration } from './registration-paid.ts';
@@ -45,6 +44,7 @@ import { leaseFreeWhere } from '../ledger/lease.queries.ts';
 import { registrationByState, type RegistrationRow } from './registrations.read.ts';
 import { claimPaymentMethod, type IssuanceClaim } from './replace-payment-method.ts';
 import { recordPaymentMethod } from './replace-payment-method.record.ts';
+import { initialPaymentOf, storeRegistrationKey } from './registration-rows.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -181,20 +181,7 @@ async function leaseRegistration(tx: Tx, row: RegistrationRow, transactionId: st
 /** A new subscription's registration charges its INITIAL payment (unless key-only): the payment and its attempt. */
 async function claimIssuance(tx: Tx, row: RegistrationRow, lease: CheckoutLease): Promise<IssuanceClaim> {
   if (row.issueKeyOnly) return { hadUnknown: row.status === 'NEEDS_ATTENTION' };
-  const payment =
-    (await tx.payment.findFirst({ where: { registrationId: row.id, kind: 'INITIAL' } })) ??
-    (await tx.payment.create({
-      data: {
-        registrationId: row.id,
-        kind: 'INITIAL',
-        method: row.method,
-        amount: row.amount,
-        orderId: row.orderId,
-        cycle: 0,
-        dueAt: lease.now,
-        gateway: row.gateway,
-      },
-    }));
+  const payment = await initialPaymentOf(tx, row, lease.now);
   // A dead request's attempt becomes UNKNOWN here; the replay may still call issue-key (see the file header).
   const attempt = await prepareAttempt(tx, {
     paymentId: payment.id,
@@ -224,14 +211,7 @@ async function recordIssuance(
   switch (outcome) {
     case 'SUCCEEDED': {
       const approvedAt = result.fields.transactionDateTime ?? now;
-      const key = await storeBillingKey(tx, deps.keyring, {
-        registrationId: row.id,
-        userId: row.userId,
-        method: row.method,
-        fields: result.fields,
-        gateway: row.gateway,
-        customerKey: row.customerKey,
-      });
+      const key = await storeRegistrationKey(tx, deps.keyring, row, result.fields);
       const paid = row.issueKeyOnly ? undefined : { transactionId: result.fields.transactionId!, approvedAt };
       const subscription = await subscriptionFromRegistration(tx, {
         registration: row,

@@ -4,7 +4,7 @@
 import type { Prisma, Subscription } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
-import { revokeBillingKey, storeBillingKey } from '../billing-keys/billing-keys.service.ts';
+import { revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
 import { applyChargeSuccess, PAYMENT_METHOD_INVALID } from '../ledger/charge.outcomes.ts';
 import { CHARGED_AFTER_CANCEL } from '../ledger/payment.queries.ts';
 import { releaseSubscription } from '../ledger/subscription.queries.ts';
@@ -21,6 +21,7 @@ import {
 } from '../checkout/checkout.outcomes.ts';
 import type { IssuanceClaim } from './replace-payment-method.ts';
 import type { RegistrationRow } from './registrations.read.ts';
+import { storeRegistrationKey } from './registration-rows.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -113,14 +114,7 @@ function paymentMethodOutcome(result: GatewayResult, sub: Subscription, claim: I
 
 /** Nothing is swapped: the new key is revoked at once, and a MOBILE charge waits for an operator's refund. */
 async function recordChargedAfterCancel(deps: Pick<ServiceDeps, 'keyring' | 'log'>, { tx, row, result, now, held, move, ids }: WindowAnswer) {
-  const key = await storeBillingKey(tx, deps.keyring, {
-    registrationId: row.id,
-    userId: row.userId,
-    method: row.method,
-    fields: result.fields,
-    gateway: row.gateway,
-    customerKey: row.customerKey,
-  });
+  const key = await storeRegistrationKey(tx, deps.keyring, row, result.fields);
   await revokeBillingKey(tx, key.id, now);
   const answer = await applyCheckoutOutcome(tx, held, move, {
     payment: { transactionId: result.fields.transactionId, approvedAt: result.fields.transactionDateTime ?? now, attentionReason: CHARGED_AFTER_CANCEL },
@@ -141,14 +135,7 @@ async function recordChargedAfterCancel(deps: Pick<ServiceDeps, 'keyring' | 'log
 async function recordReplacement(deps: Pick<ServiceDeps, 'keyring' | 'config' | 'log'>, window: WindowAnswer) {
   const { tx, row, claim, result, now, sub, held, move, ids } = window;
   const approvedAt = result.fields.transactionDateTime ?? now;
-  const key = await storeBillingKey(tx, deps.keyring, {
-    registrationId: row.id,
-    userId: row.userId,
-    method: row.method,
-    fields: result.fields,
-    gateway: row.gateway,
-    customerKey: row.customerKey,
-  });
+  const key = await storeRegistrationKey(tx, deps.keyring, row, result.fields);
   await switchSubscriptionToKey(window, key.id, approvedAt);
   if (row.method === 'MOBILE' && claim.paymentId) {
     // The owed cycle's success, by the ledger's one writer of a cycle's success (its payment's move included).
