@@ -1,6 +1,5 @@
 // Subscriptions on the second gateway through the public routes (docs/api.md "Gateways"): a Toss registration, its
 // billing authentication approved in the Toss sandbox's window, and the success redirect followed as a browser would.
-// In this version a Toss registration is key-only (issueKeyOnly or a trial): its first charge is the next pass's.
 import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { apiHeaders } from './app.ts';
@@ -15,6 +14,20 @@ interface TossWindow {
   url: string;
 }
 
+/** The customer approves Toss's window (the sandbox's); its success redirect is followed as a browser would. */
+export async function approveTossWindow(app: App, window: Pick<TossWindow, 'clientKey' | 'customerKey' | 'successUrl' | 'failUrl'>) {
+  const { clientKey, customerKey, successUrl, failUrl } = window;
+  const authorized = await app.inject({
+    method: 'POST',
+    url: '/sandbox/toss/window/authorize',
+    payload: { clientKey, customerKey, successUrl, failUrl, decision: 'approve' },
+  });
+  expect(authorized.statusCode, authorized.body).toBe(200);
+  const done = await follow(app, (authorized.json() as { redirectUrl: string }).redirectUrl, { json: true });
+  expect(done.statusCode, done.body).toBe(200);
+  return done;
+}
+
 /** A CARD subscription through Toss, key-only (due at once: the next pass charges it); its id and its customerKey. */
 export async function subscribeThroughToss(app: App, terms: Record<string, unknown>): Promise<{ subscriptionId: string; customerKey: string }> {
   const created = await app.inject({
@@ -25,14 +38,7 @@ export async function subscribeThroughToss(app: App, terms: Record<string, unkno
   });
   expect(created.statusCode, created.body).toBe(201);
   const { window } = created.json() as { window: TossWindow };
-  const authorized = await app.inject({
-    method: 'POST',
-    url: '/sandbox/toss/window/authorize',
-    payload: { clientKey: window.clientKey, customerKey: window.customerKey, successUrl: window.successUrl, failUrl: window.failUrl, decision: 'approve' },
-  });
-  expect(authorized.statusCode, authorized.body).toBe(200);
-  const done = await follow(app, (authorized.json() as { redirectUrl: string }).redirectUrl, { json: true });
-  expect(done.statusCode, done.body).toBe(200);
+  const done = await approveTossWindow(app, window);
   const subscriptionId = (done.json() as { subscriptionId?: string }).subscriptionId;
   if (!subscriptionId) throw new Error(`no subscription: ${done.body}`);
   return { subscriptionId, customerKey: window.customerKey };
@@ -43,6 +49,7 @@ export async function tossLedger(app: App) {
   return (await app.inject({ method: 'GET', url: '/sandbox/toss/_control/ledger' })).json().entries as Array<{
     type: string;
     orderId: string;
+    paymentKey: string;
     customerKey: string;
     amount: number;
   }>;

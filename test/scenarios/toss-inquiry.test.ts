@@ -10,12 +10,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { createInquiryPass, INQUIRY_SETTLE_MARGIN_MS } from '../../src/modules/payments/inquire-unknowns.ts';
 import { createPaymentActions } from '../../src/modules/payments/payment-actions.service.ts';
-import { apiHeaders, buildTestApp } from '../helpers/app.ts';
+import { buildTestApp } from '../helpers/app.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../helpers/billing.ts';
-import { follow, sandboxFault } from '../helpers/checkout.ts';
+import { sandboxFault } from '../helpers/checkout.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../helpers/database.ts';
 import { waitFor } from '../helpers/service.ts';
 import { GATEWAY_TIMEOUT_MS } from '../setup/safety-nets.ts';
+import { subscribeThroughToss, tossLedger as tossLedgerOf } from '../helpers/gateways.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -55,24 +56,7 @@ const later = (ms: number) => setClock(app, new Date(app.clock.now().getTime() +
 
 /** A Toss subscription through the public flow: a key-only registration, due at once. */
 async function tossSubscription(): Promise<string> {
-  const userId = `toss-${randomUUID()}`;
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/v1/registrations',
-    headers: apiHeaders,
-    payload: { userId, method: 'CARD', amount: 15000, orderName: 'Toss plan', gateway: 'TOSS', issueKeyOnly: true },
-  });
-  expect(created.statusCode, created.body).toBe(201);
-  const { window } = created.json() as { window: { clientKey: string; customerKey: string; successUrl: string; failUrl: string } };
-  const authorized = await app.inject({
-    method: 'POST',
-    url: '/sandbox/toss/window/authorize',
-    payload: { clientKey: window.clientKey, customerKey: window.customerKey, successUrl: window.successUrl, failUrl: window.failUrl, decision: 'approve' },
-  });
-  expect(authorized.statusCode, authorized.body).toBe(200);
-  const done = await follow(app, authorized.json().redirectUrl, { json: true });
-  expect(done.statusCode, done.body).toBe(200);
-  return done.json().subscriptionId as string;
+  return (await subscribeThroughToss(app, { userId: `toss-${randomUUID()}`, amount: 15000, orderName: 'Toss plan' })).subscriptionId;
 }
 
 async function tossFault(spec: Record<string, unknown>): Promise<number> {
@@ -81,13 +65,7 @@ async function tossFault(spec: Record<string, unknown>): Promise<number> {
   return (response.json() as { id: number }).id;
 }
 
-const tossLedger = async () =>
-  (await app.inject({ method: 'GET', url: '/sandbox/toss/_control/ledger' })).json().entries as Array<{
-    type: string;
-    orderId: string;
-    paymentKey: string;
-    amount: number;
-  }>;
+const tossLedger = () => tossLedgerOf(app);
 
 /** A Toss subscription whose first charge ends UNKNOWN by `fault`: its payment and the attempt's orderId. */
 async function unknownTossCharge(fault: Record<string, unknown>) {

@@ -11,9 +11,9 @@ import type { App } from '../../src/app.ts';
 import { TOSS_SANDBOX_SECRET_KEY } from '../../src/dev-secrets.ts';
 import { apiHeaders, buildTestApp } from '../helpers/app.ts';
 import { adminHeaders, getSubscription, paymentsOf, runPass, setClock, subscribe } from '../helpers/billing.ts';
-import { follow } from '../helpers/checkout.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../helpers/database.ts';
 import { waitFor } from '../helpers/service.ts';
+import { approveTossWindow, subscribeThroughToss } from '../helpers/gateways.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -36,36 +36,14 @@ beforeEach(async () => {
 const DAY = 86_400_000;
 const later = (ms: number) => new Date(app.clock.now().getTime() + ms);
 
-interface TossWindow {
-  clientKey: string;
-  customerKey: string;
-  successUrl: string;
-  failUrl: string;
-}
-
 /** The customer approves Toss's window; its success redirect is followed. Answers the redirect's JSON. */
-async function approve({ clientKey, customerKey, successUrl, failUrl }: TossWindow) {
-  const authorized = await app.inject({
-    method: 'POST',
-    url: '/sandbox/toss/window/authorize',
-    payload: { clientKey, customerKey, successUrl, failUrl, decision: 'approve' },
-  });
-  expect(authorized.statusCode, authorized.body).toBe(200);
-  const done = await follow(app, authorized.json().redirectUrl, { json: true });
-  expect(done.statusCode, done.body).toBe(200);
-  return done.json() as { subscriptionId: string };
+async function approve(window: Parameters<typeof approveTossWindow>[1]) {
+  return (await approveTossWindow(app, window)).json() as { subscriptionId: string };
 }
 
 /** A Toss subscription through the public routes: key only, due at once (its first charge is the next pass's). */
 async function tossSubscription(userId: string): Promise<string> {
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/v1/registrations',
-    headers: apiHeaders,
-    payload: { userId, method: 'CARD', amount: 15000, orderName: 'Toss plan', gateway: 'TOSS', issueKeyOnly: true },
-  });
-  expect(created.statusCode, created.body).toBe(201);
-  return (await approve(created.json().window as TossWindow)).subscriptionId;
+  return (await subscribeThroughToss(app, { userId, amount: 15000, orderName: 'Toss plan' })).subscriptionId;
 }
 
 const tossFault = async (spec: Record<string, unknown>) => {
@@ -143,7 +121,7 @@ describe('a dead instrument', () => {
       payload: { method: 'CARD', gateway: 'TOSS' },
     });
     expect(replaced.statusCode, replaced.body).toBe(201);
-    await approve(replaced.json().window as TossWindow);
+    await approve(replaced.json().window);
     const after = await getSubscription(app, id);
     expect(after).toMatchObject({ status: 'PAST_DUE', needsAttention: false });
     expect(after.attentionReason).toBeUndefined();

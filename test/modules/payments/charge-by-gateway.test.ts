@@ -13,6 +13,7 @@ import { buildTestApp } from '../../helpers/app.ts';
 import { adminHeaders, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
 import { sandboxLedger } from '../../helpers/checkout.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { tossLedger as tossLedgerOf } from '../../helpers/gateways.ts';
 
 let database: TestDatabase;
 let app: App;
@@ -27,13 +28,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-const tossLedger = async () =>
-  (await app.inject({ method: 'GET', url: '/sandbox/toss/_control/ledger' })).json().entries as Array<{
-    type: string;
-    orderId: string;
-    customerKey: string;
-    amount: number;
-  }>;
+const tossLedger = () => tossLedgerOf(app);
 
 /** A Toss subscription due now: a key the Toss sandbox minted for a random customerKey, stored encrypted as issuance stores it. */
 async function dueTossSubscription(amount: number) {
