@@ -7,7 +7,8 @@ import type { App } from '../../../src/app.ts';
 import { createRegistration as createRegistrationRow } from '../../../src/modules/registrations/create-registration.ts';
 import { apiHeaders, buildTestApp } from '../../helpers/app.ts';
 import { getSubscription, paymentsOf, runPass, setClock, subscribe } from '../../helpers/billing.ts';
-import { follow } from '../../helpers/checkout.ts';
+import { decideWindow, follow, sandboxLedger } from '../../helpers/checkout.ts';
+import { subscribeThroughToss } from '../../helpers/gateways.ts';
 import { createTestDatabase, truncateAll, type TestDatabase } from '../../helpers/database.ts';
 
 let database: TestDatabase;
@@ -181,6 +182,37 @@ describe('POST /api/v1/registrations with gateway TOSS', () => {
       payload: { gateway: 'TOSS', method: 'MOBILE', itemCode: 'ITEM01' },
     });
     expect([mobile.statusCode, mobile.json().code]).toEqual([400, 'METHOD_NOT_SUPPORTED_BY_GATEWAY']);
+  });
+
+  it('moves a Toss CARD subscription back to Danal through a new payment method, its schedule kept', async () => {
+    const { subscriptionId } = await subscribeThroughToss(app, { userId: 'mover-back-1', amount: 9900 });
+    await runPass(app);
+    const before = await getSubscription(app, subscriptionId);
+    expect(before.billingKey).toMatchObject({ gateway: 'TOSS' });
+    const opened = await app.inject({
+      method: 'POST',
+      url: `/api/v1/subscriptions/${subscriptionId}/payment-method`,
+      headers: apiHeaders,
+      payload: { gateway: 'DANAL' },
+    });
+    expect(opened.statusCode, opened.body).toBe(201);
+    const { window } = opened.json() as { window: Parameters<typeof decideWindow>[1] & { gateway?: string } };
+    expect(window.gateway).toBeUndefined();
+    const decided = await decideWindow(app, window);
+    expect((await follow(app, decided.redirectUrl, { json: true })).statusCode).toBe(200);
+    const moved = await getSubscription(app, subscriptionId);
+    expect(moved.billingKey).toMatchObject({ gateway: 'DANAL', status: 'ACTIVE' });
+    expect(moved.nextChargeAt).toBe(before.nextChargeAt);
+
+    await setClock(app, moved.nextChargeAt!);
+    expect(await runPass(app)).toMatchObject({ claimed: 1, succeeded: 1 });
+    const payments = await paymentsOf(app, subscriptionId);
+    expect(payments.map((p) => [p.kind, (p as { gateway?: string }).gateway])).toEqual([
+      ['RECURRING', 'TOSS'],
+      ['RECURRING', 'DANAL'],
+    ]);
+    const danal = (await sandboxLedger(app)).filter((e) => e.type === 'CHARGE' && e.orderId === payments[1]!.orderId);
+    expect(danal).toHaveLength(1);
   });
 
   it('refuses a redirect that names another customerKey', async () => {
