@@ -10,7 +10,7 @@ import type { GatewayResult } from '../../gateway/gateway.ts';
 import { StaleLeaseError } from '../ledger/attempts.ts';
 import { releaseCheckout, type CheckoutKind, type CheckoutMoveData } from '../ledger/checkout.state.ts';
 import { transitionPayment } from '../ledger/payment.state.ts';
-import { failure, success, type CheckoutFailureCode, type CheckoutIds, type CheckoutResult } from './checkout.result.ts';
+import { failure, success, truncate, type CheckoutFailureCode, type CheckoutIds, type CheckoutResult } from './checkout.result.ts';
 
 export interface OutcomeMove {
   payment: 'succeed' | 'fail' | 'lose' | null;
@@ -82,7 +82,11 @@ export async function applyCheckoutOutcome(
   return failure(move.answer, values.message ?? move.message ?? move.answer, values.answer);
 }
 
-/** What a decline writes on the payment; what an unknown answer writes on the payment and on the checkout. */
+/** What a decline writes on the payment and on the checkout; what an unknown answer writes on the payment and on the checkout. */
 export const declinedPayment = (result: GatewayResult): PaymentValues => ({ failureCode: result.code, failureMessage: result.message });
+export const declinedCheckout = (result: GatewayResult): CheckoutMoveData => ({
+  failureCode: 'GATEWAY_DECLINED',
+  failureMessage: truncate(`${result.code}: ${result.message ?? ''}`),
+});
 export const lostPayment = (result: GatewayResult): PaymentValues => ({ attentionReason: result.reason });
 export const unknownCheckout = (result: GatewayResult): CheckoutMoveData => ({ failureCode: 'PAYMENT_OUTCOME_UNKNOWN', failureMessage: result.reason });

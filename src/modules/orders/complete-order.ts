@@ -26,7 +26,7 @@ import {
   type RedirectInput,
   unlessAttachedElsewhere,
 } from '../checkout/checkout.steps.ts';
-import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
+import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedCheckout, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
 import { prepareAttempt } from '../ledger/attempts.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
 import { leaseFreeWhere } from '../ledger/lease.queries.ts';
@@ -173,7 +173,7 @@ async function recordConfirmation(
     case 'DECLINED':
       return applyCheckoutOutcome(tx, held, move, {
         payment: declinedPayment(result),
-        checkout: { failureCode: 'GATEWAY_DECLINED', failureMessage: `${result.code}: ${result.message ?? ''}`.slice(0, 500) },
+        checkout: declinedCheckout(result),
         answer: { ...ids, gatewayCode: result.code },
         message: result.message,
       });

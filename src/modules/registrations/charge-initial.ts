@@ -19,9 +19,9 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { GatewayResult } from '../../gateway/gateway.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { readBillingKey, revokeBillingKey } from '../billing-keys/billing-keys.service.ts';
-import { failure, truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
+import { failure, type CheckoutResult } from '../checkout/checkout.result.ts';
 import { recordOrUnknown, type CheckoutLease } from '../checkout/checkout.steps.ts';
-import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
+import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedCheckout, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
 import { prepareAttempt, StaleLeaseError } from '../ledger/attempts.ts';
 import { releaseCheckout } from '../ledger/checkout.state.ts';
 import { recordAnswer } from '../ledger/gateway-call.ts';
@@ -158,7 +158,7 @@ async function recordInitialCharge(
       await revokeBillingKey(tx, claim.keyId, now);
       return applyCheckoutOutcome(tx, held, move, {
         payment: declinedPayment(result),
-        checkout: { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) },
+        checkout: declinedCheckout(result),
         answer: { ...ids, gatewayCode: result.code },
         message: result.message,
       });

@@ -37,7 +37,7 @@ import {
   type RedirectInput,
   unlessAttachedElsewhere,
 } from '../checkout/checkout.steps.ts';
-import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
+import { applyCheckoutOutcome, CHECKOUT_OUTCOMES, declinedCheckout, declinedPayment, lostPayment, unknownCheckout } from '../checkout/checkout.outcomes.ts';
 import { prepareAttempt } from '../ledger/attempts.ts';
 import { moveCheckout } from '../ledger/checkout.state.ts';
 import { leaseFreeWhere } from '../ledger/lease.queries.ts';
@@ -237,7 +237,7 @@ async function recordIssuance(
     case 'DECLINED':
       return applyCheckoutOutcome(tx, held, move, {
         payment: declinedPayment(result),
-        checkout: { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) },
+        checkout: declinedCheckout(result),
         answer: { ...idsOf(row), gatewayCode: result.code, paymentId: claim.paymentId },
         message: result.message,
       });

@@ -13,6 +13,7 @@ import { truncate, type CheckoutResult } from '../checkout/checkout.result.ts';
 import {
   applyCheckoutOutcome,
   CHECKOUT_OUTCOMES,
+  declinedCheckout,
   declinedPayment,
   lostPayment,
   unknownCheckout,
@@ -74,7 +75,7 @@ export async function recordPaymentMethod(
     case 'DECLINED':
       return applyCheckoutOutcome(tx, held, move, {
         payment: declinedPayment(result),
-        checkout: { failureCode: 'GATEWAY_DECLINED', failureMessage: truncate(`${result.code}: ${result.message ?? ''}`) },
+        checkout: declinedCheckout(result),
         answer: { ...ids, gatewayCode: result.code, paymentId: claim.paymentId },
         message: result.message,
       });
