@@ -250,6 +250,24 @@ async function snapshot(db: Db, postmaster: number, services: ServiceProcess[], 
 }
 
 /**
+ * What the WAL between two positions is made of, by record type (Heap/INSERT, Btree/INSERT_LEAF, …), largest
+ * first: pg_walinspect (PostgreSQL 16 and later; none on older servers). The cluster keeps enough WAL for it
+ * (wal_keep_size, set in main).
+ */
+async function walByRecord(db: Db, from: string, to: string): Promise<Array<{ kind: string; count: number; bytes: number }>> {
+  try {
+    await db.$executeRawUnsafe('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+    const rows = await db.$queryRawUnsafe<{ kind: string; count: bigint; bytes: bigint }[]>(
+      `SELECT "resource_manager/record_type" AS kind, count, combined_size AS bytes
+         FROM pg_get_wal_stats('${from}', '${to}', true) WHERE count > 0 ORDER BY combined_size DESC`,
+    );
+    return rows.map((r) => ({ kind: r.kind, count: Number(r.count), bytes: Number(r.bytes) }));
+  } catch {
+    return [];
+  }
+}
+
+/**
  * The checks of the charging benchmark, on the whole book: no subscription and cycle approved twice; every
  * subscription that moved on moved by one cycle and has its approved payment, and none that did not; nothing left
  * IN_FLIGHT or UNKNOWN by the stop; and the sandbox's ledger holds exactly our approved payments' orderIds, once each.
@@ -309,7 +327,8 @@ function saturation(figures: { cores: Record<string, number>; machineBusy: numbe
 }
 
 async function drainWith(db: Db, databaseUrl: string, postmaster: number, sandbox: { url: string; pid: number }, processes: number) {
-  const env = { PAYMENT_API_BASE_URL: sandbox.url, SCHEDULER_CONCURRENCY: String(C) };
+  // A console session key of its own: without one the service makes development secrets and prints them.
+  const env = { PAYMENT_API_BASE_URL: sandbox.url, SCHEDULER_CONCURRENCY: String(C), CONSOLE_SESSION_KEYS: Buffer.alloc(32, 3).toString('base64') };
   const services = await Promise.all(Array.from({ length: processes }, () => startService(databaseUrl, env)));
   try {
     const go = Date.now();
@@ -340,13 +359,14 @@ async function main() {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'billing-drain-'));
   const dataDir = path.join(workDir, 'pg');
   // Four service processes hold up to 4 × (C + 12) connections; a larger shared_buffers than the default 128 MB so
-  // that the book's hot pages stay in PostgreSQL's own cache, as on a primary sized for it.
+  // that the book's hot pages stay in PostgreSQL's own cache, as on a primary sized for it; the window's WAL kept for
+  // pg_walinspect (retention only: what is written is the same).
   const embedded = await startEmbeddedPostgres({
     dataDir,
     port: await freePort(),
     database: 'postgres',
     persistent: false,
-    settings: { max_connections: '400', shared_buffers: '1GB' },
+    settings: { max_connections: '400', shared_buffers: '1GB', wal_keep_size: '4GB' },
     log,
   });
   const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -400,6 +420,7 @@ async function main() {
       const seconds = (to.at - from.at) / 1000;
       const [wal] = await db.$queryRawUnsafe<{ bytes: string }[]>(`SELECT pg_wal_lsn_diff('${to.lsn}', '${from.lsn}')::text AS bytes`);
       const walBytes = Number(wal!.bytes);
+      const walKinds = await walByRecord(db, from.lsn, to.lsn);
       const ms = seconds * 1000;
       const serviceCpu = to.services.map((v, i) => v - from.services[i]!);
       const cores: Record<string, number> = {
@@ -443,6 +464,7 @@ async function main() {
                 fullPageImagesPerCharge: (to.wal.fpi - from.wal.fpi) / charges,
               }
             : undefined,
+        walByRecord: walKinds.map((k) => ({ ...k, bytesPerCharge: k.bytes / charges, perCharge: k.count / charges })),
         loadFrom: from.load,
         loadTo: to.load,
         saturates: saturation({ cores, machineBusy, gatewayShare }),
@@ -460,6 +482,12 @@ async function main() {
           `    WAL per charge: ${f(walBytes / charges, 0)} bytes (pg_current_wal_lsn)` +
           (result.pgStatWal
             ? `, pg_stat_wal ${f(result.pgStatWal.bytesPerCharge, 0)} bytes, ${f(result.pgStatWal.recordsPerCharge, 1)} records, ${f(result.pgStatWal.fullPageImagesPerCharge)} full-page images`
+            : '') +
+          (walKinds.length > 0
+            ? `\n    WAL by record (bytes per charge): ${walKinds
+                .slice(0, 8)
+                .map((k) => `${k.kind} ${f(k.bytes / charges, 0)} (${f(k.count / charges, 1)})`)
+                .join(', ')}`
             : '') +
           `\n    load average ${from.load.join(' ')} → ${to.load.join(' ')}; saturates first: ${result.saturates}\n` +
           `    checks ${checked.ok ? 'passed' : 'FAILED'}: ${checked.approved.toLocaleString('en')} approved in all, ${checked.doubleApprovals} double, ${checked.leftOpen} left open, ledger ${checked.ledgerCharges.toLocaleString('en')} charges (${checked.ledgerRepeated} repeated, ${checked.ledgerMissing} missing, ${checked.ledgerExtra} extra)`,
