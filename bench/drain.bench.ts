@@ -410,13 +410,19 @@ async function main() {
       await control(sandbox.url, '/faults', { operation: 'BILLING_CONFIRM', kind: 'latency', latencyMs: L, count: N * 2 });
       const drained = await drainWith(db, embedded.adminConnectionString, postmaster, sandbox, processes);
       const { from, to } = drained;
-      const [counted] = await db.$queryRawUnsafe<{ n: bigint; all: bigint }[]>(
-        `SELECT count(*) FILTER (WHERE "updatedAt" >= $1 AND "updatedAt" < $2) AS n, count(*) AS all FROM "payments" WHERE status = 'SUCCEEDED'`,
+      // The interval's two halves apart too: a rate that falls as the book drains (the claims walking past the rows
+      // already charged, say) shows there, and would not carry over to a book ten times larger.
+      const middle = (from.at + to.at) / 2;
+      const [counted] = await db.$queryRawUnsafe<{ first: bigint; second: bigint; all: bigint }[]>(
+        `SELECT count(*) FILTER (WHERE "updatedAt" >= $1 AND "updatedAt" < $2) AS first, count(*) FILTER (WHERE "updatedAt" >= $2 AND "updatedAt" < $3) AS second,
+                count(*) AS all FROM "payments" WHERE status = 'SUCCEEDED'`,
         new Date(from.at),
+        new Date(middle),
         new Date(to.at),
       );
-      const charges = Number(counted!.n);
+      const charges = Number(counted!.first + counted!.second);
       const seconds = (to.at - from.at) / 1000;
+      const halves = [Number(counted!.first) / (seconds / 2), Number(counted!.second) / (seconds / 2)];
       const [wal] = await db.$queryRawUnsafe<{ bytes: string }[]>(`SELECT pg_wal_lsn_diff('${to.lsn}', '${from.lsn}')::text AS bytes`);
       const walBytes = Number(wal!.bytes);
       const walKinds = await walByRecord(db, from.lsn, to.lsn);
@@ -447,6 +453,7 @@ async function main() {
         charges,
         chargedInAll: Number(counted!.all),
         perSecond: rate,
+        perSecondByHalf: halves,
         gatewayShare,
         postgresCpuMsPerCharge: perCharge(to.postgres - from.postgres),
         serviceCpuMsPerCharge: perCharge(serviceCpu.reduce((a, b) => a + b, 0)),
@@ -473,7 +480,7 @@ async function main() {
       runs.push(result);
       const f = (v: number, d = 2) => v.toFixed(d);
       console.log(
-        `  ${processes} process(es): ${f(rate, 0)} charges/s over ${f(seconds, 0)} s (${charges.toLocaleString('en')} charges; ${(gatewayShare * 100).toFixed(0)}% of P × C / L = ${(processes * C * 1000) / L}/s)\n` +
+        `  ${processes} process(es): ${f(rate, 0)} charges/s over ${f(seconds, 0)} s (${charges.toLocaleString('en')} charges; ${(gatewayShare * 100).toFixed(0)}% of P × C / L = ${(processes * C * 1000) / L}/s; ${f(halves[0]!, 0)}/s then ${f(halves[1]!, 0)}/s by halves)\n` +
           `    CPU per charge: PostgreSQL ${f(result.postgresCpuMsPerCharge)} ms, service ${f(result.serviceCpuMsPerCharge)} ms, sandbox ${f(result.sandboxCpuMsPerCharge)} ms\n` +
           `    cores: ${Object.entries(cores)
             .map(([k, v]) => `${k} ${f(v)}`)
