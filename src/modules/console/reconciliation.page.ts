@@ -87,8 +87,10 @@ export function reconciliationPage(deps: ConsoleDeps) {
       statusCode = 200,
     ) {
       const { import: importId, ...filters } = query;
-      const lines = await listItems(db, filters, reader);
-      const from = await reader();
+      // One client for the whole page, asked once the refresh of listItems is written.
+      let chosen: Db | undefined;
+      const lines = await listItems(db, filters, async () => (chosen ??= await reader()));
+      const from = chosen ?? db;
       const [selected, recent, period] = await Promise.all([
         importId ? getImport(from, importId) : undefined,
         listImports(from, { limit: 10 }),
