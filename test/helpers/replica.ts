@@ -41,6 +41,8 @@ export interface ReplicaPair {
   replicaUrl: string;
   /** How the base backup was made: 'pg_basebackup' or 'low-level API'. */
   baseBackup: string;
+  /** The servers' PostgreSQL major. */
+  major: number;
   /** Stops replaying the WAL (pg_wal_replay_pause()); the standby keeps receiving it. */
   pauseReplay(): Promise<void>;
   resumeReplay(): Promise<void>;
@@ -135,7 +137,7 @@ async function basebackup(port: number, standbyDir: string): Promise<void> {
 }
 
 /** The major of the pg_basebackup on this machine, if any. */
-async function basebackupMajor(): Promise<number | undefined> {
+export async function basebackupMajor(): Promise<number | undefined> {
   if (!existsSync(PG_BASEBACKUP)) return undefined;
   const { stdout } = await execFile(PG_BASEBACKUP, ['--version']);
   const match = /\(PostgreSQL\) (\d+)/.exec(stdout);
@@ -183,8 +185,10 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
       await client.query(`SELECT pg_create_physical_replication_slot('${SLOT}', true)`);
     });
     const port = Number(new URL(primary.connectionString).port);
-    const major = Number((await withClient(primary.adminConnectionString, (c) => c.query<{ v: string }>('SHOW server_version_num'))).rows[0]!.v) / 10000;
-    const useBasebackup = (await basebackupMajor()) === Math.floor(major);
+    const major = Math.floor(
+      Number((await withClient(primary.adminConnectionString, (c) => c.query<{ v: string }>('SHOW server_version_num'))).rows[0]!.v) / 10000,
+    );
+    const useBasebackup = (await basebackupMajor()) === major;
     if (useBasebackup) await basebackup(port, standbyDir);
     else {
       const conninfo = `host=127.0.0.1 port=${port} user=${SUPERUSER.user} password=${SUPERUSER.password} application_name=replica`;
@@ -211,7 +215,10 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
         { lsn: string },
       ];
       await waitFor('replay', () =>
-        withClient(standbyAdmin, async (c) => (await c.query<{ ok: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok', [lsn])).rows[0]!.ok === true),
+        withClient(
+          standbyAdmin,
+          async (c) => (await c.query<{ ok: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok', [lsn])).rows[0]!.ok === true,
+        ),
       );
     };
     await waitFor('streaming', () =>
@@ -223,6 +230,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
       primaryUrl: primary.connectionString,
       replicaUrl: replicaUrl.toString(),
       baseBackup: useBasebackup ? 'pg_basebackup' : 'low-level API',
+      major,
       pauseReplay: () => withClient(standbyAdmin, (c) => c.query('SELECT pg_wal_replay_pause()')).then(() => {}),
       resumeReplay: () => withClient(standbyAdmin, (c) => c.query('SELECT pg_wal_replay_resume()')).then(() => {}),
       caughtUp: replayedPrimary,
