@@ -32,7 +32,6 @@ const MONTHS = Number(process.env.BENCH_SEED_MONTHS ?? 36);
 const TARGET_MS = 100;
 const SESSION_KEYS = Buffer.alloc(32, 3).toString('base64');
 
-
 /** The pages' subjects: the subscription with 36 months of history, and a cursor 5,000 payments deep. */
 async function subjects(databaseUrl: string) {
   const client = new pg.Client({ connectionString: databaseUrl });
