@@ -275,4 +275,11 @@ describe('the read replica', () => {
     const routerUsers = src.filter((file) => /\.reads\.|\breads\.readDb\b/.test(readFileSync(path.join(ROOT, file), 'utf8')));
     expect(routerUsers.sort()).toEqual(['src/modules/shared/read-db.ts', 'src/plugins/metrics.ts']);
   });
+
+  it('is refused to a request that answers a write', async () => {
+    const { readDb } = await import('../src/modules/shared/read-db.ts');
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      await expect(readDb({ method } as never)).rejects.toThrow(`readDb: ${method} answers a write and reads the primary`);
+    }
+  });
 });
