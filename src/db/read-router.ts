@@ -40,8 +40,6 @@ export interface ReadRouter {
   up(): number | undefined;
   /** Tells every later read to `observer` (the metrics, registered after the router). */
   observe(observer: ReadObserver): void;
-  /** One sample now (the timer takes one every `sampleMs`); tests call it to avoid waiting for the timer. */
-  sample(): Promise<void>;
   stop(): void;
 }
 
@@ -105,7 +103,6 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
       observe: (o) => {
         observer = o;
       },
-      sample: async () => {},
       stop: () => {},
     };
   }
@@ -206,7 +203,6 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     observe: (o) => {
       observer = o;
     },
-    sample: sampleOnce,
     stop: () => clearInterval(timer),
   };
 }
