@@ -38,6 +38,8 @@ export interface ReadRouter {
   lagSeconds(): number | undefined;
   /** 1 when the last sample reached the replica, 0 when it did not; undefined when none is configured. */
   up(): number | undefined;
+  /** Reads waiting now for the replica to replay their position. */
+  waiting(): number;
   /** Tells every later read to `observer` (the metrics, registered after the router). */
   observe(observer: ReadObserver): void;
   stop(): void;
@@ -100,6 +102,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
       },
       lagSeconds: () => undefined,
       up: () => undefined,
+      waiting: () => 0,
       observe: (o) => {
         observer = o;
       },
@@ -111,6 +114,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
   // The replica's state as the sampler last saw it; a failed read marks it down until a sample reaches it again.
   let reachable = true;
   let lagMs = 0;
+  let waiting = 0;
   const noted: Array<{ lsn: bigint; at: number }> = [];
 
   function markDown(error: unknown) {
@@ -176,6 +180,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     }
     const [row] = await sqlQuery<{ lsn: string }>(primary, PRIMARY_POSITION, []);
     const deadline = Date.now() + waitMs;
+    let waited = false;
     try {
       for (let pause = FIRST_POLL_MS; ; pause = Math.min(pause * 2, MAX_POLL_MS)) {
         if ((await replayed(row!.lsn)).reached) {
@@ -186,12 +191,16 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
           count('primary', 'wait_timeout');
           return primary;
         }
+        if (!waited) waiting += 1;
+        waited = true;
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
     } catch (error) {
       markDown(error);
       count('primary', 'replica_error');
       return primary;
+    } finally {
+      if (waited) waiting -= 1;
     }
   }
 
@@ -200,6 +209,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     readDb,
     lagSeconds: () => (reachable ? lagMs / 1000 : undefined),
     up: () => (reachable ? 1 : 0),
+    waiting: () => waiting,
     observe: (o) => {
       observer = o;
     },

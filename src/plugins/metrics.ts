@@ -204,6 +204,14 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
       },
     });
     new Gauge({
+      name: 'billing_read_replica_waiting',
+      help: 'Reads waiting now for the read replica to replay the writes committed before them',
+      registers: [registry],
+      collect() {
+        this.set(app.reads.waiting());
+      },
+    });
+    new Gauge({
       name: 'billing_read_replica_up',
       help: 'Whether the last sample reached the read replica as a standby (1) or not (0: reads go to the primary)',
       registers: [registry],

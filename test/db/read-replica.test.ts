@@ -132,7 +132,10 @@ describe('a read replica', () => {
       const listed = endpointIds(patient).finally(() => {
         answered = true;
       });
-      // The replica cannot have answered: it has not replayed the write, and the primary is asked only after a minute.
+      // The read waits for the replica (the primary would be asked only after a minute): not answered meanwhile.
+      await waitFor('the read waiting for the replica', async () =>
+        /^billing_read_replica_waiting 1$/m.test((await patient.inject({ method: 'GET', url: '/metrics' })).body),
+      );
       expect(answered).toBe(false);
       await pair.resumeReplay();
       expect(await listed).toContain(endpointId);
