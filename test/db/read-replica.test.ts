@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { apiHeaders, LogCapture, startTestApp } from '../helpers/app.ts';
 import { adminHeaders, runPass, setClock, subscribe } from '../helpers/billing.ts';
-import { consoleCookie } from '../helpers/console.ts';
+import { consoleCookie, formFields, textOf } from '../helpers/console.ts';
 import { basebackupMajor, READER_PASSWORD, type ReplicaPair, startReplicaPair } from '../helpers/replica.ts';
 import { waitFor } from '../helpers/service.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/app.ts';
@@ -139,6 +139,41 @@ describe('a read replica', () => {
       expect(answered).toBe(false);
       await pair.resumeReplay();
       expect(await listed).toContain(endpointId);
+      expect(countedSince(before, (await readMetrics(patient)).reads)).toEqual({ 'replica/replayed': 1 });
+    } finally {
+      await pair.resumeReplay();
+    }
+  });
+
+  it('shows the console’s page after an action’s redirect with the action done, waiting for the replica to replay it', async () => {
+    await setClock(patient, '2027-03-10T00:00:00Z');
+    const subscriptionId = await subscribe(patient, { userId: `user-${randomUUID()}` });
+    const cookie = await consoleCookie(patient, TEST_ADMIN_TOKEN);
+    const page = await patient.inject({ method: 'GET', url: `/console/subscriptions/${subscriptionId}`, headers: { cookie } });
+    expect(textOf(page.body, 'subscription-status')).not.toMatch(/paused/i);
+    const action = `/console/subscriptions/${subscriptionId}/pause`;
+    const form = formFields(page.body, action);
+    await pair.pauseReplay();
+    try {
+      const posted = await patient.inject({
+        method: 'POST',
+        url: action,
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ ...form, reason: 'customer asked' }).toString(),
+      });
+      expect(posted.statusCode, posted.body).toBe(303);
+      const before = (await readMetrics(patient)).reads;
+      let answered = false;
+      const shown = patient.inject({ method: 'GET', url: posted.headers.location as string, headers: { cookie } }).finally(() => {
+        answered = true;
+      });
+      await waitFor('the page waiting for the replica', async () =>
+        /^billing_read_replica_waiting 1$/m.test((await patient.inject({ method: 'GET', url: '/metrics' })).body),
+      );
+      expect(answered).toBe(false);
+      await pair.resumeReplay();
+      const html = (await shown).body;
+      expect(textOf(html, 'subscription-status')).toMatch(/paused/i);
       expect(countedSince(before, (await readMetrics(patient)).reads)).toEqual({ 'replica/replayed': 1 });
     } finally {
       await pair.resumeReplay();
