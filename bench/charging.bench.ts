@@ -136,7 +136,7 @@ export async function prepare(db: Db, sandboxUrl: string, count: number, latency
 }
 
 /** Starts `replicas` service processes, releases them together, and sums what they report. */
-async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, concurrency: number, tree: string) {
+export async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, concurrency: number, tree: string) {
   const env = {
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,

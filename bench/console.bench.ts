@@ -20,7 +20,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { migrate } from '../src/db/migrator.ts';
 import { freePort } from '../test/setup/global-setup.ts';
 import { writeResults } from './charging.bench.ts';
-import { cookieHeader, cookiesOf } from './cookies.ts';
+import { signIn } from './cookies.ts';
 import { fillHistory, seedHistory } from './seed.ts';
 import { BENCH_ADMIN_TOKEN, startService } from './service-process.ts';
 
@@ -31,25 +31,6 @@ const PAYMENTS = Number(process.env.BENCH_SEED_PAYMENTS ?? 1_000_000);
 const MONTHS = Number(process.env.BENCH_SEED_MONTHS ?? 36);
 const TARGET_MS = 100;
 const SESSION_KEYS = Buffer.alloc(32, 3).toString('base64');
-
-/** Signs in through the login form, as a browser does: its CSRF cookie and token, then the admin token. */
-async function signIn(base: string): Promise<string> {
-  const jar = new Map<string, string>();
-  const form = await fetch(`${base}/console/login`);
-  cookiesOf(form, jar);
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1];
-  if (!csrf) throw new Error('the login form has no CSRF token');
-  const response = await fetch(`${base}/console/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
-    body: new URLSearchParams({ _csrf: csrf, token: BENCH_ADMIN_TOKEN, next: '/console' }).toString(),
-    redirect: 'manual',
-  });
-  if (response.status !== 303) throw new Error(`sign-in answered ${response.status}: ${await response.text()}`);
-  cookiesOf(response, jar);
-  if (!jar.has('console_session')) throw new Error('sign-in set no session cookie');
-  return cookieHeader(jar);
-}
 
 /** The pages' subjects: the subscription with 36 months of history, and a cursor 5,000 payments deep. */
 async function subjects(databaseUrl: string) {

@@ -160,6 +160,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(dbPlugin, {
     connectionString: config.databaseUrl,
     poolSize: config.scheduler.concurrency + Math.ceil(config.webhooks.concurrency / 2) + 4 + INQUIRY_CONCURRENCY,
+    readReplica: config.readReplica,
   });
   // Which gateways refuse our configuration: learnt from every call (the metrics' gateway observer), told by /ready.
   const gatewayRefusals = createGatewayRefusals(clock);

@@ -20,6 +20,9 @@ export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   PUBLIC_BASE_URL: Type.Optional(Text),
   DATABASE_URL: Type.Optional(Text),
+  DATABASE_READ_URL: Type.Optional(Text),
+  READ_REPLICA_WAIT: Type.String({ default: '2s' }),
+  READ_REPLICA_MAX_LAG: Type.String({ default: '1s' }),
   PAYMENT_API_BASE_URL: Type.Optional(Text),
   PAYMENT_SECRET_KEY: Type.Optional(Text),
   PAYMENT_MERCHANT_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
@@ -340,6 +343,13 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
   if (env.DATABASE_URL !== undefined && !isPostgresUrl(env.DATABASE_URL)) {
     problems.push('DATABASE_URL: not a PostgreSQL connection string (postgresql://user:password@host:port/database)');
   }
+  if (env.DATABASE_READ_URL !== undefined && !isPostgresUrl(env.DATABASE_READ_URL)) {
+    problems.push('DATABASE_READ_URL: not a PostgreSQL connection string (postgresql://user:password@host:port/database)');
+  }
+  const readReplica = {
+    waitMs: attempt(() => parseDuration(env.READ_REPLICA_WAIT, 'READ_REPLICA_WAIT')) ?? 0,
+    maxLagMs: attempt(() => parseDuration(env.READ_REPLICA_MAX_LAG, 'READ_REPLICA_MAX_LAG')) ?? 0,
+  };
   const trustProxy = attempt(() => parseTrustProxy(env.TRUST_PROXY)) ?? false;
 
   const apiKeys = splitList(env.API_KEYS);
@@ -380,6 +390,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     portalWithdrawalMs,
     portal,
     toss: { inquiryDelaysMs: tossInquiryDelaysMs, keyDeletion: tossKeyDeletion },
+    readReplica,
   });
 }
 
@@ -403,6 +414,7 @@ function toConfig(
     portalWithdrawalMs: number | null;
     portal: { linkTtlMs: number; sessionTtlMs: number; returnOrigins: string[] };
     toss: { inquiryDelaysMs: number[]; keyDeletion: TossKeyDeletion | undefined };
+    readReplica: { waitMs: number; maxLagMs: number };
   },
 ) {
   const production = env.NODE_ENV === 'production';
@@ -414,6 +426,12 @@ function toConfig(
     /** How customers' browsers reach the service; never a trailing slash. */
     publicBaseUrl: stripTrailingSlash(env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`),
     databaseUrl: env.DATABASE_URL,
+    /**
+     * A streaming replica for what only reads (docs/production.md "Read replica"); url undefined: every read goes to
+     * DATABASE_URL. A read waits up to waitMs for the replica to replay the primary's position; a replica lagging
+     * more than maxLagMs is bypassed.
+     */
+    readReplica: { url: env.DATABASE_READ_URL, waitMs: parsed.readReplica.waitMs, maxLagMs: parsed.readReplica.maxLagMs },
     gateway: {
       /** Unset means the built-in sandbox, mounted under /sandbox (development only). */
       baseUrl: env.PAYMENT_API_BASE_URL ? stripTrailingSlash(env.PAYMENT_API_BASE_URL) : undefined,

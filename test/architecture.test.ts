@@ -235,3 +235,51 @@ describe('state writers', () => {
     expect(rawStatusWrites()).toEqual(RAW_STATUS_WRITERS);
   });
 });
+
+// The read replica (docs/production.md "Read replica"): a route reaches it only through src/modules/shared/read-db.ts,
+// and only the read routes and pages listed here import that door. Nothing that decides money, takes a lease, writes
+// or answers a write is among them; readDb itself refuses any request but a GET.
+const REPLICA_READERS = [
+  'src/modules/audit/audit.routes.ts',
+  'src/modules/console/audit.page.ts',
+  'src/modules/console/customer.page.ts',
+  'src/modules/console/erasures.page.ts',
+  'src/modules/console/lists.page.ts',
+  'src/modules/console/needs-attention.page.ts',
+  'src/modules/console/payment.page.ts',
+  'src/modules/console/reconciliation.page.ts',
+  'src/modules/console/reports.page.ts',
+  'src/modules/console/search.page.ts',
+  'src/modules/console/subscription.page.ts',
+  'src/modules/erasure/erasure-reads.routes.ts',
+  'src/modules/events/events.routes.ts',
+  'src/modules/payments/payments.admin-routes.ts',
+  'src/modules/payments/payments.routes.ts',
+  'src/modules/reconciliation/reconciliation.routes.ts',
+  'src/modules/reports/reports.routes.ts',
+  'src/modules/subscriptions/subscriptions.admin-routes.ts',
+  'src/modules/subscriptions/subscriptions.routes.ts',
+  'src/modules/webhooks/endpoints.routes.ts',
+];
+// What decides money, takes a lease or writes: none of it may ever join the list above.
+const NEVER_REPLICA =
+  /^src\/modules\/(ledger|checkout|registrations|idempotency|orders|billing-keys|portal)\/|\/(charge[.-]|inquire-unknowns|refund-payment|record-external-refund|payment-actions|withdraw|dispatcher|claims|outcomes|erase-customer|purge-identities|import-settlement|finish-settlement|store-statement|sync-settlements|settlement-items)/;
+
+describe('the read replica', () => {
+  it('is reached through shared/read-db.ts by the listed read routes and pages only, and never by what decides money', () => {
+    const src = sourceFiles('src');
+    const importers = src.filter((file) => /from '[./]+(modules\/)?shared\/read-db\.ts'/.test(readFileSync(path.join(ROOT, file), 'utf8')));
+    expect(importers.sort()).toEqual(REPLICA_READERS);
+    expect(REPLICA_READERS.filter((file) => NEVER_REPLICA.test(file))).toEqual([]);
+    // The router itself (app.reads) is touched by the door, the plugin that makes it and the metrics alone.
+    const routerUsers = src.filter((file) => /\.reads\.|\breads\.readDb\b/.test(readFileSync(path.join(ROOT, file), 'utf8')));
+    expect(routerUsers.sort()).toEqual(['src/modules/shared/read-db.ts', 'src/plugins/metrics.ts']);
+  });
+
+  it('is refused to a request that answers a write', async () => {
+    const { readDb } = await import('../src/modules/shared/read-db.ts');
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      await expect(readDb({ method } as never)).rejects.toThrow(`readDb: ${method} answers a write and reads the primary`);
+    }
+  });
+});

@@ -134,19 +134,31 @@ describe('loadConfig', () => {
     expect((await loadConfig({ TRUST_PROXY: value })).trustProxy).toEqual(expected);
   });
 
-  it.each(['not a url', 'mysql://u:secret-password@db/billing', 'postgresql://'])(
-    'refuses DATABASE_URL=%s in one line that does not repeat it',
-    async (value) => {
-      const attempt = loadConfig({ DATABASE_URL: value });
-      await expect(attempt).rejects.toThrow(/^DATABASE_URL: not a PostgreSQL connection string/);
-      const message = await attempt.then(
-        () => '',
-        (error: Error) => error.message,
-      );
-      expect(message).not.toContain('secret-password');
-      expect(message).not.toContain('\n');
-    },
-  );
+  it('reads the read replica: unset by default (reads go to DATABASE_URL), its wait and lag bounds as durations', async () => {
+    expect((await loadConfig({})).readReplica).toEqual({ url: undefined, waitMs: 2000, maxLagMs: 1000 });
+    const config = await loadConfig({
+      DATABASE_READ_URL: 'postgresql://reader:pw@replica:5432/billing',
+      READ_REPLICA_WAIT: '500ms',
+      READ_REPLICA_MAX_LAG: '5s',
+    });
+    expect(config.readReplica).toEqual({ url: 'postgresql://reader:pw@replica:5432/billing', waitMs: 500, maxLagMs: 5000 });
+    await expect(loadConfig({ READ_REPLICA_WAIT: 'soon' })).rejects.toThrow(/READ_REPLICA_WAIT: "soon" is not a duration/);
+  });
+
+  it.each(
+    ['DATABASE_URL', 'DATABASE_READ_URL'].flatMap((name) =>
+      ['not a url', 'mysql://u:secret-password@db/billing', 'postgresql://'].map((value) => [name, value]),
+    ),
+  )('refuses %s=%s in one line that does not repeat it', async (name, value) => {
+    const attempt = loadConfig({ [name]: value });
+    await expect(attempt).rejects.toThrow(new RegExp(`^${name}: not a PostgreSQL connection string`));
+    const message = await attempt.then(
+      () => '',
+      (error: Error) => error.message,
+    );
+    expect(message).not.toContain('secret-password');
+    expect(message).not.toContain('\n');
+  });
 
   it.each(PRODUCTION_REQUIRED)('in production, refuses the development default of %s and names it', async (name) => {
     const env: Record<string, string> = { ...PRODUCTION_ENV };

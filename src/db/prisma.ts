@@ -13,9 +13,22 @@ export type Db = InstanceType<typeof PrismaClient>;
 
 const pools = new WeakMap<Db, pg.Pool>();
 
-/** `clock`: the service's, which then dates every row Prisma writes (db/clock-stamps.ts); without it, the columns' defaults. */
-export function createPrismaClient(connectionString: string, options: { poolSize?: number; clock?: Clock } = {}): Db {
-  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10 });
+/**
+ * `clock`: the service's, which then dates every row Prisma writes (db/clock-stamps.ts); without it, the columns'
+ * defaults. `readOnly`: a read replica's client (db/read-router.ts): every transaction read-only (a standby refuses
+ * writes anyway; a DATABASE_READ_URL that points at a primary by mistake refuses them too), and a connection that
+ * cannot be made within `connectTimeoutMs` fails instead of holding the request.
+ */
+export function createPrismaClient(
+  connectionString: string,
+  options: { poolSize?: number; clock?: Clock; readOnly?: boolean; connectTimeoutMs?: number } = {},
+): Db {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize ?? 10,
+    ...(options.readOnly ? { options: '-c default_transaction_read_only=on' } : {}),
+    ...(options.connectTimeoutMs ? { connectionTimeoutMillis: options.connectTimeoutMs } : {}),
+  });
   // An idle connection that breaks is dropped by the pool and replaced on the next query; without a listener the
   // 'error' event would end the process (the adapter adds its own only once Prisma connects).
   pool.on('error', () => {});

@@ -7,6 +7,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GatewayAdapter, GatewayName, GatewayResult } from '../gateway/gateway.ts';
+import type { ReadReason, ReadServer } from '../db/read-router.ts';
 import { TAGS } from '../lib/api-document.ts';
 
 /** How a webhook delivery attempt ended, as the dispatcher reports it. */
@@ -182,6 +183,43 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
       this.set(await app.db.payment.count({ where: { status: 'UNKNOWN' } }));
     },
   });
+
+  // The read replica (docs/production.md "Read replica"): where each routed read went and why, and the replica's state.
+  const reads = new Counter({
+    name: 'billing_reads_total',
+    help: 'Reads of the routes that may use the read replica, by the server that answered (replica, primary) and why (replayed, lag, wait_timeout, replica_error, unset)',
+    labelNames: ['server', 'reason'],
+    registers: [registry],
+  });
+  app.reads.observe({ read: (server: ReadServer, reason: ReadReason) => reads.inc({ server, reason }) });
+  if (app.reads.configured) {
+    new Gauge({
+      name: 'billing_read_replica_lag_seconds',
+      help: 'How far the read replica is behind the primary, in seconds, as last sampled (absent while it is unreachable)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        const lag = app.reads.lagSeconds();
+        if (lag !== undefined) this.set(lag);
+      },
+    });
+    new Gauge({
+      name: 'billing_read_replica_waiting',
+      help: 'Reads waiting now for the read replica to replay the writes committed before them',
+      registers: [registry],
+      collect() {
+        this.set(app.reads.waiting());
+      },
+    });
+    new Gauge({
+      name: 'billing_read_replica_up',
+      help: 'Whether the last sample reached the read replica as a standby (1) or not (0: reads go to the primary)',
+      registers: [registry],
+      collect() {
+        this.set(app.reads.up() ?? 0);
+      },
+    });
+  }
 
   const webhookDeliveries = new Counter({
     name: 'billing_webhook_deliveries_total',

@@ -3,13 +3,13 @@
 import type { App } from '../../app-types.ts';
 import type { Db } from '../../db/prisma.ts';
 import { TAGS } from '../../lib/api-document.ts';
+import { readDb } from '../shared/read-db.ts';
 import { pageOf } from '../shared/schemas.ts';
 import { AuditEntry, AuditQuery, listAudit } from './audit.queries.ts';
 
 const AuditPage = pageOf('AuditPage', AuditEntry, 'A page of the audit trail, newest first');
 
-export function auditRoutes(deps: { db: Db }) {
-  const { db } = deps;
+export function auditRoutes(_deps: { db: Db }) {
   return async (app: App) => {
     app.get(
       '/audit',
@@ -22,7 +22,7 @@ export function auditRoutes(deps: { db: Db }) {
           response: { 200: AuditPage },
         },
       },
-      async (request) => listAudit(db, request.query),
+      async (request) => listAudit(await readDb(request), request.query),
     );
   };
 }

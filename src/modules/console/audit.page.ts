@@ -13,6 +13,7 @@ import { lookup } from '../i18n/messages.ts';
 import { renderPage } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { dropBlankFields, listHref } from './list-filters.ts';
+import { readDb } from '../shared/read-db.ts';
 
 const PATH = '/console/audit';
 const SETTLEMENT_ACTOR = /^settlement-import:([0-9a-f-]{36})$/;
@@ -81,11 +82,10 @@ export function actionKey(action: string): string | undefined {
   return /^[a-z_]+\.[a-z_]+$/.test(action) && lookup(ko, key) !== undefined ? key : undefined;
 }
 
-export function auditPage(deps: ConsoleDeps) {
-  const { db } = deps.service;
+export function auditPage(_deps: ConsoleDeps) {
   return async (scope: App) => {
     scope.get('/audit', { schema: { querystring: AuditQuery }, preValidation: dropBlank }, async (request, reply) => {
-      const page = await listAudit(db, request.query);
+      const page = await listAudit(await readDb(request), request.query);
       const { limit, cursor, ...filters } = request.query;
       const paging = limit === 20 ? filters : { ...filters, limit };
       return renderPage(request, reply, 'audit', {

@@ -9,6 +9,7 @@ import type { ConsoleDeps } from './console-deps.ts';
 import { renderPage, speechOf } from './console-page.ts';
 import { hasRecords, readCustomer } from './customer.queries.ts';
 import { listHref } from './list-filters.ts';
+import { readDb } from '../shared/read-db.ts';
 
 const CustomerQuery = Type.Object({
   userId: Type.Optional(Type.String({ maxLength: 200 })),
@@ -16,13 +17,12 @@ const CustomerQuery = Type.Object({
 });
 
 export function customerPage(deps: ConsoleDeps) {
-  const { db } = deps.service;
   return async (scope: App) => {
     scope.get('/customers', { schema: { querystring: CustomerQuery } }, async function showCustomer(request, reply) {
       const userId = request.query.userId?.trim() ?? '';
       const { t } = speechOf(request);
       if (userId === '') return renderPage(request, reply, 'customer', { title: t('console.customers.search.heading'), userId });
-      const records = await readCustomer(db, deps.payments, userId);
+      const records = await readCustomer(await readDb(request), deps.payments, userId);
       return renderPage(request, reply, 'customer', {
         title: t('console.customers.search.title', { userId }),
         userId,

@@ -35,7 +35,7 @@ export async function readCustomer(db: Db, payments: PaymentActions, userId: str
       take: CUSTOMER_ROWS + 1,
       select: { id: true, orderId: true, orderName: true, status: true, amount: true, method: true, createdAt: true, payment: { select: { id: true } } },
     }),
-    payments.listPayments({ userId, limit: CUSTOMER_ROWS }),
+    payments.listPayments({ userId, limit: CUSTOMER_ROWS }, db),
     erasureOf(db, userId),
   ]);
   return {

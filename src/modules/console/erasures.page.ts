@@ -12,6 +12,7 @@ import { actionKey } from './audit.page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { renderPage, speechOf } from './console-page.ts';
 import { dropBlankFields, listHref } from './list-filters.ts';
+import { readDb } from '../shared/read-db.ts';
 
 const PATH = '/console/erasures';
 
@@ -32,11 +33,10 @@ const shown = (erasure: ErasureShape) => ({
   identity: erasure.identityPurgedAt ? ('purged' as const) : erasure.identitySealed ? ('sealed' as const) : ('none' as const),
 });
 
-export function erasuresPage(deps: ConsoleDeps) {
-  const { db } = deps.service;
+export function erasuresPage(_deps: ConsoleDeps) {
   return async (scope: App) => {
     scope.get('/erasures', { schema: { querystring: ErasureQuery }, preValidation: dropBlank }, async function listErasuresPage(request, reply) {
-      const page = await listErasures(db, request.query);
+      const page = await listErasures(await readDb(request), request.query);
       const { limit, cursor, ...filters } = request.query;
       const paging = limit === 20 ? filters : { ...filters, limit };
       return renderPage(request, reply, 'erasures', {
@@ -50,6 +50,7 @@ export function erasuresPage(deps: ConsoleDeps) {
 
     scope.get('/erasures/:id', { schema: { params: IdParams } }, async function showErasure(request, reply) {
       const { id } = request.params;
+      const db = await readDb(request);
       const [erasure, audit] = await Promise.all([getErasure(db, id), listAudit(db, { entityType: 'erasure', entityId: id, limit: 100 })]);
       return renderPage(request, reply, 'erasure', {
         title: speechOf(request).t('console.customers.erasure.title', { pseudonym: erasure.pseudonym }),

@@ -4,11 +4,13 @@
 // whole filtered list as CSV (list-export.ts). Each row links to its Subscription or Payment page.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app-types.ts';
+import type { Db } from '../../db/prisma.ts';
 import { pageSubscriptions } from '../subscriptions/subscriptions.read.ts';
 import { serializeSubscription } from '../subscriptions/subscriptions.shape.ts';
 import { renderPage, speechOf } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { csvStream, PAYMENT_COLUMNS, type PageReader, SUBSCRIPTION_COLUMNS } from './list-export.ts';
+import { readDb } from '../shared/read-db.ts';
 import { ConsolePaymentsQuery, ConsoleSubscriptionsQuery, dropBlankFields, listHref, toAdminFilter } from './list-filters.ts';
 
 /** A form's blank fields filter nothing: dropped before the query is validated. */
@@ -36,10 +38,10 @@ function sendCsv<T extends object>(reply: FastifyReply, name: string, columns: r
 }
 
 export function listPages(deps: ConsoleDeps) {
-  const { db } = deps.service;
   const { payments } = deps;
+  // Each page (and each page of an export) reads from the request's client: the replica when there is one (shared/read-db.ts).
   const readSubscriptions =
-    (filter: ReturnType<typeof toAdminFilter<ConsoleSubscriptionsQuery>>): PageReader<ReturnType<typeof serializeSubscription>> =>
+    (db: Db, filter: ReturnType<typeof toAdminFilter<ConsoleSubscriptionsQuery>>): PageReader<ReturnType<typeof serializeSubscription>> =>
     async (cursor, limit) => {
       const page = await pageSubscriptions(db, { ...filter, cursor, limit });
       return { items: page.items.map(serializeSubscription), nextCursor: page.nextCursor };
@@ -48,7 +50,7 @@ export function listPages(deps: ConsoleDeps) {
   return async (scope: App) => {
     scope.get('/subscriptions', { schema: { querystring: ConsoleSubscriptionsQuery }, preValidation: dropBlank }, async (request, reply) => {
       const filter = toAdminFilter(request.query);
-      const page = await readSubscriptions(filter)(request.query.cursor, request.query.limit);
+      const page = await readSubscriptions(await readDb(request), filter)(request.query.cursor, request.query.limit);
       return renderPage(request, reply, 'subscriptions', {
         title: speechOf(request).t('console.frame.nav.subscriptions'),
         filters: request.query,
@@ -57,11 +59,11 @@ export function listPages(deps: ConsoleDeps) {
       });
     });
     scope.get('/subscriptions/export', { schema: { querystring: ConsoleSubscriptionsQuery }, preValidation: dropBlank }, async (request, reply) =>
-      sendCsv(reply, 'subscriptions', SUBSCRIPTION_COLUMNS, readSubscriptions(toAdminFilter(request.query))),
+      sendCsv(reply, 'subscriptions', SUBSCRIPTION_COLUMNS, readSubscriptions(await readDb(request), toAdminFilter(request.query))),
     );
 
     scope.get('/payments', { schema: { querystring: ConsolePaymentsQuery }, preValidation: dropBlank }, async (request, reply) => {
-      const page = await payments.listPayments(toAdminFilter(request.query));
+      const page = await payments.listPayments(toAdminFilter(request.query), await readDb(request));
       return renderPage(request, reply, 'payments', {
         title: speechOf(request).t('console.frame.nav.payments'),
         filters: request.query,
@@ -71,7 +73,8 @@ export function listPages(deps: ConsoleDeps) {
     });
     scope.get('/payments/export', { schema: { querystring: ConsolePaymentsQuery }, preValidation: dropBlank }, async (request, reply) => {
       const filter = toAdminFilter(request.query);
-      return sendCsv(reply, 'payments', PAYMENT_COLUMNS, (cursor, limit) => payments.listPayments({ ...filter, cursor, limit }));
+      const db = await readDb(request);
+      return sendCsv(reply, 'payments', PAYMENT_COLUMNS, (cursor, limit) => payments.listPayments({ ...filter, cursor, limit }, db));
     });
   };
 }

@@ -5,6 +5,7 @@
 // (POST /admin/payments/:id/refunds/external, record-external-refund.ts).
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
+import { readPayment, serializePayment } from '../payments/payments.service.ts';
 import { who } from '../shared/admin-actions.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { ExternalRefundBody, RefundBody, RefundResolveBody, ResolveBody } from '../payments/payments.schemas.ts';
@@ -12,6 +13,7 @@ import type { ConsoleDeps } from './console-deps.ts';
 import { actionForm, optional, registerAction, renderPage, wholeNumber, type ActionForm } from './console-page.ts';
 import { codeInWords } from './code-words.ts';
 import { readTimeline } from './timeline.queries.ts';
+import { readDb } from '../shared/read-db.ts';
 
 const OUTCOMES = [
   { value: 'SUCCEEDED', label: 'console.records.actions.resolve.succeeded' },
@@ -21,13 +23,16 @@ const PageQuery = Type.Object({ older: Type.Optional(Type.String({ maxLength: 30
 const Text = Type.Optional(Type.String({ maxLength: 200 }));
 
 export function paymentPage(deps: ConsoleDeps) {
-  const { db } = deps.service;
   const { payments, idempotency } = deps;
   const page = (id: string) => `/console/payments/${id}`;
   return async (scope: App) => {
     scope.get('/payments/:id', { schema: { params: IdParams, querystring: PageQuery } }, async (request, reply) => {
       const { id } = request.params;
-      const [payment, timeline] = await Promise.all([payments.getPayment(id), readTimeline(db, { paymentId: id }, request.query.older)]);
+      const from = await readDb(request);
+      const [payment, timeline] = await Promise.all([
+        readPayment(from, id).then((row) => serializePayment(row)),
+        readTimeline(from, { paymentId: id }, request.query.older),
+      ]);
       const refundable = payment.status === 'SUCCEEDED' && payment.canceledAmount < payment.amount && !payment.refundOutcomeUnknown;
       const forms: Record<string, ActionForm> = {};
       const rest = payment.amount - payment.canceledAmount;

@@ -9,6 +9,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { App } from '../../app-types.ts';
+import type { Db } from '../../db/prisma.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { containsNul } from '../../lib/input.ts';
 import { scopeOf } from '../idempotency/idempotency.ts';
@@ -16,6 +17,7 @@ import { sha256Of } from '../reconciliation/import-settlement.ts';
 import { getImport, itemsCsv, listImports, listItems, summarizePeriod, summaryPeriod } from '../reconciliation/reconciliation.queries.ts';
 import { ItemsQuery, KoreaDate } from '../reconciliation/reconciliation.schemas.ts';
 import { who } from '../shared/admin-actions.ts';
+import { readDb } from '../shared/read-db.ts';
 import { Uuid } from '../shared/schemas.ts';
 import { codeWithWord } from './code-words.ts';
 import { renderPage } from './console-page.ts';
@@ -72,20 +74,27 @@ export function reconciliationPage(deps: ConsoleDeps) {
   const { settlementImports, idempotency } = deps;
 
   return async (scope: App) => {
-    /** The page, with an upload's refusal (its errors by line) when there is one. */
+    /**
+     * The page, with an upload's refusal (its errors by line) when there is one. `reader`: where it reads once the
+     * queued refresh is written (the replica for the GET, shared/read-db.ts; the primary after a refused upload).
+     */
     async function showPage(
       request: FastifyRequest,
       reply: Parameters<typeof renderPage>[1],
       query: Static<typeof PageQuery>,
+      reader: () => Promise<Db>,
       refusal?: { message: string; errors: Array<{ line: number; column?: string; message: string }> },
       statusCode = 200,
     ) {
       const { import: importId, ...filters } = query;
-      const [selected, recent, period, lines] = await Promise.all([
-        importId ? getImport(db, importId) : undefined,
-        listImports(db, { limit: 10 }),
-        summaryPeriod(db, clock.now(), filters),
-        listItems(db, filters),
+      // One client for the whole page, asked once the refresh of listItems is written.
+      let chosen: Db | undefined;
+      const lines = await listItems(db, filters, async () => (chosen ??= await reader()));
+      const from = chosen ?? db;
+      const [selected, recent, period] = await Promise.all([
+        importId ? getImport(from, importId) : undefined,
+        listImports(from, { limit: 10 }),
+        summaryPeriod(from, clock.now(), filters),
       ]);
       const { limit, cursor, ...kept } = filters;
       const paging = { ...(importId ? { import: importId } : {}), ...kept, ...(limit === 20 ? {} : { limit }) };
@@ -98,7 +107,7 @@ export function reconciliationPage(deps: ConsoleDeps) {
           filters,
           selected,
           recent: recent.items,
-          summary: withExternalRefunds(await summarizePeriod(db, period)),
+          summary: withExternalRefunds(await summarizePeriod(db, period, async () => from)),
           lines: lines.items,
           next: lines.nextCursor ? listHref(PATH, paging, lines.nextCursor) : undefined,
           first: cursor ? listHref(PATH, paging) : undefined,
@@ -112,10 +121,12 @@ export function reconciliationPage(deps: ConsoleDeps) {
       );
     }
 
-    scope.get(ROUTE, { schema: { querystring: PageQuery }, preValidation: dropBlank }, async (request, reply) => showPage(request, reply, request.query));
+    scope.get(ROUTE, { schema: { querystring: PageQuery }, preValidation: dropBlank }, async (request, reply) =>
+      showPage(request, reply, request.query, () => readDb(request)),
+    );
 
     scope.get(`${ROUTE}/export`, { schema: { querystring: ExportQuery }, preValidation: dropBlank }, async (request, reply) => {
-      const { items } = await listItems(db, request.query);
+      const { items } = await listItems(db, request.query, () => readDb(request));
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', 'attachment; filename="reconciliation.csv"')
@@ -174,6 +185,7 @@ export function reconciliationPage(deps: ConsoleDeps) {
           request,
           reply,
           { limit: 20 },
+          async () => db,
           { message: e.message ?? 'The settlement file is refused', errors: e.details?.errors ?? [] },
           e.statusCode ?? 422,
         );

@@ -17,6 +17,7 @@ import { renderPage, speechOf } from './console-page.ts';
 import type { ConsoleDeps } from './console-deps.ts';
 import { dropBlankFields, listHref } from './list-filters.ts';
 import { renderMrrChart } from './mrr-chart.ts';
+import { readDb } from '../shared/read-db.ts';
 
 const MonthsQuery = Type.Object(
   { from: Type.Optional(MonthRangeQuery.properties.from), to: Type.Optional(MonthRangeQuery.properties.to) },
@@ -42,7 +43,7 @@ export function defaultMonths(now: Date, zone: string, given: { from?: string; t
 }
 
 export function reportsPage(deps: ConsoleDeps) {
-  const { db, clock, config } = deps.service;
+  const { clock, config } = deps.service;
   const zone = config.timezone;
   const periodsOf = (query: { from?: string; to?: string }) => {
     const months = defaultMonths(clock.now(), zone, query);
@@ -52,6 +53,7 @@ export function reportsPage(deps: ConsoleDeps) {
   return async (scope: App) => {
     scope.get('/reports', { schema: { querystring: MonthsQuery }, preValidation: dropBlank }, async (request, reply) => {
       const { months, periods } = periodsOf(request.query);
+      const db = await readDb(request);
       const [mrr, revenue, recovery] = await Promise.all([
         buildMrrReport(db, periods, zone),
         buildRevenueReport(db, periods, zone),
@@ -73,7 +75,7 @@ export function reportsPage(deps: ConsoleDeps) {
     for (const name of Object.keys(REPORTS) as Array<keyof typeof REPORTS>) {
       scope.get(`/reports/${name}/export`, { schema: { querystring: MonthsQuery }, preValidation: dropBlank }, async (request, reply) => {
         const { months, periods } = periodsOf(request.query);
-        const rows = await REPORTS[name](db, periods, zone);
+        const rows = await REPORTS[name](await readDb(request), periods, zone);
         return reply
           .type('text/csv; charset=utf-8')
           .header('content-disposition', `attachment; filename="${name}-${months.from}-${months.to}.csv"`)

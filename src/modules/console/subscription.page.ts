@@ -18,6 +18,7 @@ import { codeInWords } from './code-words.ts';
 import { erasureOf } from './customer.queries.ts';
 import { pastDueFacts } from './past-due.ts';
 import { readTimeline } from './timeline.queries.ts';
+import { readDb } from '../shared/read-db.ts';
 
 /** The latest payments shown; the Payments list (filtered by subscription) pages through all of them. */
 const PAYMENTS_SHOWN = 36;
@@ -28,13 +29,13 @@ const WHEN = [
 ] as const;
 
 export function subscriptionPage(deps: ConsoleDeps) {
-  const { db } = deps.service;
   const { chargeNow, idempotency } = deps;
   const subscriptions = { ...createPauseResume({ ...deps.service, timezone: deps.service.config.timezone }), ...createCancel(deps.service) };
   const page = (id: string) => `/console/subscriptions/${id}`;
   return async (scope: App) => {
     scope.get('/subscriptions/:id', { schema: { params: IdParams, querystring: PageQuery } }, async (request, reply) => {
       const { id } = request.params;
+      const db = await readDb(request);
       const [row, payments, timeline] = await Promise.all([
         readSubscription(db, id),
         db.payment.findMany({

@@ -11,6 +11,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Keyring } from '../../lib/crypto.ts';
 import { codesByStatus } from '../../lib/errors.ts';
 import { who } from '../shared/admin-actions.ts';
+import { readDb } from '../shared/read-db.ts';
 import { IdParams, pageOf } from '../shared/schemas.ts';
 import { Erasure, ErasureQuery, getErasure, listErasures } from './erasure-reads.ts';
 import { IdentityPurgedError, revealIdentity } from './reveal-identity.ts';
@@ -68,7 +69,7 @@ export function erasureReadsRoutes(deps: ErasureReadsDeps) {
           response: { 200: ErasurePage },
         },
       },
-      async (request) => listErasures(db, request.query),
+      async (request) => listErasures(await readDb(request), request.query),
     );
 
     app.get(

@@ -2,6 +2,7 @@
 import type { App } from '../../app-types.ts';
 import { TAGS } from '../../lib/api-document.ts';
 import { IdParams } from '../shared/schemas.ts';
+import { readDb } from '../shared/read-db.ts';
 import { IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { EventList, EventWithDeliveries, ListEventsQuery, Queued, ResendBody } from './events.schemas.ts';
 import type { EventsService } from './events.service.ts';
@@ -26,7 +27,8 @@ export function eventsRoutes(service: EventsService, idempotency: Idempotency) {
         // CPU (docs/benchmarks.md "Measurements behind choices in the code"). The schema still documents the route.
         serializerCompiler: () => (data) => JSON.stringify(data),
       },
-      async (request) => service.list(request.query),
+      // The page is read from the replica when there is one, once it has replayed this request's numbering.
+      async (request) => service.list(request.query, () => readDb(request)),
     );
 
     app.get(

@@ -25,11 +25,17 @@ export async function loadEvents(db: Db, where: string, values: unknown[], tail 
 export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
   const { db, config } = deps;
 
-  async function list(query: { after?: number; type?: string; limit: number }) {
+  /**
+   * A page of the feed. The numbering writes, so it runs on the primary; the page is read from `reader` (the replica
+   * when there is one), asked only after the numbering committed: it answers a server that has replayed it, and every
+   * numbering before it (the sequencer's lock orders their commits), so a reader continuing from its last sequence
+   * misses nothing there either.
+   */
+  async function list(query: { after?: number; type?: string; limit: number }, reader: () => Promise<Db> = async () => db) {
     await assignEventSequences(db);
     const { values, param } = sqlParams();
     const where = `e."sequence" > ${param(String(query.after ?? 0))}::bigint${query.type ? ` AND e."type" = ${param(query.type)}` : ''}`;
-    const rows = await loadEvents(db, where, values, `ORDER BY e."sequence" ${limitSql(query.limit)}`);
+    const rows = await loadEvents(await reader(), where, values, `ORDER BY e."sequence" ${limitSql(query.limit)}`);
     const items = rows.map((row) => renderEvent(row, config));
     const last = items[items.length - 1];
     return { items, nextCursor: items.length === query.limit && last ? String(last.sequence) : null };

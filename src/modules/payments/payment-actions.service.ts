@@ -57,19 +57,20 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
    * indexes: an OR of the two relation filters is two IN-subqueries under OR, which PostgreSQL cannot turn into joins
    * and checks against every row of a scan of the whole table. Both id lists in one statement (CUSTOMER_IDS_SQL).
    */
-  async function ofCustomer(userId: string): Promise<Prisma.PaymentWhereInput> {
-    const [ids] = await sqlQuery<{ subscriptions: string[]; orders: string[] }>(db, CUSTOMER_IDS_SQL, [userId]);
+  async function ofCustomer(from: Db, userId: string): Promise<Prisma.PaymentWhereInput> {
+    const [ids] = await sqlQuery<{ subscriptions: string[]; orders: string[] }>(from, CUSTOMER_IDS_SQL, [userId]);
     return { OR: [{ subscriptionId: { in: ids!.subscriptions } }, { oneTimeOrderId: { in: ids!.orders } }] };
   }
 
-  async function listPayments(filter: PaymentFilter) {
-    const rows = await db.payment.findMany({
+  /** `from`: the client the list is read from (the admin route's and the console's, shared/read-db.ts); the primary by default. */
+  async function listPayments(filter: PaymentFilter, from: Db = db) {
+    const rows = await from.payment.findMany({
       // Under AND: the attention filters and the cursor each hold an OR or an AND, and createdWithin and the cursor a
       // createdAt; spread into one object, the later replaced the earlier (page 2 of needsAttention=true listed all).
       where: {
         AND: [
           { status: filter.status, kind: filter.kind, method: filter.method, gateway: filter.gateway, subscriptionId: filter.subscriptionId },
-          filter.userId ? await ofCustomer(filter.userId) : {},
+          filter.userId ? await ofCustomer(from, filter.userId) : {},
           createdWithin(filter),
           filter.needsAttention === true ? needsAttentionWhere : {},
           filter.needsAttention === false ? needsNoAttentionWhere : {},
@@ -80,7 +81,7 @@ export function createPaymentActions(deps: Pick<ServiceDeps, 'db' | 'gateway' | 
       take: filter.limit + 1,
     });
     const page = toPage(rows, filter.limit);
-    return { items: (await withRefunds(db, page.items)).map((row) => serializePayment(row)), nextCursor: page.nextCursor };
+    return { items: (await withRefunds(from, page.items)).map((row) => serializePayment(row)), nextCursor: page.nextCursor };
   }
 
   /** Clears the subscription's flag when no other payment of it is still UNKNOWN or a settlement mismatch. */

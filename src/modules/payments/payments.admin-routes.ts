@@ -6,6 +6,7 @@ import { codesByStatus, IdempotencyKeyRequiredError, StateConflictError } from '
 import type { Idempotency } from '../idempotency/idempotency.ts';
 import { GatewayDeclinedError, GatewayUnavailableError, PaymentOutcomeUnknownError, RefundRefusedError, RULE_ERRORS } from '../ledger/payment.errors.ts';
 import { ACTION_ERRORS, adminActions, IDEMPOTENT, RequiredIdempotencyHeader, who } from '../shared/admin-actions.ts';
+import { readDb } from '../shared/read-db.ts';
 import { IdParams, ReasonBody } from '../shared/schemas.ts';
 import { TAGS } from '../../lib/api-document.ts';
 import type { ChargeNow } from './charge-now.ts';
@@ -91,7 +92,7 @@ function registerPaymentReads(app: App, payments: PaymentActions, tags: string[]
         response: { 200: PaymentList },
       },
     },
-    async (request) => payments.listPayments(request.query),
+    async (request) => payments.listPayments(request.query, await readDb(request)),
   );
   app.get(
     '/payments/:id',

@@ -2,6 +2,7 @@
 import type { App } from '../../app-types.ts';
 import { TAGS } from '../../lib/api-document.ts';
 import { IdParams } from '../shared/schemas.ts';
+import { readDb } from '../shared/read-db.ts';
 import { ListPaymentsQuery, PaymentList, PaymentResponse } from './payments.schemas.ts';
 import { serializePayment, type createPaymentsService } from './payments.service.ts';
 
@@ -19,7 +20,7 @@ export function paymentsRoutes(service: ReturnType<typeof createPaymentsService>
         },
       },
       async (request) => {
-        const page = await service.listPayments(request.query);
+        const page = await service.listPayments(request.query, await readDb(request));
         return { items: page.items.map((row) => serializePayment(row)), nextCursor: page.nextCursor };
       },
     );

@@ -177,14 +177,15 @@ export function createPaymentsService(deps: { db: Db }) {
 
   const getPayment = (id: string) => readPayment(db, id);
 
-  async function listPayments(filter: { subscriptionId?: string; status?: PaymentStatus; limit: number; cursor?: string }) {
-    const rows = await db.payment.findMany({
+  /** `from`: the client the list is read from (the route's, shared/read-db.ts); the primary by default. */
+  async function listPayments(filter: { subscriptionId?: string; status?: PaymentStatus; limit: number; cursor?: string }, from: Db = db) {
+    const rows = await from.payment.findMany({
       where: { subscriptionId: filter.subscriptionId, status: filter.status, ...afterCursor(decodeCursor(filter.cursor)) },
       orderBy: PAGE_ORDER,
       take: filter.limit + 1,
     });
     const page = toPage(rows, filter.limit);
-    return { items: await withRefunds(db, page.items), nextCursor: page.nextCursor };
+    return { items: await withRefunds(from, page.items), nextCursor: page.nextCursor };
   }
 
   return { getPayment, listPayments };

@@ -114,12 +114,19 @@ function withinPeriod(filter: Pick<ItemFilter, 'from' | 'to' | 'gateway'>, alias
 }
 
 /**
+ * A read after the queued refresh: `reader` answers the client to read from once the refresh (a write, on `db`, the
+ * primary) has committed: the replica when the route reads there (shared/read-db.ts), else `db`.
+ */
+type Reader = () => Promise<Db>;
+
+/**
  * Items newest first by trade time; without `limit`, every item of the filter (the CSV export). The page's keys come
  * from the stored items (settlement-items.ts) and, when MATCHED is asked, from the lines without one (MATCHED); the
  * items of those lines are then matched here, in the same statement, for the page only.
  */
-export async function listItems(db: Db, filter: ItemFilter) {
+export async function listItems(db: Db, filter: ItemFilter, reader: Reader = async () => db) {
   await refreshQueued(db);
+  const from = await reader();
   const statuses = filter.status === undefined ? STATUSES : Array.isArray(filter.status) ? filter.status : [filter.status];
   const { values, param } = sqlParams();
   const key = decodeCursor(filter.cursor);
@@ -146,7 +153,7 @@ export async function listItems(db: Db, filter: ItemFilter) {
        ORDER BY k."tradedAt" DESC, k."id" DESC ${limit})
     SELECT r.* FROM (SELECT ${ITEM_COLUMNS} FROM "settlement_items" s WHERE s."id" IN (SELECT "id" FROM page WHERE "stored") ${computed}) r
      ORDER BY r."tradedAt" DESC, r."id" DESC`;
-  const rows = await sqlQuery<ReconciliationRow>(db, sql, values);
+  const rows = await sqlQuery<ReconciliationRow>(from, sql, values);
   const items = filter.limit ? rows.slice(0, filter.limit) : rows;
   const last = items[items.length - 1];
   const more = filter.limit !== undefined && rows.length > filter.limit && last;
@@ -158,13 +165,14 @@ export async function listItems(db: Db, filter: ItemFilter) {
  * `refunds` and `net` are what the gateway's statement can show (refunds through it); refunds made outside the gateway
  * are counted apart (`externalRefunds`, by the Korea date they were recorded) and are never MISSING: no line is expected.
  */
-export async function summarizePeriod(db: Db, period: { from: string; to: string; gateway?: ReconciliationRow['gateway'] }) {
+export async function summarizePeriod(db: Db, period: { from: string; to: string; gateway?: ReconciliationRow['gateway'] }, reader: Reader = async () => db) {
   await refreshQueued(db);
+  const from = await reader();
   const { values, param } = sqlParams();
   // The statement's totals from its lines; the counts and anomalies from the stored items (a line without one is
   // MATCHED, and a MATCHED item is no anomaly).
   const [items] = await sqlQuery<Record<string, string>>(
-    db,
+    from,
     `WITH l AS (SELECT l."type", l."amount" FROM "settlement_lines" l WHERE ${withinPeriod(period, 'l', 'l."tradeDate"', param)}),
           i AS (SELECT i.* FROM "settlement_items" i WHERE i."status" <> 'MATCHED' AND ${withinPeriod(period, 'i', 'i."tradeDate"', param)})
      SELECT s.*, s."lines" - s."storedLines" AS "matched" FROM (SELECT
@@ -188,7 +196,7 @@ export async function summarizePeriod(db: Db, period: { from: string; to: string
   const ofGateway = (payment: string) =>
     period.gateway ? ` AND EXISTS (SELECT 1 FROM "payments" g WHERE g."id" = ${payment} AND g."gateway" = $3::"PaymentGateway")` : '';
   const [ledger] = await sqlQuery<Record<string, string>>(
-    db,
+    from,
     `SELECT (SELECT count(*) FROM "payments" p WHERE "counts_as_paid"(p."status") AND p."approvedAt" >= $1 AND p."approvedAt" < $2${ofGateway('p."id"')}) AS "approvals",
             (SELECT coalesce(sum(p."amount"), 0) FROM "payments" p WHERE "counts_as_paid"(p."status") AND p."approvedAt" >= $1 AND p."approvedAt" < $2${ofGateway('p."id"')}) AS "approvalAmount",
             (SELECT count(*) FROM "payment_attempts" r WHERE r."operation" = 'CANCEL' AND r."status" = 'SUCCEEDED' AND coalesce(r."sentAt", r."createdAt") >= $1 AND coalesce(r."sentAt", r."createdAt") < $2${ofGateway('r."paymentId"')}) AS "refunds",

@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Db } from '../../db/prisma.ts';
 import { codesByStatus, defineError, ValidationError } from '../../lib/errors.ts';
 import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
+import { readDb } from '../shared/read-db.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { GatewayNotConfiguredError } from '../shared/gateway-for.ts';
 import { TAGS } from '../../lib/api-document.ts';
@@ -184,7 +185,7 @@ function registerImportReads(app: App, db: Db, tags: string[]) {
         response: { 200: ImportList },
       },
     },
-    async (request) => listImports(db, request.query),
+    async (request) => listImports(await readDb(request), request.query),
   );
   app.get(
     '/settlement-imports/:id',
@@ -227,8 +228,9 @@ function registerItemReads(app: App, { db, clock }: ReconciliationDeps, tags: st
       },
     },
     async (request, reply) => {
-      if (!request.headers.accept?.includes('text/csv')) return listItems(db, request.query);
-      const { items } = await listItems(db, { ...request.query, limit: undefined, cursor: undefined });
+      const reader = () => readDb(request);
+      if (!request.headers.accept?.includes('text/csv')) return listItems(db, request.query, reader);
+      const { items } = await listItems(db, { ...request.query, limit: undefined, cursor: undefined }, reader);
       return reply
         .type('text/csv; charset=utf-8')
         .serializer((payload: unknown) => payload as string)
@@ -247,6 +249,6 @@ function registerItemReads(app: App, { db, clock }: ReconciliationDeps, tags: st
         response: { 200: SummaryResponse },
       },
     },
-    async (request) => summarizePeriod(db, { ...(await summaryPeriod(db, clock.now(), request.query)), gateway: request.query.gateway }),
+    async (request) => summarizePeriod(db, { ...(await summaryPeriod(db, clock.now(), request.query)), gateway: request.query.gateway }, () => readDb(request)),
   );
 }

@@ -1,10 +1,11 @@
 // The reports' admin routes (docs/reconciliation.md "Revenue reports"): MRR movements, revenue and recovery by Korea calendar period,
 // in JSON, or in CSV with `Accept: text/csv`. Each reads its figures in one set-based query; the period that contains
-// the service's now (app.clock) ends now.
+// the service's now (app.clock) ends now. They read the replica when there is one (shared/read-db.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app-types.ts';
 import { toCsv } from '../../lib/csv.ts';
 import { TAGS } from '../../lib/api-document.ts';
+import { readDb } from '../shared/read-db.ts';
 import { buildMrrReport } from './mrr-report.ts';
 import { monthsBetweenDays, periodsBetween } from './periods.ts';
 import { buildRecoveryReport } from './recovery-report.ts';
@@ -45,7 +46,7 @@ export function reportsRoutes() {
       },
       async (request, reply) => {
         const periods = periodsBetween(request.query.from, request.query.to, 'month', zone, app.clock.now());
-        const months = await buildMrrReport(app.db, periods, zone);
+        const months = await buildMrrReport(await readDb(request), periods, zone);
         return answer(request, reply, { timezone: zone, currency: 'KRW' as const, months }, months);
       },
     );
@@ -67,7 +68,7 @@ export function reportsRoutes() {
         const { from, to, granularity = 'day' } = request.query;
         const now = app.clock.now();
         const periods = granularity === 'month' ? monthsBetweenDays(from, to, zone, now) : periodsBetween(from, to, 'day', zone, now);
-        const items = await buildRevenueReport(app.db, periods, zone);
+        const items = await buildRevenueReport(await readDb(request), periods, zone);
         return answer(request, reply, { timezone: zone, currency: 'KRW' as const, items }, items);
       },
     );
@@ -87,7 +88,7 @@ export function reportsRoutes() {
       },
       async (request, reply) => {
         const periods = periodsBetween(request.query.from, request.query.to, 'month', zone, app.clock.now());
-        const months = await buildRecoveryReport(app.db, periods, zone);
+        const months = await buildRecoveryReport(await readDb(request), periods, zone);
         return answer(request, reply, { months }, months);
       },
     );

@@ -6,6 +6,7 @@ import type { Db } from '../../db/prisma.ts';
 import { TAGS } from '../../lib/api-document.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
 import { ACTION_ERRORS, adminActions, who } from '../shared/admin-actions.ts';
+import { readDb } from '../shared/read-db.ts';
 import { IdParams, ReasonBody } from '../shared/schemas.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { createCancel } from './cancel.ts';
@@ -38,7 +39,7 @@ function registerReads(app: App, db: Db, tags: string[]) {
     },
     // The page's JSON is written by PostgreSQL in the public shape (pageSubscriptionsJson), so it is sent as it is (a
     // string with a JSON content type skips the serializer; the typed reply expects the object, hence the cast).
-    async (request, reply) => reply.type('application/json; charset=utf-8').send((await pageSubscriptionsJson(db, request.query)) as never),
+    async (request, reply) => reply.type('application/json; charset=utf-8').send((await pageSubscriptionsJson(await readDb(request), request.query)) as never),
   );
   app.get(
     '/subscriptions/:id',

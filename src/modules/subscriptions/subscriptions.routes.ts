@@ -2,6 +2,7 @@
 import type { App } from '../../app-types.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
+import { readDb } from '../shared/read-db.ts';
 import { IdParams } from '../shared/schemas.ts';
 import {
   CancelSubscriptionBody,
@@ -51,7 +52,7 @@ function registerReads(app: App, db: Db) {
     },
     // The page's JSON is written by PostgreSQL in the public shape (pageSubscriptionsJson), so it is sent as it is (a
     // string with a JSON content type skips the serializer; the typed reply expects the object, hence the cast).
-    async (request, reply) => reply.type('application/json; charset=utf-8').send((await pageSubscriptionsJson(db, request.query)) as never),
+    async (request, reply) => reply.type('application/json; charset=utf-8').send((await pageSubscriptionsJson(await readDb(request), request.query)) as never),
   );
 
   app.get(

@@ -3,6 +3,7 @@
 import type { App } from '../../app-types.ts';
 import { TAGS } from '../../lib/api-document.ts';
 import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
+import { readDb } from '../shared/read-db.ts';
 import { IdParams } from '../shared/schemas.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, IDEMPOTENT_ERRORS, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { Queued } from '../events/events.schemas.ts';
@@ -83,7 +84,7 @@ function registerReads(app: App, service: EndpointsService, tags: string[]) {
         response: { 200: EndpointList },
       },
     },
-    async (request) => service.list(request.query),
+    async (request) => service.list(request.query, await readDb(request)),
   );
 
   app.get(

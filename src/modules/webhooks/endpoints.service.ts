@@ -1,6 +1,7 @@
 // Webhook endpoints through the merchant API (docs/api.md "Events and webhooks"): create (the secret is shown once), read, change,
 // delete, rotate the secret (both sign during the overlap), and recover (re-queue what an endpoint missed).
 import { Prisma as P, type Prisma } from '../../generated/prisma/client.ts';
+import type { Db } from '../../db/prisma.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { afterCursor, decodeCursor, PAGE_ORDER, toPage } from '../../lib/pagination.ts';
@@ -74,8 +75,9 @@ export function createEndpointsService(deps: Pick<ServiceDeps, 'db' | 'config' |
     return { ...serializeEndpoint(row), secret };
   }
 
-  async function list(query: { limit: number; cursor?: string }) {
-    const rows = await db.webhookEndpoint.findMany({ where: afterCursor(decodeCursor(query.cursor)), orderBy: PAGE_ORDER, take: query.limit + 1 });
+  /** `from`: the client the list is read from (the route's, shared/read-db.ts); the primary by default. */
+  async function list(query: { limit: number; cursor?: string }, from: Db = db) {
+    const rows = await from.webhookEndpoint.findMany({ where: afterCursor(decodeCursor(query.cursor)), orderBy: PAGE_ORDER, take: query.limit + 1 });
     const page = toPage(rows, query.limit);
     return { items: page.items.map(serializeEndpoint), nextCursor: page.nextCursor };
   }
