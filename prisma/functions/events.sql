@@ -163,16 +163,17 @@ BEGIN
   horizon := (pg_snapshot_xmin(pg_current_snapshot()))::text::bigint;
   SELECT "last" INTO last_sequence FROM "event_sequencer" WHERE "id" = 1 FOR UPDATE;
   WITH ready AS (
-    SELECT "id", row_number() OVER (ORDER BY "xid", "pos") AS n FROM (
-      SELECT "id", "xid", "pos" FROM "events" WHERE "sequence" IS NULL AND "xid" < horizon ORDER BY "xid", "pos" LIMIT batch
+    SELECT "id", "createdAt", row_number() OVER (ORDER BY "xid", "pos") AS n FROM (
+      SELECT "id", "createdAt", "xid", "pos" FROM "events" WHERE "sequence" IS NULL AND "xid" < horizon ORDER BY "xid", "pos" LIMIT batch
     ) oldest
   )
-  UPDATE "events" e SET "sequence" = last_sequence + ready.n FROM ready WHERE e."id" = ready."id";
+  UPDATE "events" e SET "sequence" = last_sequence + ready.n FROM ready WHERE e."id" = ready."id" AND e."createdAt" = ready."createdAt";
   GET DIAGNOSTICS numbered = ROW_COUNT;
   IF numbered = 0 THEN RETURN 0; END IF;
   UPDATE "event_sequencer" SET "last" = last_sequence + numbered WHERE "id" = 1;
-  INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "nextAttemptAt")
-  SELECT e."id", w."id", CURRENT_TIMESTAMP FROM "events" e
+  -- A delivery lives in its event's month (the migration 20261201200000_event_partitions): it takes the event's createdAt.
+  INSERT INTO "webhook_deliveries" ("eventId", "eventCreatedAt", "endpointId", "nextAttemptAt")
+  SELECT e."id", e."createdAt", w."id", CURRENT_TIMESTAMP FROM "events" e
     JOIN "webhook_endpoints" w ON w."status" = 'ENABLED' AND ('*' = ANY (w."eventTypes") OR e."type" = ANY (w."eventTypes"))
    WHERE e."sequence" > last_sequence AND e."sequence" <= last_sequence + numbered
   ON CONFLICT DO NOTHING;
