@@ -5,12 +5,12 @@
 --
 -- Called by the partitions pass (src/modules/events/partitions.ts): ensure_event_month for this month and the months
 -- ahead, drop_event_months for the months past EVENT_RETENTION. Several processes run the pass: one at a time makes
--- or drops (an advisory lock; the others return at once, having done nothing), and what exists is checked again
--- under the locks. Each waits at most lock_timeout (200 ms) for a lock, then fails and is tried again by the next
--- pass: while it waits for the ACCESS EXCLUSIVE lock it needs, every statement touching events queues behind it, the
--- charges' event writes included, so the wait is kept short; once held, the lock lasts as long as the work, which
--- is a catalog change and the move of the rows waiting in the default partitions (none, when the months are made
--- ahead, as the pass does).
+-- or drops (an advisory lock, held to the commit; the next then finds the month made, or gone, when it reads again
+-- under its locks). Each call waits at most lock_timeout (200 ms) for a lock, then fails and is tried again by the
+-- next pass: while it waits for the ACCESS EXCLUSIVE lock it needs, every statement touching events queues behind
+-- it, the charges' event writes included, so the wait is kept short; once held, the lock lasts as long as the work,
+-- which is a catalog change and the move of the rows waiting in the default partitions (none, when the months are
+-- made ahead, as the pass does).
 
 -- The first instant of the UTC month of `at`.
 CREATE OR REPLACE FUNCTION "event_month_start"("at" timestamptz) RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $$
@@ -46,9 +46,7 @@ BEGIN
   IF to_regclass(quote_ident('events_' || suffix)) IS NOT NULL AND to_regclass(quote_ident('webhook_deliveries_' || suffix)) IS NOT NULL THEN
     RETURN false;
   END IF;
-  IF NOT pg_try_advisory_xact_lock(7210014) THEN
-    RETURN false;
-  END IF;
+  PERFORM pg_advisory_xact_lock(7210014);
   -- Both default partitions, in this order (the pass's only lock order), before anything is read again: taking a
   -- table's lock brings this session's catalog up to date, so a month another process made meanwhile is seen.
   LOCK TABLE ONLY "events_default", ONLY "webhook_deliveries_default" IN ACCESS EXCLUSIVE MODE;
@@ -85,9 +83,10 @@ CREATE OR REPLACE FUNCTION "drop_event_months"("before" timestamptz) RETURNS tex
 DECLARE
   months text[];
 BEGIN
-  IF cardinality("event_months_before"("before")) = 0 OR NOT pg_try_advisory_xact_lock(7210014) THEN
+  IF cardinality("event_months_before"("before")) = 0 THEN
     RETURN '{}';
   END IF;
+  PERFORM pg_advisory_xact_lock(7210014);
   LOCK TABLE ONLY "events", ONLY "webhook_deliveries" IN ACCESS EXCLUSIVE MODE;
   -- Read again under the locks: another process may have dropped them meanwhile.
   months := "event_months_before"("before");
