@@ -7,21 +7,22 @@
 -- ahead, drop_event_months for the months past EVENT_RETENTION. Several processes run the pass: one at a time makes
 -- or drops (an advisory lock, held to the commit; the next then finds the month made, or gone, when it reads again
 -- under its locks). Each call waits at most lock_timeout (200 ms) for a lock, then fails and is tried again by the
--- next pass: while it waits for the ACCESS EXCLUSIVE lock it needs, every statement touching events queues behind
--- it, the charges' event writes included, so the wait is kept short; once held, the lock lasts as long as the work,
--- which is a catalog change and the move of the rows waiting in the default partitions (none, when the months are
--- made ahead, as the pass does).
+-- next pass: while it waits for the ACCESS EXCLUSIVE locks it needs on both tables, every statement touching them
+-- queues behind it, the charges' event writes included, so the wait is kept short (and shorter than deadlock_timeout:
+-- a transaction that read events and now writes them, waiting on the pass while the pass waits on it, is never the
+-- one given up); once held, the locks last as long as the work, which is a catalog change and the move of the rows
+-- waiting in the default partitions (none, when the months are made ahead, as the pass does).
 
 -- The first instant of the UTC month of `at`.
 CREATE OR REPLACE FUNCTION "event_month_start"("at" timestamptz) RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $$
   SELECT date_trunc('month', "at" AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
 $$;
 
--- One table's month [month_start, month_end): made apart (no lock on the parent), the rows of the month waiting in
--- its default partition moved into it, then attached (a SHARE UPDATE EXCLUSIVE lock on the parent; ATTACH checks
--- the new table and the default partition, both holding no row of another range by then). The caller holds the
--- default partition's ACCESS EXCLUSIVE lock, so no row of the month can enter it meanwhile, and readers see each
--- moved row once: in the default partition before the commit, in the month after it.
+-- One table's month [month_start, month_end): made apart, the rows of the month waiting in its default partition
+-- moved into it, then attached (ATTACH checks the new table and the default partition, both holding no row of
+-- another range by then). The caller holds the ACCESS EXCLUSIVE locks of the parent and of its default partition,
+-- so no row of the month can enter the default meanwhile, and readers see each moved row once: in the default
+-- partition before the commit, in the month after it.
 CREATE OR REPLACE FUNCTION "attach_event_month"(parent text, partition_key text, month_start timestamptz, month_end timestamptz) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   month_table text := parent || '_' || to_char(month_start AT TIME ZONE 'UTC', 'YYYY_MM');
@@ -47,8 +48,13 @@ BEGIN
     RETURN false;
   END IF;
   PERFORM pg_advisory_xact_lock(7210014);
-  -- Both default partitions, in this order (the pass's only lock order), before anything is read again: taking a
+  -- Both tables, then both default partitions (the pass's one lock order), before anything is read again: taking a
   -- table's lock brings this session's catalog up to date, so a month another process made meanwhile is seen.
+  -- ATTACH itself needs less on the parent, but an INSERT that began before it (its rows routed by the partitions as
+  -- they were, to the default partition) and waited for the default partition's lock would then fail that
+  -- partition's new constraint: a charge failed by its event. Holding the parents first, no INSERT is under way, and
+  -- the next ones route by the new partitions (test/modules/events/event-partitions.test.ts writes meanwhile).
+  LOCK TABLE ONLY "events", ONLY "webhook_deliveries" IN ACCESS EXCLUSIVE MODE;
   LOCK TABLE ONLY "events_default", ONLY "webhook_deliveries_default" IN ACCESS EXCLUSIVE MODE;
   IF to_regclass(quote_ident('events_' || suffix)) IS NULL THEN
     PERFORM "attach_event_month"('events', 'createdAt', month_start, month_end);
