@@ -7,11 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedClock } from '../../../src/lib/clock.ts';
-import { createPartitionsPass, readPartitionState } from '../../../src/modules/events/event-partitions.ts';
+import { createPartitionsPass, monthName, readPartitionState, utcMonth } from '../../../src/modules/events/event-partitions.ts';
 import { createEventsService } from '../../../src/modules/events/events.service.ts';
 import { createRetention } from '../../../src/modules/webhooks/retention.ts';
-import { testConfig } from '../../helpers/app.ts';
-import { useTestDatabase } from '../../helpers/database.ts';
+import { buildTestApp, testConfig } from '../../helpers/app.ts';
+import { createTestDatabase, useTestDatabase } from '../../helpers/database.ts';
 import { waitFor } from '../../helpers/service.ts';
 
 const database = useTestDatabase();
@@ -187,6 +187,26 @@ describe('the partitions pass', () => {
       expect((await partitionsOf(parent)).filter((name) => name.startsWith(`${parent}_2034`))).toEqual(
         ['2034_09', '2034_10', '2034_11'].map((m) => `${parent}_${m}`),
       );
+    }
+  });
+});
+
+describe('the partitions timer', () => {
+  it('runs the pass on its own when the app is ready (SCHEDULER_ENABLED=true): this month and two ahead exist', async () => {
+    const own = await createTestDatabase();
+    const app = await buildTestApp(own.url, { env: { SCHEDULER_ENABLED: 'true' } });
+    try {
+      await app.ready();
+      const expected = [0, 1, 2].map((offset) => `events_${monthName(utcMonth(app.clock.now(), offset))}`);
+      await waitFor('the months made by the timed pass', async () => {
+        const rows = await app.db.$queryRaw<Array<{ name: string }>>`
+          SELECT c.relname::text AS "name" FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '"events"'::regclass`;
+        const names = new Set(rows.map((r) => r.name));
+        return expected.every((name) => names.has(name));
+      });
+    } finally {
+      await app.close();
+      await own.drop();
     }
   });
 });
