@@ -3,7 +3,7 @@
 -- event's createdAt (the service's clock), events_YYYY_MM and webhook_deliveries_YYYY_MM, always made and dropped
 -- together; rows of a month not made yet wait in events_default and webhook_deliveries_default.
 --
--- Called by the partitions pass (src/modules/events/partitions.ts): ensure_event_month for this month and the months
+-- Called by the partitions pass (src/modules/events/event-partitions.ts): ensure_event_month for this month and the months
 -- ahead, drop_event_months for the months past EVENT_RETENTION. Several processes run the pass: one at a time makes
 -- or drops (an advisory lock, held to the commit; the next then finds the month made, or gone, when it reads again
 -- under its locks). Each call waits at most lock_timeout (200 ms) for a lock, then fails and is tried again by the

@@ -1,6 +1,6 @@
 -- Events and webhook deliveries partitioned by month (issue 35; docs/production.md "Event partitions"): EVENT_RETENTION
 -- drops a whole month of both at once instead of deleting rows one by one, and the monthly partitions ahead are made
--- by the partitions pass (prisma/functions/event-partitions.sql, src/modules/events/partitions.ts).
+-- by the partitions pass (prisma/functions/event-partitions.sql, src/modules/events/event-partitions.ts).
 --
 -- The design, and why:
 -- - Both tables are partitioned by RANGE over the EVENT's "createdAt" (the service's clock: the events trigger takes

@@ -1,8 +1,8 @@
 // EVENT_RETENTION (docs/api.md "Events and webhooks"; docs/production.md "Event partitions"): a month of events goes
-// with its delivery log as a whole, its two partitions dropped by the partitions pass (events/partitions.ts) once the
-// whole month is older than EVENT_RETENTION. What waits in the default partitions (events of a month not made, which
-// the pass moves out when it makes that month) is deleted here by the row as before: in bounded statements, by the
-// dispatcher's loop, each event with its deliveries. Only numbered events go: an unnumbered one has not been fed yet.
+// with its delivery log as a whole, its two partitions dropped by the partitions pass (events/event-partitions.ts)
+// once the whole month is older than EVENT_RETENTION. What waits in the default partitions (events of a month not
+// made, which the pass moves out when it makes that month) is deleted here by the row as before: in bounded
+// statements, by the dispatcher's loop, each event with its deliveries. Only numbered events go: an unnumbered one has not been fed yet.
 // Their age is by the service's clock, which dates them (the events trigger takes the row's updatedAt): by the real
 // clock, a simulated clock set in the past would make every new event look older than EVENT_RETENTION.
 import type { Logger } from 'pino';
