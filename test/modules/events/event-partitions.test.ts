@@ -192,7 +192,7 @@ describe('the partitions pass', () => {
 });
 
 describe('the partitions timer', () => {
-  it('runs the pass on its own when the app is ready (SCHEDULER_ENABLED=true): this month and two ahead exist', async () => {
+  it('runs the pass on its own when the app is ready (SCHEDULER_ENABLED=true): this month and two ahead exist, as the metrics say', async () => {
     const own = await createTestDatabase();
     const app = await buildTestApp(own.url, { env: { SCHEDULER_ENABLED: 'true' } });
     try {
@@ -204,6 +204,10 @@ describe('the partitions timer', () => {
         const names = new Set(rows.map((r) => r.name));
         return expected.every((name) => names.has(name));
       });
+      // What an operator watches: two months made ahead, nothing waiting in the default partition.
+      const metrics = await app.inject({ method: 'GET', url: '/metrics' });
+      expect(metrics.body).toMatch(/^billing_event_months_ahead 2$/m);
+      expect(metrics.body).toMatch(/^billing_events_default_rows 0$/m);
     } finally {
       await app.close();
       await own.drop();
