@@ -139,8 +139,8 @@ async function numberEvents(client: pg.Client): Promise<void> {
     `WITH last AS (SELECT "last" FROM "event_sequencer" WHERE "id" = 1 FOR UPDATE),
      numbered AS (
        UPDATE "events" e SET "sequence" = (SELECT "last" FROM last) + n."n"
-         FROM (SELECT "id", row_number() OVER (ORDER BY "xid", "pos") AS "n" FROM "events" WHERE "sequence" IS NULL) n
-        WHERE e."id" = n."id" RETURNING 1)
+         FROM (SELECT "id", "createdAt", row_number() OVER (ORDER BY "xid", "pos") AS "n" FROM "events" WHERE "sequence" IS NULL) n
+        WHERE e."id" = n."id" AND e."createdAt" = n."createdAt" RETURNING 1)
      UPDATE "event_sequencer" SET "last" = "last" + (SELECT count(*) FROM numbered) WHERE "id" = 1`,
   );
 }
@@ -151,8 +151,8 @@ function deliverEvents(client: pg.Client, log: (line: string) => void, where: st
     client,
     log,
     'webhook deliveries',
-    `INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "status", "attempts", "lastStatusCode", "deliveredAt", "createdAt", "updatedAt")
-     SELECT e."id", w."id", 'SUCCEEDED', 1, 204, e."createdAt" + interval '1 second', e."createdAt", e."createdAt" + interval '1 second'
+    `INSERT INTO "webhook_deliveries" ("eventId", "eventCreatedAt", "endpointId", "status", "attempts", "lastStatusCode", "deliveredAt", "createdAt", "updatedAt")
+     SELECT e."id", e."createdAt", w."id", 'SUCCEEDED', 1, 204, e."createdAt" + interval '1 second', e."createdAt", e."createdAt" + interval '1 second'
        FROM "events" e JOIN "webhook_endpoints" w ON w."description" = 'erasure benchmark'
       WHERE ${where}
      ON CONFLICT DO NOTHING`,

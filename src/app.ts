@@ -68,6 +68,8 @@ import { createPortalSessions } from './modules/portal/portal-sessions.ts';
 import { portalSessionsRoutes } from './modules/portal/portal-sessions.routes.ts';
 import { createPortalActions } from './modules/portal/portal-actions.ts';
 import retentionPlugin from './plugins/retention.ts';
+import eventPartitionsPlugin from './plugins/event-partitions.ts';
+import { createPartitionsPass, readPartitionState } from './modules/events/event-partitions.ts';
 import { createIdentityRetention } from './modules/erasure/purge-identities.ts';
 import { erasureReadsRoutes } from './modules/erasure/erasure-reads.routes.ts';
 import { retentionRoutes } from './modules/erasure/retention.routes.ts';
@@ -167,6 +169,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metricsPlugin, {
     countDue: () => app.db.subscription.count({ where: dueWhere(clock.now()) }),
     readMrr: () => readCurrentMrr(app.db),
+    readEventPartitions: () => readPartitionState(app.db, clock.now()),
     gatewayCalls: gatewayRefusals,
   });
   await app.register(gatewayPlugin);
@@ -190,6 +193,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The erasure vaults' retention pass: on its own timer, and by hand through POST /admin/retention/run.
   const purgeExpiredIdentities = createIdentityRetention({ db: app.db, clock, log: app.log, observer: app.metrics.erasures });
   await app.register(retentionPlugin, { purgeExpiredIdentities: () => purgeExpiredIdentities() });
+  // The monthly partitions of events and deliveries: made ahead, dropped past EVENT_RETENTION, on their own timer.
+  const keepEventPartitions = createPartitionsPass({ db: app.db, clock, retentionMs: config.eventRetentionMs, log: app.log });
+  await app.register(eventPartitionsPlugin, { keepEventPartitions });
   // Customer-portal links and sessions expire in real time (PORTAL_LINK_TTL, PORTAL_SESSION_TTL), whatever the
   // billing clock says; the console's sessions likewise (below).
   const realClock = createSystemClock();

@@ -33,6 +33,18 @@ CREATE OR REPLACE FUNCTION "payment_refunds_snapshot"(payment_id uuid) RETURNS j
         FROM "external_refunds" r WHERE r."paymentId" = payment_id), '[]'::jsonb))
 $$;
 
+-- Whether this transaction has written an event: one setting of a fixed name (so a pooled connection keeps one name,
+-- not one per row), set local with the transaction's first event, so a savepoint rolled back takes it back with the
+-- event. Until it is set there is no event of this transaction to find or refresh, and the lookups, which read every
+-- monthly partition (docs/production.md "Event partitions"), are not made: a charge's first event is written without.
+CREATE OR REPLACE FUNCTION "transaction_wrote_event"() RETURNS boolean LANGUAGE sql VOLATILE AS $$
+  SELECT coalesce(current_setting('billing.event_xact', true) = pg_current_xact_id()::text, false)
+$$;
+
+CREATE OR REPLACE FUNCTION "note_transaction_wrote_event"() RETURNS void LANGUAGE sql VOLATILE AS $$
+  SELECT set_config('billing.event_xact', pg_current_xact_id()::text, true)
+$$;
+
 -- The event of one row change. Arguments: the object type, the columns whose change a merchant sees (the public
 -- shape), the columns never copied into an event (secrets, personal data the public shape does not show).
 -- Several changes of one row in one transaction become one event: the latest snapshot, the oldest values. Each type it
@@ -40,8 +52,9 @@ $$;
 -- to EVENT_TYPES).
 --
 -- This transaction's event of a row is found by the row and the writing transaction (events_objectId_pos_idx; an
--- object has a few events), not remembered in a transaction-local setting: PostgreSQL keeps every custom setting's
--- name for the life of the connection, and a pooled connection grew without bound.
+-- object has a few events), not remembered in a transaction-local setting named after the row: PostgreSQL keeps every
+-- custom setting's name for the life of the connection, and a pooled connection grew without bound. The lookup is
+-- made only once the transaction has written an event (transaction_wrote_event).
 --
 -- A payment's event carries its refunds as of the change. A write later in the transaction that changes no watched
 -- column (a decline's retry time after its status) refreshes the snapshot of the transaction's event of the row: an
@@ -60,6 +73,9 @@ DECLARE
   column_name text;
   event_type text;
   existing_id uuid;
+  existing_at timestamptz;
+  -- Whether this transaction has written an event yet (see above).
+  wrote_before boolean := "transaction_wrote_event"();
 BEGIN
   IF TG_OP = 'UPDATE' THEN
     old_row := to_jsonb(OLD);
@@ -71,6 +87,9 @@ BEGIN
     IF changed = '{}' THEN
       -- No public change of its own (the row's updatedAt moved, with columns no event names): this transaction's
       -- events of the row, if any, show the row as the transaction leaves it, as GET will after the commit.
+      IF NOT wrote_before THEN
+        RETURN NULL;
+      END IF;
       UPDATE "events" e SET "snapshot" = CASE WHEN object_type = 'payment' THEN (new_row - hidden) || "payment_refunds_snapshot"(NEW."id")
                                               ELSE new_row - hidden END
        WHERE e."objectId" = NEW."id" AND e."xid" = pg_current_xact_id()::text::bigint AND e."sequence" IS NULL;
@@ -105,10 +124,12 @@ BEGIN
   new_row := new_row - hidden;
   -- This transaction's event of this row, if any: found by the row and the writing transaction (events_objectId_pos_idx;
   -- an object has a few events), so an event written in a savepoint rolled back since is not found, as before.
-  SELECT e."id" INTO existing_id FROM "events" e
-   WHERE e."objectId" = NEW."id" AND e."xid" = pg_current_xact_id()::text::bigint AND e."sequence" IS NULL
-     AND e."type" <> 'subscription.trial_will_end'
-   LIMIT 1;
+  IF wrote_before THEN
+    SELECT e."id", e."createdAt" INTO existing_id, existing_at FROM "events" e
+     WHERE e."objectId" = NEW."id" AND e."xid" = pg_current_xact_id()::text::bigint AND e."sequence" IS NULL
+       AND e."type" <> 'subscription.trial_will_end'
+     LIMIT 1;
+  END IF;
   -- A payment's refunds as they stand now, only when an event of it is written.
   IF object_type = 'payment' AND (existing_id IS NOT NULL OR event_type IS NOT NULL) THEN
     new_row := new_row || "payment_refunds_snapshot"(NEW."id");
@@ -122,10 +143,13 @@ BEGIN
       "snapshot" = new_row,
       "previous" = CASE WHEN "previous" IS NULL THEN NULL ELSE changed || "previous" END,
       "type" = CASE WHEN event_type IS NULL OR "type" LIKE '%.created' OR event_type LIKE '%.updated' THEN "type" ELSE event_type END
-     WHERE "id" = existing_id;
+     WHERE "id" = existing_id AND "createdAt" = existing_at;
   ELSIF event_type IS NOT NULL THEN
     INSERT INTO "events" ("type", "objectType", "objectId", "snapshot", "previous", "createdAt")
     VALUES (event_type, object_type, NEW."id", new_row, CASE WHEN TG_OP = 'UPDATE' THEN changed END, NEW."updatedAt");
+  END IF;
+  IF NOT wrote_before AND event_type IS NOT NULL THEN
+    PERFORM "note_transaction_wrote_event"();
   END IF;
   RETURN NULL;
 END $$;
@@ -135,6 +159,10 @@ END $$;
 -- fire it (the WHEN is evaluated without calling the function): the charge path's attempts do not.
 CREATE OR REPLACE FUNCTION "refresh_payment_event_refunds"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- No event written by this transaction yet: none to refresh.
+  IF NOT "transaction_wrote_event"() THEN
+    RETURN NULL;
+  END IF;
   UPDATE "events" e SET "snapshot" = e."snapshot" || "payment_refunds_snapshot"(NEW."paymentId")
    WHERE e."objectId" = NEW."paymentId" AND e."objectType" = 'payment' AND e."xid" = pg_current_xact_id()::text::bigint
      AND e."sequence" IS NULL;
@@ -163,16 +191,17 @@ BEGIN
   horizon := (pg_snapshot_xmin(pg_current_snapshot()))::text::bigint;
   SELECT "last" INTO last_sequence FROM "event_sequencer" WHERE "id" = 1 FOR UPDATE;
   WITH ready AS (
-    SELECT "id", row_number() OVER (ORDER BY "xid", "pos") AS n FROM (
-      SELECT "id", "xid", "pos" FROM "events" WHERE "sequence" IS NULL AND "xid" < horizon ORDER BY "xid", "pos" LIMIT batch
+    SELECT "id", "createdAt", row_number() OVER (ORDER BY "xid", "pos") AS n FROM (
+      SELECT "id", "createdAt", "xid", "pos" FROM "events" WHERE "sequence" IS NULL AND "xid" < horizon ORDER BY "xid", "pos" LIMIT batch
     ) oldest
   )
-  UPDATE "events" e SET "sequence" = last_sequence + ready.n FROM ready WHERE e."id" = ready."id";
+  UPDATE "events" e SET "sequence" = last_sequence + ready.n FROM ready WHERE e."id" = ready."id" AND e."createdAt" = ready."createdAt";
   GET DIAGNOSTICS numbered = ROW_COUNT;
   IF numbered = 0 THEN RETURN 0; END IF;
   UPDATE "event_sequencer" SET "last" = last_sequence + numbered WHERE "id" = 1;
-  INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "nextAttemptAt")
-  SELECT e."id", w."id", CURRENT_TIMESTAMP FROM "events" e
+  -- A delivery lives in its event's month (the migration 20261201200000_event_partitions): it takes the event's createdAt.
+  INSERT INTO "webhook_deliveries" ("eventId", "eventCreatedAt", "endpointId", "nextAttemptAt")
+  SELECT e."id", e."createdAt", w."id", CURRENT_TIMESTAMP FROM "events" e
     JOIN "webhook_endpoints" w ON w."status" = 'ENABLED' AND ('*' = ANY (w."eventTypes") OR e."type" = ANY (w."eventTypes"))
    WHERE e."sequence" > last_sequence AND e."sequence" <= last_sequence + numbered
   ON CONFLICT DO NOTHING;

@@ -83,6 +83,8 @@ export interface MetricsOptions {
   readMrr(): Promise<{ mrr: number; subscriptions: number }>;
   /** Told of every gateway call; says which gateways refuse our configuration. */
   gatewayCalls: GatewayCallObserver;
+  /** The event partitions (events/event-partitions.ts): months made in a row after the current one, events waiting in the default partition. */
+  readEventPartitions(): Promise<{ monthsAhead: number; defaultRows: number }>;
 }
 
 async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
@@ -252,12 +254,35 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
     help: 'Age of the oldest event with a pending delivery to an enabled endpoint (0 when none)',
     registers: [registry],
     async collect() {
-      // By the service's clock, which dates the events (their trigger takes the changed row's updatedAt).
+      // By the service's clock, which dates the events (their trigger takes the changed row's updatedAt; a delivery
+      // carries its event's as eventCreatedAt).
       const [row] = await app.db.$queryRaw<{ age: number | null }[]>`
-        SELECT EXTRACT(EPOCH FROM ${app.clock.now()}::timestamptz - min(e."createdAt"))::float8 AS age
-          FROM "webhook_deliveries" d JOIN "events" e ON e."id" = d."eventId" JOIN "webhook_endpoints" w ON w."id" = d."endpointId"
+        SELECT EXTRACT(EPOCH FROM ${app.clock.now()}::timestamptz - min(d."eventCreatedAt"))::float8 AS age
+          FROM "webhook_deliveries" d JOIN "webhook_endpoints" w ON w."id" = d."endpointId"
          WHERE d."status" = 'PENDING' AND w."status" = 'ENABLED'`;
       this.set(row?.age ?? 0);
+    },
+  });
+  // One read serves both gauges of a scrape, as for the MRR.
+  let partitionsRead: Promise<{ monthsAhead: number; defaultRows: number }> | undefined;
+  const readPartitionsOnce = () => {
+    partitionsRead ??= options.readEventPartitions().finally(() => setImmediate(() => (partitionsRead = undefined)));
+    return partitionsRead;
+  };
+  new Gauge({
+    name: 'billing_event_months_ahead',
+    help: 'Months of event partitions made in a row after the current one (the partitions pass keeps 2; at 0 next month’s events wait in the default partition)',
+    registers: [registry],
+    async collect() {
+      this.set((await readPartitionsOnce()).monthsAhead);
+    },
+  });
+  new Gauge({
+    name: 'billing_events_default_rows',
+    help: 'Events waiting in the default partition, of months not made (counted up to 100000; 0 when the partitions pass keeps up)',
+    registers: [registry],
+    async collect() {
+      this.set((await readPartitionsOnce()).defaultRows);
     },
   });
 

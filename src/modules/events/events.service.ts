@@ -74,10 +74,12 @@ export function createEventsService(deps: Pick<ServiceDeps, 'db' | 'config'>) {
     const target = endpointId
       ? P.sql`w."id" = ${endpointId}::uuid`
       : P.sql`w."status" = 'ENABLED' AND ${endpointSubscribes(P.sql`w."eventTypes"`, P.sql`${event.type}::text`)}`;
+    // The delivery takes its event's createdAt, read in the same statement: it lives in its event's month.
     const queued = await db.$executeRaw`
-      INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "nextAttemptAt")
-      SELECT ${id}::uuid, w."id", clock_timestamp() FROM "webhook_endpoints" w WHERE ${target}
-      ON CONFLICT ("eventId", "endpointId") DO UPDATE SET ${REQUEUE_DELIVERY}`;
+      INSERT INTO "webhook_deliveries" ("eventId", "eventCreatedAt", "endpointId", "nextAttemptAt")
+      SELECT e."id", e."createdAt", w."id", clock_timestamp() FROM "events" e JOIN "webhook_endpoints" w ON ${target}
+       WHERE e."id" = ${id}::uuid AND e."sequence" IS NOT NULL
+      ON CONFLICT ("eventId", "endpointId", "eventCreatedAt") DO UPDATE SET ${REQUEUE_DELIVERY}`;
     return { queued };
   }
 

@@ -2,7 +2,8 @@
 // replicas never send one at once. Each claim statement writes its own lease token (the process's owner name and a
 // counter) into "leaseOwner", and every write of a claim's outcome is fenced on that token: a delivery claimed again
 // since (after its lease expired, by this process or another) or queued again (resend, recover: REQUEUE_DELIVERY in
-// events/delivery.state.ts clears the lease) is not overwritten by the outcome of the older send.
+// events/delivery.state.ts clears the lease) is not overwritten by the outcome of the older send. A delivery and its
+// event are found by their keys with the partition key (the event's createdAt: both live in its month).
 import { Prisma as P } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
 import { EVENT_COLUMNS, type EventRow } from '../events/events.render.ts';
@@ -45,9 +46,9 @@ export function createClaims(db: ServiceDeps['db'], owner: string, timeoutMs: nu
         : P.sql`CASE WHEN w."failingSince" IS NULL AND w."id" = ANY (${quota.endpoints}::uuid[]) THEN ${limit}::int ELSE 0 END`;
     const rows = await db.$queryRaw<Omit<Claimed, 'lease'>[]>`
       WITH picked AS (
-        SELECT d."id" FROM (SELECT "id", "failingSince" FROM "webhook_endpoints" WHERE "status" = 'ENABLED' ORDER BY random()) w
+        SELECT d."id", d."eventCreatedAt" FROM (SELECT "id", "failingSince" FROM "webhook_endpoints" WHERE "status" = 'ENABLED' ORDER BY random()) w
         CROSS JOIN LATERAL (
-          SELECT d."id" FROM "webhook_deliveries" d
+          SELECT d."id", d."eventCreatedAt" FROM "webhook_deliveries" d
            WHERE d."endpointId" = w."id" AND d."status" = 'PENDING' AND d."nextAttemptAt" <= clock_timestamp()
              AND ${P.raw(leaseFreeSql('d."leaseExpiresAt"', 'clock_timestamp()'))}
            ORDER BY d."nextAttemptAt"
@@ -57,7 +58,8 @@ export function createClaims(db: ServiceDeps['db'], owner: string, timeoutMs: nu
       UPDATE "webhook_deliveries" d
          SET "leaseOwner" = ${lease}, "leaseExpiresAt" = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}::float8)
         FROM picked, "events" e, "webhook_endpoints" w
-       WHERE d."id" = picked."id" AND e."id" = d."eventId" AND w."id" = d."endpointId"
+       WHERE d."id" = picked."id" AND d."eventCreatedAt" = picked."eventCreatedAt"
+         AND e."id" = d."eventId" AND e."createdAt" = d."eventCreatedAt" AND w."id" = d."endpointId"
       RETURNING d."id" AS "deliveryId", d."endpointId", d."attempts", w."url", w."secrets", w."failingSince", ${EVENT_COLUMNS}`;
     return rows.map((row) => ({ ...row, lease }));
   }
@@ -67,8 +69,8 @@ export function createClaims(db: ServiceDeps['db'], owner: string, timeoutMs: nu
     if (claimed.length === 0) return;
     await db.$executeRaw`
       UPDATE "webhook_deliveries" d SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL
-        FROM unnest(${claimed.map((c) => c.deliveryId)}::uuid[], ${claimed.map((c) => c.lease)}::text[]) AS v(id, lease)
-       WHERE d."id" = v.id AND d."leaseOwner" = v.lease`;
+        FROM unnest(${claimed.map((c) => c.deliveryId)}::uuid[], ${claimed.map((c) => c.createdAt.toISOString())}::timestamptz[], ${claimed.map((c) => c.lease)}::text[]) AS v(id, at, lease)
+       WHERE d."id" = v.id AND d."eventCreatedAt" = v.at AND d."leaseOwner" = v.lease`;
   }
 
   return { claim, release };

@@ -133,10 +133,10 @@ export function createEndpointsService(deps: Pick<ServiceDeps, 'db' | 'config' |
   async function recover(id: string, since: Date): Promise<{ queued: number }> {
     const row = await load(id);
     const queued = await db.$executeRaw`
-      INSERT INTO "webhook_deliveries" ("eventId", "endpointId", "nextAttemptAt")
-      SELECT e."id", ${id}::uuid, clock_timestamp() FROM "events" e
+      INSERT INTO "webhook_deliveries" ("eventId", "eventCreatedAt", "endpointId", "nextAttemptAt")
+      SELECT e."id", e."createdAt", ${id}::uuid, clock_timestamp() FROM "events" e
        WHERE e."sequence" IS NOT NULL AND e."createdAt" >= ${since} AND ${endpointSubscribes(P.sql`${row.eventTypes}::text[]`, P.sql`e."type"`)}
-      ON CONFLICT ("eventId", "endpointId") DO UPDATE SET ${REQUEUE_DELIVERY}
+      ON CONFLICT ("eventId", "endpointId", "eventCreatedAt") DO UPDATE SET ${REQUEUE_DELIVERY}
       WHERE "webhook_deliveries"."status" <> 'SUCCEEDED'`;
     return { queued };
   }

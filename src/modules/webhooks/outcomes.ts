@@ -5,7 +5,8 @@
 // known (or at once when a batch is full), whatever the claim loop is waiting for: the lease (leaseMsFor) budgets
 // only seconds for recording, and a success left unwritten until the lease runs out is sent again.
 // A failure is written at once: it decides the retry, the endpoint's failingSince and whether it is disabled
-// (410 Gone at once; failing for WEBHOOK_DISABLE_AFTER).
+// (410 Gone at once; failing for WEBHOOK_DISABLE_AFTER). A delivery is found by its id and its partition key (its
+// event's createdAt, claims.ts).
 import type { Logger } from 'pino';
 import { Prisma as P } from '../../generated/prisma/client.ts';
 import type { ServiceDeps } from '../shared/service-deps.ts';
@@ -31,7 +32,7 @@ export function createOutcomes(deps: {
   observer: WebhookObserver;
 }) {
   const { db, clock, settings, log, observer } = deps;
-  let successes: Array<{ id: string; lease: string; status: number }> = [];
+  let successes: Array<{ id: string; at: Date; lease: string; status: number }> = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> | undefined;
 
@@ -41,8 +42,9 @@ export function createOutcomes(deps: {
         UPDATE "webhook_deliveries" d SET
           ${setDeliveryStatus('deliver')}, "attempts" = d."attempts" + 1, "nextAttemptAt" = NULL, "deliveredAt" = clock_timestamp(),
           "lastStatusCode" = v.code, "lastError" = NULL, "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = clock_timestamp()
-          FROM unnest(${batch.map((b) => b.id)}::uuid[], ${batch.map((b) => b.lease)}::text[], ${batch.map((b) => b.status)}::int[]) AS v(id, lease, code)
-         WHERE d."id" = v.id AND d."leaseOwner" = v.lease AND ${deliveryMayMove('deliver', P.sql`d."status"`)}`;
+          FROM unnest(${batch.map((b) => b.id)}::uuid[], ${batch.map((b) => b.at.toISOString())}::timestamptz[], ${batch.map((b) => b.lease)}::text[],
+                      ${batch.map((b) => b.status)}::int[]) AS v(id, at, lease, code)
+         WHERE d."id" = v.id AND d."eventCreatedAt" = v.at AND d."leaseOwner" = v.lease AND ${deliveryMayMove('deliver', P.sql`d."status"`)}`;
       if (updated < batch.length)
         log.warn({ lost: batch.length - updated }, 'webhook deliveries were queued again or reclaimed before their success was recorded; they are sent again');
     } catch (error) {
@@ -66,7 +68,7 @@ export function createOutcomes(deps: {
   }
 
   function succeeded(claimed: Claimed, status: number): void {
-    successes.push({ id: claimed.deliveryId, lease: claimed.lease, status });
+    successes.push({ id: claimed.deliveryId, at: claimed.createdAt, lease: claimed.lease, status });
     if (successes.length >= SUCCESS_BATCH) void flush();
     else timer ??= setTimeout(() => void flush(), SUCCESS_FLUSH_MS);
   }
@@ -100,7 +102,7 @@ export function createOutcomes(deps: {
         "nextAttemptAt" = ${retry ? P.sql`clock_timestamp() + make_interval(secs => ${delayMs / 1000}::float8)` : P.sql`NULL`},
         "lastStatusCode" = ${result.status ?? null}::int, "lastError" = ${result.error ?? `HTTP ${result.status}`},
         "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = clock_timestamp()
-      WHERE "id" = ${claimed.deliveryId}::uuid AND "leaseOwner" = ${claimed.lease} AND ${deliveryMayMove(retry ? 'retry' : 'fail', P.sql`"status"`)}`;
+      WHERE "id" = ${claimed.deliveryId}::uuid AND "eventCreatedAt" = ${claimed.createdAt} AND "leaseOwner" = ${claimed.lease} AND ${deliveryMayMove(retry ? 'retry' : 'fail', P.sql`"status"`)}`;
     if (updated === 0) {
       log.warn({ deliveryId: claimed.deliveryId }, 'webhook delivery was queued again or reclaimed before its outcome was recorded; it is sent again');
       return;
