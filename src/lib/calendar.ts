@@ -56,6 +56,30 @@ export function formatGatewayDateTime(instant: Date): string {
 /** Parses yyyyMMddHHmmss in Korea time; undefined when it is not a real date-time. */
 export function parseGatewayDateTime(text: unknown): Date | undefined {
   if (typeof text !== 'string' || !/^\d{14}$/.test(text)) return undefined;
+  return fixedGatewayDateTime(text) ?? parseGatewayDateTimeInZone(text);
+}
+
+/**
+ * The common case of parseGatewayDateTime without Luxon (every approval's transactionDateTime; Luxon's fromFormat was
+ * most of reading a charge's answer, docs/benchmarks.md "Measurements behind choices in the code"): a wall time whose
+ * fields are all in their ranges, in the years where Korea time is a fixed offset. Anything else (an impossible date,
+ * another year) is undefined here and left to Luxon. test/lib/calendar.test.ts compares both with Luxon's parsing in
+ * the named zone.
+ */
+function fixedGatewayDateTime(text: string): Date | undefined {
+  const fixed = fixedOffsetOf(KOREA_ZONE);
+  if (!fixed) return undefined;
+  const field = (from: number, to: number) => Number(text.slice(from, to));
+  const [year, month, day, hour, minute, second] = [field(0, 4), field(4, 6), field(6, 8), field(8, 10), field(10, 12), field(12, 14)];
+  if (year < 1990 || year > 2099 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
+  // A day past the month's end rolls over into the next month: not a real date, left to Luxon (which refuses it).
+  if (new Date(wall).getUTCDate() !== day) return undefined;
+  const instant = new Date(wall - fixed.offset(wall) * 60_000);
+  return zoneAt(instant, KOREA_ZONE) === KOREA_ZONE ? undefined : instant;
+}
+
+function parseGatewayDateTimeInZone(text: string): Date | undefined {
   let parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: fixedOffsetOf(KOREA_ZONE) ?? KOREA_ZONE });
   if (parsed.isValid && zoneAt(parsed.toJSDate(), KOREA_ZONE) === KOREA_ZONE) parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: KOREA_ZONE });
   return parsed.isValid ? parsed.toJSDate() : undefined;
