@@ -47,6 +47,12 @@ const log = pino({ level: 'error' });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round1 = (value: number) => Math.round(value * 10) / 10;
 
+/** The CPU time (user + system, ms) a process has used, from /proc (clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** Resident and anonymous memory of a process, in MB (smaps_rollup). */
 function residentOf(pid: number): { rssMb: number; anonMb: number } {
   const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
@@ -153,7 +159,12 @@ function smapsOf(pid: number): string {
     if (!line.startsWith('Rss:')) continue;
     const rss = Number(line.split(/\s+/)[1]);
     // malloc's arenas reserve 64 MB each (in one or two mappings).
-    const key = current === 'anonymous' && size >= 32 * 1024 && size <= 64 * 1024 ? 'anonymous 32-64 MB mappings (malloc arenas)' : current === 'anonymous' ? `anonymous ${size >= 1024 ? `${Math.min(2 ** Math.ceil(Math.log2(size / 1024)), 4096)} MB` : 'under 1 MB'} mappings` : current;
+    const key =
+      current === 'anonymous' && size >= 32 * 1024 && size <= 64 * 1024
+        ? 'anonymous 32-64 MB mappings (malloc arenas)'
+        : current === 'anonymous'
+          ? `anonymous ${size >= 1024 ? `${Math.min(2 ** Math.ceil(Math.log2(size / 1024)), 4096)} MB` : 'under 1 MB'} mappings`
+          : current;
     const group = groups.get(key) ?? { rss: 0, count: 0 };
     group.rss += rss;
     group.count += 1;
@@ -207,7 +218,8 @@ async function register(service: ServiceProcess, sandboxBase: string, index: num
     body: form.toString(),
   });
   const text = await result.text();
-  if (!result.ok || !result.url.includes('status=success')) throw new Error(`the window's approval ended at ${result.url} (${result.status}): ${text.slice(0, 200)}`);
+  if (!result.ok || !result.url.includes('status=success'))
+    throw new Error(`the window's approval ended at ${result.url} (${result.status}): ${text.slice(0, 200)}`);
 }
 
 async function registerAll(service: ServiceProcess, sandboxBase: string) {
@@ -295,23 +307,44 @@ async function oneRound(round: number) {
         body: JSON.stringify({ now: month }),
       });
       if (!set.ok) throw new Error(`admin/clock answered ${set.status}: ${await set.text()}`);
-      if (sandbox) await fetch(`${sandbox.url}/_control/clock`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ now: month }) });
+      if (sandbox)
+        await fetch(`${sandbox.url}/_control/clock`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ now: month }) });
       sampler.take();
       const drainLoad = load();
+      const cpuBefore = cpuMsOf(service.pid);
       started = process.hrtime.bigint();
       const answer = await postJson(`${service.base}/admin/scheduler/run`, { ...admin, 'idempotency-key': randomUUID() }, { reason: 'benchmark' });
       const drainSeconds = Number(process.hrtime.bigint() - started) / 1e9;
       if (answer.status !== 200) throw new Error(`scheduler/run answered ${answer.status}: ${answer.body}`);
       const report = JSON.parse(answer.body) as { succeeded: number };
       if (report.succeeded !== N) throw new Error(`the drain charged ${report.succeeded} of ${N}: ${answer.body}`);
+      const drainCpuMs = cpuMsOf(service.pid) - cpuBefore;
       const drainPeak = sampler.take();
       await sleep(3000);
       if (SMAPS) maps.drained = smapsOf(service.pid);
-      const drained = { ...residentOf(service.pid), parts: await partsOf(service), peakMb: drainPeak, seconds: round1(drainSeconds), perSecond: Math.round(N / drainSeconds), load: drainLoad };
+      const drained = {
+        ...residentOf(service.pid),
+        parts: await partsOf(service),
+        peakMb: drainPeak,
+        seconds: round1(drainSeconds),
+        perSecond: Math.round(N / drainSeconds),
+        cpuMsPerCharge: Math.round((drainCpuMs / N) * 100) / 100,
+        load: drainLoad,
+      };
       if (snapshotDir) await snapshot(service, snapshotDir, `heap after the drain of ${N}`);
-      const result = { round, sandbox: MOUNTED ? 'mounted' : 'process', count: N, concurrency: C, flags: EXTRA_FLAGS, env: EXTRA_ENV, idle, registered, drained };
+      const result = {
+        round,
+        sandbox: MOUNTED ? 'mounted' : 'process',
+        count: N,
+        concurrency: C,
+        flags: EXTRA_FLAGS,
+        env: EXTRA_ENV,
+        idle,
+        registered,
+        drained,
+      };
       console.log(
-        `round ${round}:\n  idle: ${showParts(idle.parts)}\n  after the registrations: ${showParts(registered.parts)}\n  after the drain: ${showParts(drained.parts)}\n${SMAPS ? `  mappings: idle: ${maps.idle}\n    after the registrations: ${maps.registered}\n    after the drain: ${maps.drained}\n` : ''}  idle ${idle.rssMb} MB (anonymous ${idle.anonMb}; load ${idle.load.join(' ')}) | ${N} registrations in ${registered.seconds} s: peak ${registered.peakMb} MB, then ${registered.rssMb} MB (anonymous ${registered.anonMb}) | drain ${drained.perSecond}/s: peak ${drained.peakMb} MB, then ${drained.rssMb} MB (anonymous ${drained.anonMb}; load ${drainLoad.join(' ')})`,
+        `round ${round}:\n  idle: ${showParts(idle.parts)}\n  after the registrations: ${showParts(registered.parts)}\n  after the drain: ${showParts(drained.parts)}\n${SMAPS ? `  mappings: idle: ${maps.idle}\n    after the registrations: ${maps.registered}\n    after the drain: ${maps.drained}\n` : ''}  idle ${idle.rssMb} MB (anonymous ${idle.anonMb}; load ${idle.load.join(' ')}) | ${N} registrations in ${registered.seconds} s: peak ${registered.peakMb} MB, then ${registered.rssMb} MB (anonymous ${registered.anonMb}) | drain ${drained.perSecond}/s, CPU ${drained.cpuMsPerCharge} ms/charge: peak ${drained.peakMb} MB, then ${drained.rssMb} MB (anonymous ${drained.anonMb}; load ${drainLoad.join(' ')})`,
       );
       return result;
     } finally {
