@@ -130,6 +130,45 @@ export function calendarDate(instant: Date, name: string): string {
 
 /** anchor + count × unit, in the zone's calendar, clamped to the month's end. */
 export function addInterval(anchor: Date, unit: IntervalUnit, count: number, zone: string): Date {
+  return fixedAddInterval(anchor, unit, count, zone) ?? luxonAddInterval(anchor, unit, count, zone);
+}
+
+/**
+ * addInterval by hand where the zone is a fixed offset at the anchor and at the sum (a charge's cycles: planning and
+ * recording a charge took several Luxon DateTimes each, most of the charging engine's time in Luxon, docs/benchmarks.md
+ * "Measurements behind choices in the code"): the wall time's date moved as Luxon's plus moves it (years and months
+ * first, the day clamped to the month's end, then days and weeks), its time of day kept. Undefined elsewhere (Luxon
+ * then); test/lib/calendar.test.ts compares it with Luxon in the named zone.
+ */
+function fixedAddInterval(anchor: Date, unit: IntervalUnit, count: number, name: string): Date | undefined {
+  const zone = zoneAt(anchor, name);
+  if (!(zone instanceof FixedOffsetZone) || !Number.isInteger(count)) return undefined;
+  const offsetMs = zone.offset(anchor.getTime()) * 60_000;
+  const wall = new Date(anchor.getTime() + offsetMs);
+  let sum: number;
+  if (unit === 'day' || unit === 'week') sum = wall.getTime() + count * (unit === 'week' ? 7 : 1) * 86_400_000;
+  else {
+    const months = wall.getUTCMonth() + (unit === 'year' ? 12 * count : count);
+    const year = wall.getUTCFullYear() + Math.floor(months / 12);
+    const month = months - 12 * Math.floor(months / 12);
+    // Date.UTC reads years 0 to 99 as 1900 to 1999: only the fixed years are summed here.
+    if (year < 1990 || year > 2100) return undefined;
+    const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+    sum = Date.UTC(
+      year,
+      month,
+      Math.min(wall.getUTCDate(), lastDay),
+      wall.getUTCHours(),
+      wall.getUTCMinutes(),
+      wall.getUTCSeconds(),
+      wall.getUTCMilliseconds(),
+    );
+  }
+  const result = new Date(sum - offsetMs);
+  return zoneAt(result, name) === zone ? result : undefined;
+}
+
+function luxonAddInterval(anchor: Date, unit: IntervalUnit, count: number, zone: string): Date {
   const key = `${unit}s` as 'days' | 'weeks' | 'months' | 'years';
   const result = inZone(anchor, zone)
     .plus({ [key]: count })

@@ -211,6 +211,32 @@ describe('fixed-offset zones (the fast path)', () => {
     );
   });
 
+  it('twin: an interval added by hand is what Luxon adds in the named zone (month ends, leap days, backwards, far)', () => {
+    const ends = fc.constantFrom(
+      '2024-01-31T15:00:00Z',
+      '2024-02-28T15:00:00Z',
+      '2024-02-29T14:59:59.999Z',
+      '2023-12-31T15:30:00Z',
+      '1990-01-01T00:00:00Z',
+      '2099-12-31T14:59:59Z',
+    );
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          ends.map((iso) => new Date(iso)),
+          fc.date({ min: new Date('1985-01-01T00:00:00Z'), max: new Date('2105-12-31T00:00:00Z'), noInvalidDate: true }),
+        ),
+        fc.constantFrom<Interval['unit']>('day', 'week', 'month', 'year'),
+        fc.oneof(fc.integer({ min: -40, max: 40 }), fc.integer({ min: -1500, max: 1500 })),
+        fc.constantFrom(SEOUL, 'UTC'),
+        (anchor, unit, count, zone) => {
+          expect(addInterval(anchor, unit, count, zone)).toEqual(named.add(anchor, unit, count, zone));
+        },
+      ),
+      { numRuns: 20000 },
+    );
+  });
+
   it('twin: the gateway date-time read by hand is what Luxon reads in the named zone, for any 14 digits', () => {
     const luxon = (text: string) => {
       const parsed = DateTime.fromFormat(text, 'yyyyMMddHHmmss', { zone: SEOUL });
