@@ -53,8 +53,8 @@ let peakRss = atPeak.rss;
 const idleRss = peakRss;
 const idle = atPeak;
 // What the resident memory is made of when it peaks: V8's heap (used and reserved) and the memory outside it. The
-// RSS alone is cheap to read; the whole breakdown (V8's heap statistics) cost about 0.7 ms a call, a few per cent of
-// the CPU per charge measured, so it is read only when the RSS passes its peak by a megabyte.
+// RSS alone is cheap to read; the whole breakdown (V8's heap statistics) cost a few per cent of the CPU per charge
+// measured, so it is read only when the RSS passes its peak by a megabyte.
 let brokenDownAt = peakRss;
 const sample = () => {
   const rss = process.memoryUsage.rss();

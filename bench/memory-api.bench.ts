@@ -14,6 +14,7 @@
 //   BENCH_ROUNDS (1)                that many services, one after the other, each on a fresh database
 //   BENCH_NODE_FLAGS="--flag …"     added to the start script's (e.g. to try a V8 setting)
 //   BENCH_ENV="NAME=value …"        added to the service's environment (e.g. MALLOC_ARENA_MAX=2)
+//   BENCH_TREE=<checkout>           that checkout's service (its src/server.ts, start flags and compile cache)
 //   MEMORY_SNAPSHOT=<dir>           heap snapshots of the service (--heapsnapshot-signal) when idle, after the
 //                                   registrations and after the drain, each summarised (bench/memory-parts.ts);
 //                                   writing one takes seconds and memory: its RSS figures are not the run's
@@ -36,6 +37,7 @@ const MOUNTED = process.env.BENCH_SANDBOX === 'mounted';
 const SMAPS = process.env.MEMORY_SMAPS === '1';
 const ALLOCATIONS = process.env.MEMORY_ALLOCATIONS === '1';
 const SNAPSHOTS = process.env.MEMORY_SNAPSHOT ? path.resolve(process.env.MEMORY_SNAPSHOT) : undefined;
+const TREE = process.env.BENCH_TREE ? path.resolve(process.env.BENCH_TREE) : undefined;
 const EXTRA_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const EXTRA_ENV = Object.fromEntries(
   (process.env.BENCH_ENV ?? '')
@@ -275,8 +277,8 @@ async function oneRound(round: number) {
       ...(ALLOCATIONS ? [`--inspect=127.0.0.1:${inspectPort}`] : []),
     ];
     // The first start fills the compile cache, as a checkout's first `npm start` does; the second is measured.
-    await (await startService(embedded.adminConnectionString, env, flags)).stop();
-    const service = await startService(embedded.adminConnectionString, env, flags);
+    await (await startService(embedded.adminConnectionString, env, flags, TREE)).stop();
+    const service = await startService(embedded.adminConnectionString, env, flags, TREE);
     const sandboxBase = sandbox ? sandbox.url : `${service.base}/sandbox`;
     const sampler = peakSampler(service.pid);
     const load = () => os.loadavg().map((l) => Math.round(l * 100) / 100);
@@ -359,7 +361,7 @@ async function oneRound(round: number) {
 }
 
 console.log(
-  `memory through the API: ${N} registrations then a drain of ${N}, SCHEDULER_CONCURRENCY ${C}, the sandbox ${MOUNTED ? 'mounted in the service' : 'in a process of its own'}${EXTRA_FLAGS.length ? `, extra flags ${EXTRA_FLAGS.join(' ')}` : ''}${Object.keys(EXTRA_ENV).length ? `, extra env ${process.env.BENCH_ENV}` : ''}; node ${process.version}`,
+  `memory through the API: ${N} registrations then a drain of ${N}, SCHEDULER_CONCURRENCY ${C}, the sandbox ${MOUNTED ? 'mounted in the service' : 'in a process of its own'}${TREE ? `, the service of ${TREE}` : ''}${EXTRA_FLAGS.length ? `, extra flags ${EXTRA_FLAGS.join(' ')}` : ''}${Object.keys(EXTRA_ENV).length ? `, extra env ${process.env.BENCH_ENV}` : ''}; node ${process.version}`,
 );
 const runs = [];
 for (let round = 1; round <= ROUNDS; round += 1) runs.push(await oneRound(round));
