@@ -33,8 +33,8 @@ export function billingKeyAad(rowId: string): string {
 
 export function createKeyring(keys: EncryptionKey[]): Keyring {
   if (keys.length === 0) throw new Error('no billing-key encryption key is configured');
-  // As KeyObjects made once: given the raw bytes, each cipher made its own KeyObject, about five times the cost of a
-  // decryption (one per charge; docs/benchmarks.md "Measurements behind choices in the code").
+  // As KeyObjects made once: given the raw bytes, each cipher made its own KeyObject, several times the cost of the
+  // decryption itself (one per charge; docs/benchmarks.md "Measurements behind choices in the code").
   const byId = new Map(keys.map((k) => [k.id, createSecretKey(k.key)]));
   const current = keys[0]!;
   const currentKey = byId.get(current.id)!;

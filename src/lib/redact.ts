@@ -48,9 +48,8 @@ export interface Redactor {
 
 /**
  * How many issued secrets a redactor keeps. Bounded because every text redacted (each string of every log line and
- * of every stored gateway answer) is scanned for each secret kept: kept for good, a process that had completed 2,000
- * registrations spent about 0.4 ms more on each log line (docs/benchmarks.md "Memory"), and its memory grew with every
- * registration it served.
+ * of every stored gateway answer) is scanned for each secret kept: kept for good, each registration a process served
+ * made every later log line dearer and its memory larger (docs/benchmarks.md "Memory").
  */
 export const ISSUED_SECRETS_KEPT = 64;
 
