@@ -215,15 +215,32 @@ export function cycleDueAt(anchor: Date, interval: Interval, n: number, zone: st
 }
 
 /**
+ * About how many units lie from `anchor` to `now` in the zone, for cycleContaining's first guess (it steps to the
+ * exact answer, so the guess decides only how many steps). Where the zone is a fixed offset at both instants, from
+ * the wall times' fields (a charge's plan asked Luxon for two DateTimes and a diff); elsewhere Luxon's diff.
+ */
+function unitsBetween(anchor: Date, now: Date, unit: IntervalUnit, name: string): number {
+  const zone = zoneAt(anchor, name);
+  if (zone instanceof FixedOffsetZone && zoneAt(now, name) === zone) {
+    const days = (now.getTime() - anchor.getTime()) / 86_400_000;
+    if (unit === 'day' || unit === 'week') return unit === 'week' ? days / 7 : days;
+    const offsetMs = zone.offset(anchor.getTime()) * 60_000;
+    const [a, b] = [new Date(anchor.getTime() + offsetMs), new Date(now.getTime() + offsetMs)];
+    const months = (b.getUTCFullYear() - a.getUTCFullYear()) * 12 + b.getUTCMonth() - a.getUTCMonth();
+    return unit === 'year' ? months / 12 : months;
+  }
+  const key = `${unit}s` as 'days' | 'weeks' | 'months' | 'years';
+  return inZone(now, name).diff(inZone(anchor, name), key).as(key);
+}
+
+/**
  * The cycle whose period contains `now`: the largest n ≥ `from` with cycleDueAt(n) ≤ now, or `from` itself when
  * that is not due yet. Used after downtime so that missed periods are not charged in a burst (invariant 10).
  */
 export function cycleContaining(anchor: Date, interval: Interval, now: Date, zone: string, from = 0): number {
   if (cycleDueAt(anchor, interval, from, zone) > now) return from;
-  const key = `${interval.unit}s` as 'days' | 'weeks' | 'months' | 'years';
-  const elapsed = inZone(now, zone).diff(inZone(anchor, zone), key).as(key);
   // The estimate can be off by one either way around month ends and DST; step to the exact answer.
-  let n = Math.max(from, Math.floor(elapsed / interval.count));
+  let n = Math.max(from, Math.floor(unitsBetween(anchor, now, interval.unit, zone) / interval.count));
   while (n > from && cycleDueAt(anchor, interval, n, zone) > now) n -= 1;
   while (cycleDueAt(anchor, interval, n + 1, zone) <= now) n += 1;
   return n;
