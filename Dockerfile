@@ -35,4 +35,4 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
 # (V8 grows them to 32 MB while the service starts, and keeps them): less resident memory at no measured cost
 # (docs/benchmarks.md "Measurements behind choices in the code"). npm start and the benchmarks run the service with
 # the same flags.
-CMD ["node", "--max-semi-space-size=8", "src/server.ts"]
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=50", "src/server.ts"]

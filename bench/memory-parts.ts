@@ -164,7 +164,7 @@ async function stages() {
 }
 
 /** Self sizes of a heap snapshot by node type and by constructor, and its largest strings. */
-function summarise(file: string) {
+export function summarise(file: string) {
   const snapshot = JSON.parse(readFileSync(file, 'utf8')) as {
     snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
     nodes: number[];
@@ -196,7 +196,9 @@ function summarise(file: string) {
 }
 
 const argv = process.argv.slice(2);
-if (argv[0] === '--part') {
+if (process.argv[1] !== SELF) {
+  // Imported (bench/memory-api.bench.ts uses summarise): nothing to run.
+} else if (argv[0] === '--part') {
   for (const spec of argv.slice(1)) await import(spec);
   console.log(JSON.stringify(measure()));
 } else if (argv[0] === '--stages') {

@@ -29,6 +29,7 @@ describe('how the service is run', () => {
     const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start;
     const flags = /exec node ((?:--\S+ )*)src\/server\.ts$/.exec(start)?.[1]?.trim().split(' ') ?? [];
     expect(flags).toContain('--max-semi-space-size=8');
+    expect(flags).toContain('--heap-growing-percent=50');
     const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
     expect(JSON.parse(cmd!)).toEqual(['node', ...flags, 'src/server.ts']);
   });

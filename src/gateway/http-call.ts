@@ -166,8 +166,8 @@ export interface CallLog {
 
 /**
  * Runs one call: `classify` gets a redactor that also scrubs `secrets` (the key sent, the secret key) from whatever
- * the gateway answers; a billing key the answer carries is a secret from then on; the outcome is logged (warn when
- * UNKNOWN) with the orderId, never a body.
+ * the gateway answers; a billing key the answer carries is scrubbed from the process's texts while it is recent
+ * (Redactor.addIssuedSecret); the outcome is logged (warn when UNKNOWN) with the orderId, never a body.
  */
 export async function timedCall(
   operation: GatewayOperationName,
@@ -178,7 +178,7 @@ export async function timedCall(
   const started = performance.now();
   const result = await classify(redactorForCall(options.redactor, context.secrets));
   const durationMs = Math.round(performance.now() - started);
-  if (result.fields.billingKey) options.redactor.addSecret(result.fields.billingKey);
+  if (result.fields.billingKey) options.redactor.addIssuedSecret(result.fields.billingKey);
   const level = result.outcome === 'UNKNOWN' ? 'warn' : 'info';
   options.log[level](
     {

@@ -56,6 +56,30 @@ export function formatGatewayDateTime(instant: Date): string {
 /** Parses yyyyMMddHHmmss in Korea time; undefined when it is not a real date-time. */
 export function parseGatewayDateTime(text: unknown): Date | undefined {
   if (typeof text !== 'string' || !/^\d{14}$/.test(text)) return undefined;
+  return fixedGatewayDateTime(text) ?? parseGatewayDateTimeInZone(text);
+}
+
+/**
+ * The common case of parseGatewayDateTime without Luxon (every approval's transactionDateTime; Luxon's fromFormat was
+ * most of reading a charge's answer, docs/benchmarks.md "Measurements behind choices in the code"): a wall time whose
+ * fields are all in their ranges, in the years where Korea time is a fixed offset. Anything else (an impossible date,
+ * another year) is undefined here and left to Luxon. test/lib/calendar.test.ts compares both with Luxon's parsing in
+ * the named zone.
+ */
+function fixedGatewayDateTime(text: string): Date | undefined {
+  const fixed = fixedOffsetOf(KOREA_ZONE);
+  if (!fixed) return undefined;
+  const field = (from: number, to: number) => Number(text.slice(from, to));
+  const [year, month, day, hour, minute, second] = [field(0, 4), field(4, 6), field(6, 8), field(8, 10), field(10, 12), field(12, 14)];
+  if (year < 1990 || year > 2099 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
+  // A day past the month's end rolls over into the next month: not a real date, left to Luxon (which refuses it).
+  if (new Date(wall).getUTCDate() !== day) return undefined;
+  const instant = new Date(wall - fixed.offset(wall) * 60_000);
+  return zoneAt(instant, KOREA_ZONE) === KOREA_ZONE ? undefined : instant;
+}
+
+function parseGatewayDateTimeInZone(text: string): Date | undefined {
   let parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: fixedOffsetOf(KOREA_ZONE) ?? KOREA_ZONE });
   if (parsed.isValid && zoneAt(parsed.toJSDate(), KOREA_ZONE) === KOREA_ZONE) parsed = DateTime.fromFormat(text, GATEWAY_FORMAT, { zone: KOREA_ZONE });
   return parsed.isValid ? parsed.toJSDate() : undefined;
@@ -106,6 +130,45 @@ export function calendarDate(instant: Date, name: string): string {
 
 /** anchor + count × unit, in the zone's calendar, clamped to the month's end. */
 export function addInterval(anchor: Date, unit: IntervalUnit, count: number, zone: string): Date {
+  return fixedAddInterval(anchor, unit, count, zone) ?? luxonAddInterval(anchor, unit, count, zone);
+}
+
+/**
+ * addInterval by hand where the zone is a fixed offset at the anchor and at the sum (a charge's cycles: planning and
+ * recording a charge took several Luxon DateTimes each, most of the charging engine's time in Luxon, docs/benchmarks.md
+ * "Measurements behind choices in the code"): the wall time's date moved as Luxon's plus moves it (years and months
+ * first, the day clamped to the month's end, then days and weeks), its time of day kept. Undefined elsewhere (Luxon
+ * then); test/lib/calendar.test.ts compares it with Luxon in the named zone.
+ */
+function fixedAddInterval(anchor: Date, unit: IntervalUnit, count: number, name: string): Date | undefined {
+  const zone = zoneAt(anchor, name);
+  if (!(zone instanceof FixedOffsetZone) || !Number.isInteger(count)) return undefined;
+  const offsetMs = zone.offset(anchor.getTime()) * 60_000;
+  const wall = new Date(anchor.getTime() + offsetMs);
+  let sum: number;
+  if (unit === 'day' || unit === 'week') sum = wall.getTime() + count * (unit === 'week' ? 7 : 1) * 86_400_000;
+  else {
+    const months = wall.getUTCMonth() + (unit === 'year' ? 12 * count : count);
+    const year = wall.getUTCFullYear() + Math.floor(months / 12);
+    const month = months - 12 * Math.floor(months / 12);
+    // Date.UTC reads years 0 to 99 as 1900 to 1999: only the fixed years are summed here.
+    if (year < 1990 || year > 2100) return undefined;
+    const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+    sum = Date.UTC(
+      year,
+      month,
+      Math.min(wall.getUTCDate(), lastDay),
+      wall.getUTCHours(),
+      wall.getUTCMinutes(),
+      wall.getUTCSeconds(),
+      wall.getUTCMilliseconds(),
+    );
+  }
+  const result = new Date(sum - offsetMs);
+  return zoneAt(result, name) === zone ? result : undefined;
+}
+
+function luxonAddInterval(anchor: Date, unit: IntervalUnit, count: number, zone: string): Date {
   const key = `${unit}s` as 'days' | 'weeks' | 'months' | 'years';
   const result = inZone(anchor, zone)
     .plus({ [key]: count })
@@ -152,15 +215,32 @@ export function cycleDueAt(anchor: Date, interval: Interval, n: number, zone: st
 }
 
 /**
+ * About how many units lie from `anchor` to `now` in the zone, for cycleContaining's first guess (it steps to the
+ * exact answer, so the guess decides only how many steps). Where the zone is a fixed offset at both instants, from
+ * the wall times' fields (a charge's plan asked Luxon for two DateTimes and a diff); elsewhere Luxon's diff.
+ */
+function unitsBetween(anchor: Date, now: Date, unit: IntervalUnit, name: string): number {
+  const zone = zoneAt(anchor, name);
+  if (zone instanceof FixedOffsetZone && zoneAt(now, name) === zone) {
+    const days = (now.getTime() - anchor.getTime()) / 86_400_000;
+    if (unit === 'day' || unit === 'week') return unit === 'week' ? days / 7 : days;
+    const offsetMs = zone.offset(anchor.getTime()) * 60_000;
+    const [a, b] = [new Date(anchor.getTime() + offsetMs), new Date(now.getTime() + offsetMs)];
+    const months = (b.getUTCFullYear() - a.getUTCFullYear()) * 12 + b.getUTCMonth() - a.getUTCMonth();
+    return unit === 'year' ? months / 12 : months;
+  }
+  const key = `${unit}s` as 'days' | 'weeks' | 'months' | 'years';
+  return inZone(now, name).diff(inZone(anchor, name), key).as(key);
+}
+
+/**
  * The cycle whose period contains `now`: the largest n ≥ `from` with cycleDueAt(n) ≤ now, or `from` itself when
  * that is not due yet. Used after downtime so that missed periods are not charged in a burst (invariant 10).
  */
 export function cycleContaining(anchor: Date, interval: Interval, now: Date, zone: string, from = 0): number {
   if (cycleDueAt(anchor, interval, from, zone) > now) return from;
-  const key = `${interval.unit}s` as 'days' | 'weeks' | 'months' | 'years';
-  const elapsed = inZone(now, zone).diff(inZone(anchor, zone), key).as(key);
   // The estimate can be off by one either way around month ends and DST; step to the exact answer.
-  let n = Math.max(from, Math.floor(elapsed / interval.count));
+  let n = Math.max(from, Math.floor(unitsBetween(anchor, now, interval.unit, zone) / interval.count));
   while (n > from && cycleDueAt(anchor, interval, n, zone) > now) n -= 1;
   while (cycleDueAt(anchor, interval, n + 1, zone) <= now) n += 1;
   return n;

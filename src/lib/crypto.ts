@@ -2,7 +2,7 @@
 // stored beside the ciphertext so keys can rotate (the first configured key encrypts, every configured key
 // decrypts), and associated data binding the ciphertext to its row: a ciphertext copied into another row fails
 // authentication instead of decrypting.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes } from 'node:crypto';
 import { defineError } from './errors.ts';
 
 export const BillingKeyUnreadableError = defineError('BILLING_KEY_UNREADABLE', 'The stored billing key cannot be decrypted (%s)', 500);
@@ -33,13 +33,16 @@ export function billingKeyAad(rowId: string): string {
 
 export function createKeyring(keys: EncryptionKey[]): Keyring {
   if (keys.length === 0) throw new Error('no billing-key encryption key is configured');
-  const byId = new Map(keys.map((k) => [k.id, k.key]));
+  // As KeyObjects made once: given the raw bytes, each cipher made its own KeyObject, several times the cost of the
+  // decryption itself (one per charge; docs/benchmarks.md "Measurements behind choices in the code").
+  const byId = new Map(keys.map((k) => [k.id, createSecretKey(k.key)]));
   const current = keys[0]!;
+  const currentKey = byId.get(current.id)!;
   return {
     currentKeyId: current.id,
     encrypt(plaintext, associatedData) {
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', current.key, iv);
+      const cipher = createCipheriv('aes-256-gcm', currentKey, iv);
       cipher.setAAD(Buffer.from(associatedData, 'utf8'));
       const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
       return { keyId: current.id, iv, tag: cipher.getAuthTag(), ciphertext };

@@ -35,21 +35,48 @@ export function isSensitiveKey(key: string): boolean {
 export interface Redactor {
   /** Returns a copy with sensitive keys and known secret values replaced. Never mutates its input. */
   redact<T>(value: T): T;
-  /** Adds values (e.g. a billing key just issued) that must be scrubbed from any text from now on. */
+  /** Adds a secret of the configuration (a gateway's secret key): scrubbed from any text for the process's life. */
   addSecret(secret: string | undefined): void;
+  /**
+   * Adds a secret learned from the work served (a billing key just issued): scrubbed from any text while it is one of
+   * the last ISSUED_SECRETS_KEPT learned. A key is plain text in the process only while the work that issued it runs
+   * (its storing, encrypted, and the registration's first charge); every later call that sends it scrubs it as its
+   * own secret (redactorForCall), and fields named like a billing key are redacted wherever they are.
+   */
+  addIssuedSecret(secret: string | undefined): void;
 }
+
+/**
+ * How many issued secrets a redactor keeps. Bounded because every text redacted (each string of every log line and
+ * of every stored gateway answer) is scanned for each secret kept: kept for good, each registration a process served
+ * made every later log line dearer and its memory larger (docs/benchmarks.md "Memory").
+ */
+export const ISSUED_SECRETS_KEPT = 64;
+
+/** Very short values would scrub ordinary words; real secrets are long. */
+const isSecretLike = (secret: string | undefined): secret is string => secret !== undefined && secret.length >= 6;
 
 export function createRedactor(initialSecrets: Array<string | undefined> = []): Redactor {
   const secrets = new Set<string>();
   const addSecret = (secret: string | undefined) => {
-    // Very short values would scrub ordinary words; real secrets are long.
-    if (secret && secret.length >= 6) secrets.add(secret);
+    if (isSecretLike(secret)) secrets.add(secret);
   };
   initialSecrets.forEach(addSecret);
+  // In the order learned: the oldest is dropped first.
+  const issued = new Set<string>();
+  const addIssuedSecret = (secret: string | undefined) => {
+    if (!isSecretLike(secret) || secrets.has(secret)) return;
+    issued.delete(secret);
+    issued.add(secret);
+    if (issued.size > ISSUED_SECRETS_KEPT) issued.delete(issued.values().next().value!);
+  };
 
   const scrubText = (text: string): string => {
     let out = text;
     for (const secret of secrets) {
+      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    }
+    for (const secret of issued) {
       if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     }
     return out;
@@ -86,6 +113,7 @@ export function createRedactor(initialSecrets: Array<string | undefined> = []): 
   return {
     redact: <T>(value: T) => walk(value, new WeakMap(), 0) as T,
     addSecret,
+    addIssuedSecret,
   };
 }
 
@@ -110,7 +138,11 @@ export function redactorForCall(shared: Redactor, callSecrets: Array<string | un
     if (Array.isArray(value)) return value.map(scrub) as T;
     return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, scrub(v)])) as T;
   };
-  return { redact: (value) => scrub(own.redact(shared.redact(value))), addSecret: (secret) => shared.addSecret(secret) };
+  return {
+    redact: (value) => scrub(own.redact(shared.redact(value))),
+    addSecret: (secret) => shared.addSecret(secret),
+    addIssuedSecret: (secret) => shared.addIssuedSecret(secret),
+  };
 }
 
 /** Masks a Korean phone number for display: 010-****-1234 (docs/api.md "Shapes"). */

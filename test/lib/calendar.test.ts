@@ -211,6 +211,61 @@ describe('fixed-offset zones (the fast path)', () => {
     );
   });
 
+  it('twin: an interval added by hand is what Luxon adds in the named zone (month ends, leap days, backwards, far)', () => {
+    const ends = fc.constantFrom(
+      '2024-01-31T15:00:00Z',
+      '2024-02-28T15:00:00Z',
+      '2024-02-29T14:59:59.999Z',
+      '2023-12-31T15:30:00Z',
+      '1990-01-01T00:00:00Z',
+      '2099-12-31T14:59:59Z',
+    );
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          ends.map((iso) => new Date(iso)),
+          fc.date({ min: new Date('1985-01-01T00:00:00Z'), max: new Date('2105-12-31T00:00:00Z'), noInvalidDate: true }),
+        ),
+        fc.constantFrom<Interval['unit']>('day', 'week', 'month', 'year'),
+        fc.oneof(fc.integer({ min: -40, max: 40 }), fc.integer({ min: -1500, max: 1500 })),
+        fc.constantFrom(SEOUL, 'UTC'),
+        (anchor, unit, count, zone) => {
+          expect(addInterval(anchor, unit, count, zone)).toEqual(named.add(anchor, unit, count, zone));
+        },
+      ),
+      { numRuns: 20000 },
+    );
+  });
+
+  it('twin: the gateway date-time read by hand is what Luxon reads in the named zone, for any 14 digits', () => {
+    const luxon = (text: string) => {
+      const parsed = DateTime.fromFormat(text, 'yyyyMMddHHmmss', { zone: SEOUL });
+      return parsed.isValid ? parsed.toJSDate().getTime() : undefined;
+    };
+    const pad = (value: number, width: number) => String(value).padStart(width, '0');
+    // Each field in its range and just past it (month 13, day 32, hour 24, minute and second 60, zeros), around the
+    // years where Korea time is a fixed offset and its 1987-88 daylight saving time.
+    const digits = fc
+      .tuple(
+        fc.oneof(fc.integer({ min: 1985, max: 2105 }), fc.constantFrom(0, 1, 99, 1987, 1988, 1989, 1990, 2099, 2100, 9999)),
+        fc.integer({ min: 0, max: 13 }),
+        fc.oneof(fc.integer({ min: 0, max: 32 }), fc.constantFrom(28, 29, 30, 31)),
+        fc.integer({ min: 0, max: 24 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 60 }),
+      )
+      .map(([y, mo, d, h, mi, s]) => `${pad(y, 4)}${pad(mo, 2)}${pad(d, 2)}${pad(h, 2)}${pad(mi, 2)}${pad(s, 2)}`);
+    fc.assert(
+      fc.property(fc.oneof(digits, fc.stringMatching(/^\d{14}$/)), (text) => {
+        expect(parseGatewayDateTime(text)?.getTime()).toBe(luxon(text));
+      }),
+      { numRuns: 20000 },
+    );
+    for (const text of ['20240229235959', '20230229000000', '21000101000000', '19891231150000', '19900101000000', '00000101000000']) {
+      expect(parseGatewayDateTime(text)?.getTime(), text).toBe(luxon(text));
+    }
+  });
+
   it('Korea’s daylight saving time of 1987 and New York’s every year still come from the named zone', () => {
     // 1987-05-10 02:00 KST became 03:00 KDT: one month after April 10 is 1987-05-10 at the same wall time in KDT.
     expect(addInterval(new Date('1987-04-10T12:00:00+09:00'), 'month', 1, SEOUL).toISOString()).toBe(new Date('1987-05-10T12:00:00+10:00').toISOString());

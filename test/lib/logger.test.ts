@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
-import { createRedactor, maskPhoneNumber, REDACTED } from '../../src/lib/redact.ts';
+import { createRedactor, ISSUED_SECRETS_KEPT, maskPhoneNumber, REDACTED } from '../../src/lib/redact.ts';
 import { LogCapture } from '../helpers/app.ts';
 
 const SECRET_KEY = 'live_sk_TopSecretValue_123';
@@ -76,8 +76,32 @@ describe('logger redaction', () => {
 
   it('scrubs secrets added later, such as a billing key just issued', () => {
     const { logs, logger, redactor } = capture();
-    redactor.addSecret(BILLING_KEY);
+    redactor.addIssuedSecret(BILLING_KEY);
     logger.info({ note: `issued ${BILLING_KEY}` }, `key ${BILLING_KEY}`);
+    expectNoSecrets(logs.raw);
+  });
+
+  it('keeps the last issued secrets only, and every configured one whatever was issued since', () => {
+    const { logs, logger, redactor } = capture();
+    const issued = Array.from({ length: ISSUED_SECRETS_KEPT + 1 }, (_, i) => `BK_issued_${String(i).padStart(6, '0')}`);
+    redactor.addSecret('live_sk_SecondConfigured_456');
+    for (const key of issued) redactor.addIssuedSecret(key);
+    logger.info({ oldest: issued[0], newest: issued.at(-1), lastKept: issued[1], configured: [SECRET_KEY, 'live_sk_SecondConfigured_456'] }, 'keys');
+    const [line] = logs.lines as Array<Record<string, unknown>>;
+    // The process keeps nothing per registration it served: the oldest issued key is no longer scanned for.
+    expect(line!.oldest).toBe(issued[0]);
+    expect(line!.newest).toBe(REDACTED);
+    expect(line!.lastKept).toBe(REDACTED);
+    expect(line!.configured).toEqual([REDACTED, REDACTED]);
+  });
+
+  it('keeps an issued secret learned again as the newest', () => {
+    const { logs, logger, redactor } = capture();
+    redactor.addIssuedSecret(BILLING_KEY);
+    for (let i = 0; i < ISSUED_SECRETS_KEPT - 1; i += 1) redactor.addIssuedSecret(`BK_issued_${String(i).padStart(6, '0')}`);
+    redactor.addIssuedSecret(BILLING_KEY);
+    redactor.addIssuedSecret('BK_issued_one_more');
+    logger.info({ note: `issued ${BILLING_KEY}` }, 'key');
     expectNoSecrets(logs.raw);
   });
 

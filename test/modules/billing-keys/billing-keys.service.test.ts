@@ -1,5 +1,6 @@
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createKeyring } from '../../../src/lib/crypto.ts';
+import { billingKeyAad, createKeyring } from '../../../src/lib/crypto.ts';
 import { readBillingKey, rotateBillingKeys, storeBillingKey } from '../../../src/modules/billing-keys/billing-keys.service.ts';
 import { useTestDatabase } from '../../helpers/database.ts';
 import { createRegistration } from '../../factories/index.ts';
@@ -31,6 +32,23 @@ describe('billing key encryption at rest', () => {
     for (const row of rows) expect(Buffer.from(row.keyCiphertext).toString('latin1')).not.toContain('BK_PLAINTEXT');
     const keyring = createKeyring([K0]);
     expect(rows.map((r) => readBillingKey(keyring, r)).sort()).toEqual([a!.plaintext, b!.plaintext].sort());
+  });
+
+  it('twin: reads what AES-256-GCM with the raw key bytes wrote (every key stored so far), and writes what it reads', () => {
+    const keyring = createKeyring([K0, K1]);
+    const aad = billingKeyAad('4f7c1a52-1f0e-4c55-9d6a-0b4c1f9a2e01');
+    // Written as the keyring wrote before it made KeyObjects: the configured bytes given to the cipher.
+    const iv = Buffer.alloc(12, 7);
+    const cipher = createCipheriv('aes-256-gcm', K1.key, iv);
+    cipher.setAAD(Buffer.from(aad, 'utf8'));
+    const ciphertext = Buffer.concat([cipher.update('BK_WRITTEN_WITH_RAW_BYTES', 'utf8'), cipher.final()]);
+    expect(keyring.decrypt({ keyId: 'k1', iv, tag: cipher.getAuthTag(), ciphertext }, aad)).toBe('BK_WRITTEN_WITH_RAW_BYTES');
+    const envelope = keyring.encrypt('BK_WRITTEN_BY_THE_KEYRING', aad);
+    expect(envelope.keyId).toBe('k0');
+    const decipher = createDecipheriv('aes-256-gcm', K0.key, envelope.iv);
+    decipher.setAAD(Buffer.from(aad, 'utf8'));
+    decipher.setAuthTag(envelope.tag);
+    expect(Buffer.concat([decipher.update(envelope.ciphertext), decipher.final()]).toString('utf8')).toBe('BK_WRITTEN_BY_THE_KEYRING');
   });
 
   it('refuses a ciphertext copied to another row, and a key id that is not configured', async () => {
