@@ -1,4 +1,4 @@
-// A first of the month of 1,000,000 (docs/benchmarks.md "A first of the month of 1,000,000"): N CARD subscriptions
+// A first of the month of 1,000,000 (docs/scaling.md "A first of the month of 1,000,000"): N CARD subscriptions
 // due on the same first of the month, drained by 1, 2 and 4 service processes (src/server.ts as `npm start` runs it,
 // each told to run a pass through POST /admin/scheduler/run, as the three-replica scenario does) against the sandbox
 // in another process answering each charge after L = 200 ms (its latency fault), at SCHEDULER_CONCURRENCY 64.
