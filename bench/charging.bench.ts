@@ -136,7 +136,15 @@ export async function prepare(db: Db, sandboxUrl: string, count: number, latency
 }
 
 /** Starts `replicas` service processes, releases them together, and sums what they report. */
-export async function drain(databaseUrl: string, sandboxUrl: string, replicas: number, concurrency: number, tree: string) {
+/** `onWorkers`: told the service processes' pids once they are ready, before they start (bench/pin.ts pins them). */
+export async function drain(
+  databaseUrl: string,
+  sandboxUrl: string,
+  replicas: number,
+  concurrency: number,
+  tree: string,
+  onWorkers?: (pids: number[]) => void,
+) {
   const env = {
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
@@ -169,6 +177,7 @@ export async function drain(databaseUrl: string, sandboxUrl: string, replicas: n
     }),
   );
   await Promise.all(workers.map((w) => new Promise((resolve) => w.once('message', resolve))));
+  onWorkers?.(workers.map((w) => w.pid!));
   const started = process.hrtime.bigint();
   const done = workers.map((w) => new Promise<WorkerResult>((resolve) => w.once('message', (m) => resolve(m as WorkerResult))));
   for (const w of workers) w.send('go');

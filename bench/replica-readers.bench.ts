@@ -12,11 +12,16 @@
 //   BENCH_CONCURRENCY (16)       SCHEDULER_CONCURRENCY of the charging process
 //   BENCH_READERS (10)           concurrent readers
 //   BENCH_ROUNDS (3)             pairs of drains (idle, loaded), alternated
+//   BENCH_PIN=1                  the primary, the sandbox and the charging process on CPU 0; the standby, the readers'
+//                                service and this process (the readers' HTTP clients) on CPU 1 (bench/pin.ts): the
+//                                replica as on a machine of its own, so that the ratio shows what the readers cost the
+//                                primary rather than what they cost the shared cores
 import { fileURLToPath } from 'node:url';
 import { createPrismaClient } from '../src/db/prisma.ts';
 import { startReplicaPair } from '../test/helpers/replica.ts';
 import { drain, prepare, startSandbox, writeResults } from './charging.bench.ts';
 import { signIn } from './cookies.ts';
+import { pin, postmasterOf } from './pin.ts';
 import { BENCH_ADMIN_TOKEN, BENCH_API_KEY, startService } from './service-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -26,6 +31,7 @@ const C = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const READERS = Number(process.env.BENCH_READERS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGET = 0.95;
+const PIN = process.env.BENCH_PIN === '1';
 
 /** What the readers ask for, in turn: reports, console pages and lists (all routed to the replica). */
 function readerRequests(cookie: string): Array<{ path: string; headers: Record<string, string> }> {
@@ -81,9 +87,22 @@ async function main() {
   const db = createPrismaClient(pair.primaryUrl);
   const readerService = await startService(pair.primaryUrl, { PAYMENT_API_BASE_URL: sandbox.url, DATABASE_READ_URL: pair.replicaUrl });
   const runs: Record<string, unknown>[] = [];
+  const primaryCpu = '0';
+  if (PIN) {
+    pin(await postmasterOf(pair.primaryUrl), primaryCpu);
+    pin(sandbox.pid, primaryCpu);
+    pin(await postmasterOf(pair.replicaUrl), '1');
+    pin(readerService.pid, '1');
+    pin(process.pid, '1');
+  }
+  const pinWorkers = (pids: number[]) => {
+    for (const pid of pids) pin(pid, primaryCpu);
+  };
   try {
     const requests = readerRequests(await signIn(readerService.base));
-    console.log(`replica readers: ${N} due subscriptions per drain, L = ${LATENCY_MS} ms, C = ${C}, ${READERS} readers, base backup by ${pair.baseBackup}`);
+    console.log(
+      `replica readers: ${N} due subscriptions per drain, L = ${LATENCY_MS} ms, C = ${C}, ${READERS} readers, base backup by ${pair.baseBackup}${PIN ? '; pinned: primary, sandbox, charging on CPU 0, standby and readers on CPU 1' : ''}`,
+    );
     const ratios: number[] = [];
     for (let round = 1; round <= ROUNDS; round += 1) {
       const figures: Record<string, number> = {};
@@ -93,7 +112,7 @@ async function main() {
         await pair.caughtUp();
         const before = await readsOf(readerService.base);
         const readers = loaded ? startReaders(readerService.base, requests) : undefined;
-        const result = await drain(pair.primaryUrl, sandbox.url, 1, C, ROOT);
+        const result = await drain(pair.primaryUrl, sandbox.url, 1, C, ROOT, PIN ? pinWorkers : undefined);
         const statuses = await readers?.stop();
         const after = await readsOf(readerService.base);
         const served = Object.fromEntries(Object.entries(after).map(([key, value]) => [key, value - (before[key] ?? 0)]));
@@ -111,7 +130,7 @@ async function main() {
     console.log(
       `  loaded ÷ idle: ${ratios.map((r) => r.toFixed(3)).join(', ')}; median ${median.toFixed(3)} (target ≥ ${TARGET}) ${median >= TARGET ? 'MET' : 'MISSED'}`,
     );
-    runs.push({ ratios, median, target: TARGET });
+    runs.push({ ratios, median, target: TARGET, pinned: PIN });
   } finally {
     await readerService.stop();
     await db.$disconnect();
