@@ -73,6 +73,7 @@ import { createPartitionsPass, readPartitionState } from './modules/events/event
 import { createIdentityRetention } from './modules/erasure/purge-identities.ts';
 import { erasureReadsRoutes } from './modules/erasure/erasure-reads.routes.ts';
 import { retentionRoutes } from './modules/erasure/retention.routes.ts';
+import { eventPartitionsRoutes } from './modules/events/event-partitions.routes.ts';
 
 export type { App } from './app-types.ts';
 
@@ -193,7 +194,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The erasure vaults' retention pass: on its own timer, and by hand through POST /admin/retention/run.
   const purgeExpiredIdentities = createIdentityRetention({ db: app.db, clock, log: app.log, observer: app.metrics.erasures });
   await app.register(retentionPlugin, { purgeExpiredIdentities: () => purgeExpiredIdentities() });
-  // The monthly partitions of events and deliveries: made ahead, dropped past EVENT_RETENTION, on their own timer.
+  // The monthly partitions of events and deliveries: made ahead, dropped past EVENT_RETENTION, on their own timer, and
+  // by hand through POST /admin/event-partitions/run.
   const keepEventPartitions = createPartitionsPass({ db: app.db, clock, retentionMs: config.eventRetentionMs, log: app.log });
   await app.register(eventPartitionsPlugin, { keepEventPartitions });
   // Customer-portal links and sessions expire in real time (PORTAL_LINK_TTL, PORTAL_SESSION_TTL), whatever the
@@ -270,6 +272,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await admin.register(erasureRoutes({ erasure, idempotency }));
       await admin.register(erasureReadsRoutes({ db: app.db, keyring, clock }));
       await admin.register(retentionRoutes({ purgeExpiredIdentities, idempotency }));
+      await admin.register(eventPartitionsRoutes({ keepEventPartitions, idempotency }));
     },
     { prefix: '/admin' },
   );

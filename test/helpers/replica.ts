@@ -18,11 +18,11 @@ import { appendFile, chown, copyFile, lstat, mkdir, mkdtemp, readdir, rm, writeF
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import pino from 'pino';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded-postgres.ts';
 import { migrate } from '../../src/db/migrator.ts';
 import { testPostgres } from '../setup/postgres-major.ts';
+import { withClient } from './function-files.ts';
 import { freePort } from '../setup/global-setup.ts';
 
 const execFile = promisify(execFileCallback);
@@ -51,16 +51,6 @@ export interface ReplicaPair {
   /** Stops the standby (its folder goes with it). */
   stopStandby(): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }
 
 function asSuperuser(url: string, database = DATABASE): string {

@@ -12,6 +12,7 @@ import { createEventsService } from '../../../src/modules/events/events.service.
 import { createRetention } from '../../../src/modules/webhooks/retention.ts';
 import { buildTestApp, testConfig } from '../../helpers/app.ts';
 import { createTestDatabase, useTestDatabase } from '../../helpers/database.ts';
+import { adminHeaders } from '../../helpers/billing.ts';
 import { waitFor } from '../../helpers/service.ts';
 
 const database = useTestDatabase();
@@ -208,6 +209,38 @@ describe('the partitions timer', () => {
       const metrics = await app.inject({ method: 'GET', url: '/metrics' });
       expect(metrics.body).toMatch(/^billing_event_months_ahead 2$/m);
       expect(metrics.body).toMatch(/^billing_events_default_rows 0$/m);
+    } finally {
+      await app.close();
+      await own.drop();
+    }
+  });
+  it('POST /admin/event-partitions/run runs the pass by hand (SCHEDULER_ENABLED=false: no timer), audited; run again, nothing to make', async () => {
+    const own = await createTestDatabase();
+    const app = await buildTestApp(own.url);
+    try {
+      const run = (key: string) =>
+        app.inject({
+          method: 'POST',
+          url: '/admin/event-partitions/run',
+          headers: { ...adminHeaders, 'idempotency-key': key },
+          payload: { reason: 'monthly maintenance' },
+        });
+      const expected = [0, 1, 2].map((offset) => monthName(utcMonth(app.clock.now(), offset)));
+      const first = await run(`partitions-${randomUUID()}`);
+      expect(first.statusCode).toBe(200);
+      expect(first.json()).toEqual({ made: expected, dropped: [], postponed: [] });
+      const second = await run(`partitions-${randomUUID()}`);
+      expect(second.json()).toEqual({ made: [], dropped: [], postponed: [] });
+      // Both runs audited (two entries may bear the same instant: compared as a set).
+      const audit = await app.db.auditEvent.findMany({ where: { action: 'event_partitions.run' } });
+      expect(audit).toHaveLength(2);
+      expect(audit.map((entry) => [entry.reason, entry.after])).toEqual(
+        expect.arrayContaining([
+          ['monthly maintenance', { made: expected, dropped: [], postponed: [] }],
+          ['monthly maintenance', { made: [], dropped: [], postponed: [] }],
+        ]),
+      );
+      expect((await app.inject({ method: 'POST', url: '/admin/event-partitions/run', payload: {} })).statusCode).toBe(401);
     } finally {
       await app.close();
       await own.drop();
