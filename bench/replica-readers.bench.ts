@@ -12,6 +12,7 @@
 //   BENCH_CONCURRENCY (16)       SCHEDULER_CONCURRENCY of the charging process
 //   BENCH_READERS (10)           concurrent readers
 //   BENCH_ROUNDS (3)             pairs of drains (idle, loaded), alternated
+//   BENCH_READ_FROM=primary      the control: the readers' service without DATABASE_READ_URL (every read on the primary)
 //   BENCH_PIN=1                  the primary, the sandbox and the charging process on CPU 0; the standby, the readers'
 //                                service and this process (the readers' HTTP clients) on CPU 1 (bench/pin.ts): the
 //                                replica as on a machine of its own, so that the ratio shows what the readers cost the
@@ -32,6 +33,7 @@ const READERS = Number(process.env.BENCH_READERS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGET = 0.95;
 const PIN = process.env.BENCH_PIN === '1';
+const ON_PRIMARY = process.env.BENCH_READ_FROM === 'primary';
 
 /** What the readers ask for, in turn: reports, console pages and lists (all routed to the replica). */
 function readerRequests(cookie: string): Array<{ path: string; headers: Record<string, string> }> {
@@ -85,7 +87,10 @@ async function main() {
   const pair = await startReplicaPair();
   const sandbox = await startSandbox();
   const db = createPrismaClient(pair.primaryUrl);
-  const readerService = await startService(pair.primaryUrl, { PAYMENT_API_BASE_URL: sandbox.url, DATABASE_READ_URL: pair.replicaUrl });
+  const readerService = await startService(pair.primaryUrl, {
+    PAYMENT_API_BASE_URL: sandbox.url,
+    ...(ON_PRIMARY ? {} : { DATABASE_READ_URL: pair.replicaUrl }),
+  });
   const runs: Record<string, unknown>[] = [];
   const primaryCpu = '0';
   if (PIN) {
@@ -101,7 +106,7 @@ async function main() {
   try {
     const requests = readerRequests(await signIn(readerService.base));
     console.log(
-      `replica readers: ${N} due subscriptions per drain, L = ${LATENCY_MS} ms, C = ${C}, ${READERS} readers, base backup by ${pair.baseBackup}${PIN ? '; pinned: primary, sandbox, charging on CPU 0, standby and readers on CPU 1' : ''}`,
+      `replica readers: ${N} due subscriptions per drain, L = ${LATENCY_MS} ms, C = ${C}, ${READERS} readers, base backup by ${pair.baseBackup}${PIN ? '; pinned: primary, sandbox, charging on CPU 0, standby and readers on CPU 1' : ''}${ON_PRIMARY ? '; CONTROL: the readers read the primary' : ''}`,
     );
     const ratios: number[] = [];
     for (let round = 1; round <= ROUNDS; round += 1) {
@@ -130,7 +135,7 @@ async function main() {
     console.log(
       `  loaded ÷ idle: ${ratios.map((r) => r.toFixed(3)).join(', ')}; median ${median.toFixed(3)} (target ≥ ${TARGET}) ${median >= TARGET ? 'MET' : 'MISSED'}`,
     );
-    runs.push({ ratios, median, target: TARGET, pinned: PIN });
+    runs.push({ ratios, median, target: TARGET, pinned: PIN, readFrom: ON_PRIMARY ? 'primary' : 'replica' });
   } finally {
     await readerService.stop();
     await db.$disconnect();
