@@ -8,8 +8,9 @@
 // charge's event write never fails for want of a month), is read like any other, and moves into its month when the
 // month is made. Several processes run it at once safely (the functions take turns under an advisory lock). A step
 // that cannot take its lock within its lock_timeout (200 ms: the charges' event writes queue behind the wait) is
-// logged and left to the next run; the months are made ahead so that hundreds of runs come before a month's first
+// asked again four times in the next four seconds or so, then logged and left to the next run; the months are made ahead so that hundreds of runs come before a month's first
 // event.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/prisma.ts';
 import { sqlQuery } from '../../db/prisma.ts';
@@ -19,6 +20,8 @@ import type { Clock } from '../../lib/clock.ts';
 export const MONTHS_AHEAD = 2;
 /** PostgreSQL's lock_not_available: the lock was not granted within lock_timeout. */
 const LOCK_NOT_AVAILABLE = '55P03';
+/** The pauses (real time) before a step whose lock was not granted is asked for again within the same run. */
+const STEP_RETRY_PAUSES_MS = [250, 500, 1000, 2000];
 
 /** The first instant of the UTC month `offset` months after the one of `at`. */
 export function utcMonth(at: Date, offset = 0): Date {
@@ -40,15 +43,24 @@ export interface PartitionsReport {
 export function createPartitionsPass(deps: { db: Db; clock: Clock; retentionMs: number; log: Pick<Logger, 'info' | 'warn'> }) {
   const { db, clock, log } = deps;
 
-  /** One step; a lock not granted in time postpones it (the next run tries again), any other failure throws. */
+  /**
+   * One step; a lock not granted in time is asked for again after a pause (STEP_RETRY_PAUSES_MS: the statements it
+   * waited behind are usually done by then), and only then postpones the step to the next run, an hour later; any
+   * other failure throws.
+   */
   async function step<T>(name: string, report: PartitionsReport, run: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await run();
-    } catch (error) {
-      if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
-      report.postponed.push(name);
-      return undefined;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await run();
+      } catch (error) {
+        if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
+        const pause = STEP_RETRY_PAUSES_MS[attempt];
+        if (pause === undefined) break;
+        await sleep(pause);
+      }
     }
+    report.postponed.push(name);
+    return undefined;
   }
 
   return async function keepEventPartitions(): Promise<PartitionsReport> {
