@@ -9,9 +9,8 @@ import type { ChargeService } from '../payments/charge.service.ts';
 import type { InquiryPass } from '../payments/inquire-unknowns.ts';
 import { ClockResponse, InquiryReport, PassReport, RunPassBody, SetClockBody } from './admin.schemas.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
-import { writeAudit, type AuditInput } from '../audit/audit.ts';
-import { IDEMPOTENT, IdempotencyHeader, who } from '../shared/admin-actions.ts';
-import { Type } from 'typebox';
+import { auditAlone } from '../audit/audit.ts';
+import { passRun, who } from '../shared/admin-actions.ts';
 import { TAGS } from '../../lib/api-document.ts';
 
 export const ClockNotSimulatedError = defineError('CLOCK_NOT_SIMULATED', 'The clock can be set only with CLOCK=simulated', 409);
@@ -26,65 +25,42 @@ export function adminRoutes(deps: AdminDeps) {
   const { charges, inquiries, idempotency } = deps;
   return async (app: App) => {
     const { clock } = app;
-    const audit = (input: AuditInput) => app.db.$transaction((tx) => writeAudit(tx, input));
+    const audit = auditAlone(app.db);
     const tags = [TAGS.adminCharging.name];
 
-    // Works with SCHEDULER_ENABLED=false too: operators and tests drive passes by hand.
-    app.post(
-      '/scheduler/run',
+    // Both work with SCHEDULER_ENABLED=false too: operators and tests drive passes by hand.
+    passRun(
+      app,
+      { idempotency, audit },
       {
-        schema: {
-          operationId: 'runSchedulerPass',
-          summary: 'Run one charging pass now',
-          tags,
-          headers: IdempotencyHeader,
-          body: Type.Optional(RunPassBody),
-          response: { 200: PassReport },
-          responseDescriptions: { 200: 'The pass ran: what it claimed and how each charge came out' },
-          errors: codesByStatus(...IDEMPOTENT),
-        },
+        url: '/scheduler/run',
+        operationId: 'runSchedulerPass',
+        summary: 'Run one charging pass now',
+        tags,
+        body: RunPassBody,
+        response: PassReport,
+        answer: 'The pass ran: what it claimed and how each charge came out',
+        action: 'scheduler.run',
+        entityId: 'charging-pass',
+        run: () => charges.runPass(),
       },
-      async (request, reply) =>
-        idempotency.run(request, reply, async () => {
-          const report = await charges.runPass();
-          await audit({
-            ...who(request, request.body?.reason ?? '(none given)'),
-            action: 'scheduler.run',
-            entityType: 'scheduler',
-            entityId: 'charging-pass',
-            after: report,
-          });
-          return { statusCode: 200, body: report };
-        }),
     );
 
     // The tick runs it after each charging pass; by hand too (SCHEDULER_ENABLED=false).
-    app.post(
-      '/inquiries/run',
+    passRun(
+      app,
+      { idempotency, audit },
       {
-        schema: {
-          operationId: 'runInquiryPass',
-          summary: 'Run one inquiry pass now: look up the unknown outcomes due at gateways that answer one',
-          tags,
-          headers: IdempotencyHeader,
-          body: Type.Optional(RunPassBody),
-          response: { 200: InquiryReport },
-          responseDescriptions: { 200: 'The pass ran: what it asked and what it finished' },
-          errors: codesByStatus(...IDEMPOTENT),
-        },
-      },
-      async function runInquiryPass(request, reply) {
-        return idempotency.run(request, reply, async () => {
-          const report = await inquiries.runPass();
-          await audit({
-            ...who(request, request.body?.reason ?? '(none given)'),
-            action: 'scheduler.inquiries_run',
-            entityType: 'scheduler',
-            entityId: 'inquiry-pass',
-            after: report,
-          });
-          return { statusCode: 200, body: report };
-        });
+        url: '/inquiries/run',
+        operationId: 'runInquiryPass',
+        summary: 'Run one inquiry pass now: look up the unknown outcomes due at gateways that answer one',
+        tags,
+        body: RunPassBody,
+        response: InquiryReport,
+        answer: 'The pass ran: what it asked and what it finished',
+        action: 'scheduler.inquiries_run',
+        entityId: 'inquiry-pass',
+        run: () => inquiries.runPass(),
       },
     );
 

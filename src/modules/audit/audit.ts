@@ -2,6 +2,7 @@
 // reason), and the entity before and after, in the same transaction as the change, so there is no change without
 // its event and no event without its change.
 import type { Prisma } from '../../generated/prisma/client.ts';
+import type { Db } from '../../db/prisma.ts';
 
 export interface AuditInput {
   actor: string;
@@ -32,6 +33,12 @@ export async function writeAudit(tx: Prisma.TransactionClient, input: AuditInput
     },
   });
 }
+
+/** An entry in a transaction of its own: for an action whose writes are committed apart (a pass run by hand). */
+export const auditAlone =
+  (db: Db) =>
+  (input: AuditInput): Promise<void> =>
+    db.$transaction((tx) => writeAudit(tx, input));
 
 /** A customer acting in the portal is audited as `customer:<userId>` (portal/portal-actions.ts customerActor). */
 export const CUSTOMER_ACTOR_PREFIX = 'customer:';

@@ -6,13 +6,11 @@
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import { named, TAGS } from '../../lib/api-document.ts';
-import { codesByStatus } from '../../lib/errors.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
-import { actorOf } from '../../plugins/auth.ts';
-import { IDEMPOTENT, IdempotencyHeader } from '../shared/admin-actions.ts';
+import { passRun } from '../shared/admin-actions.ts';
+import { auditAlone } from '../audit/audit.ts';
 import { optionalReasonBody } from '../shared/schemas.ts';
 import { type PurgeIdentities, RETENTION_ACTOR } from './purge-identities.ts';
-import { writeAudit } from '../audit/audit.ts';
 
 const RunRetentionBody = optionalReasonBody('보존 기간 만료분 파기');
 
@@ -27,37 +25,23 @@ const RetentionReport = named(
 export function retentionRoutes(deps: { purgeExpiredIdentities: PurgeIdentities; idempotency: Idempotency }) {
   const { purgeExpiredIdentities, idempotency } = deps;
   return async function registerRetentionRun(app: App) {
-    app.post(
-      '/retention/run',
+    // The run itself is an admin action, audited like a charging pass run by hand (the destructions have theirs,
+    // naming the operator and the reason given).
+    passRun(
+      app,
+      { idempotency, audit: auditAlone(app.db) },
       {
-        schema: {
-          operationId: 'runRetentionPass',
-          summary: 'Run the retention pass now: destroy every erasure vault past its retainUntil',
-          tags: [TAGS.adminErasures.name],
-          headers: IdempotencyHeader,
-          body: Type.Optional(RunRetentionBody),
-          response: { 200: RetentionReport },
-          responseDescriptions: { 200: 'The pass ran: how many vaults it destroyed' },
-          errors: codesByStatus(...IDEMPOTENT),
-        },
+        url: '/retention/run',
+        operationId: 'runRetentionPass',
+        summary: 'Run the retention pass now: destroy every erasure vault past its retainUntil',
+        tags: [TAGS.adminErasures.name],
+        body: RunRetentionBody,
+        response: RetentionReport,
+        answer: 'The pass ran: how many vaults it destroyed',
+        action: 'retention.run',
+        entityId: RETENTION_ACTOR,
+        run: (by) => purgeExpiredIdentities(by),
       },
-      async (request, reply) =>
-        idempotency.run(request, reply, async () => {
-          const by = { actor: actorOf(request), reason: request.body?.reason, requestId: request.id };
-          const report = await purgeExpiredIdentities(by);
-          // The run itself is an admin action, audited like a charging pass run by hand (the destructions have theirs).
-          await app.db.$transaction((tx) =>
-            writeAudit(tx, {
-              ...by,
-              reason: by.reason ?? '(none given)',
-              action: 'retention.run',
-              entityType: 'scheduler',
-              entityId: RETENTION_ACTOR,
-              after: report,
-            }),
-          );
-          return { statusCode: 200, body: report };
-        }),
     );
   };
 }

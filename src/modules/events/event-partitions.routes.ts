@@ -5,11 +5,9 @@
 import { Type } from 'typebox';
 import type { App } from '../../app-types.ts';
 import { named, TAGS } from '../../lib/api-document.ts';
-import { codesByStatus } from '../../lib/errors.ts';
-import { actorOf } from '../../plugins/auth.ts';
-import { writeAudit } from '../audit/audit.ts';
 import type { Idempotency } from '../idempotency/idempotency.ts';
-import { IDEMPOTENT, IdempotencyHeader } from '../shared/admin-actions.ts';
+import { passRun } from '../shared/admin-actions.ts';
+import { auditAlone } from '../audit/audit.ts';
 import { optionalReasonBody } from '../shared/schemas.ts';
 import type { KeepEventPartitions } from './event-partitions.ts';
 
@@ -33,36 +31,21 @@ const PartitionsReport = named(
 export function eventPartitionsRoutes(deps: { keepEventPartitions: KeepEventPartitions; idempotency: Idempotency }) {
   const { keepEventPartitions, idempotency } = deps;
   return async function registerEventPartitionsRun(app: App) {
-    app.post(
-      '/event-partitions/run',
+    passRun(
+      app,
+      { idempotency, audit: auditAlone(app.db) },
       {
-        schema: {
-          operationId: 'runEventPartitionsPass',
-          summary: 'Run the partitions pass now: make this month and the two after it, drop the months past EVENT_RETENTION',
-          tags: [TAGS.adminCharging.name],
-          headers: IdempotencyHeader,
-          body: Type.Optional(RunPartitionsBody),
-          response: { 200: PartitionsReport },
-          responseDescriptions: { 200: 'The pass ran: the months it made, dropped and left to the next run' },
-          errors: codesByStatus(...IDEMPOTENT),
-        },
+        url: '/event-partitions/run',
+        operationId: 'runEventPartitionsPass',
+        summary: 'Run the partitions pass now: make this month and the two after it, drop the months past EVENT_RETENTION',
+        tags: [TAGS.adminCharging.name],
+        body: RunPartitionsBody,
+        response: PartitionsReport,
+        answer: 'The pass ran: the months it made, dropped and left to the next run',
+        action: 'event_partitions.run',
+        entityId: 'event-partitions',
+        run: () => keepEventPartitions(),
       },
-      async (request, reply) =>
-        idempotency.run(request, reply, async () => {
-          const report = await keepEventPartitions();
-          await app.db.$transaction((tx) =>
-            writeAudit(tx, {
-              actor: actorOf(request),
-              reason: request.body?.reason ?? '(none given)',
-              requestId: request.id,
-              action: 'event_partitions.run',
-              entityType: 'scheduler',
-              entityId: 'event-partitions',
-              after: report,
-            }),
-          );
-          return { statusCode: 200, body: report };
-        }),
     );
   };
 }

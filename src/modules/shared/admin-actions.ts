@@ -1,6 +1,6 @@
 // What every admin route of an operator's action shares (docs/operating.md "Admin routes"): who acted (the token's
 // operator name), and the action route itself: the id in the path, a body with the reason for the audit trail, an
-// Idempotency-Key (required where money moves) and the answer 200. Each domain module registers its own admin
+// Idempotency-Key (required where money moves) and the answer 200; and a pass run by hand (passRun). Each domain module registers its own admin
 // routes with it (subscriptions.admin-routes.ts, payments.admin-routes.ts); app.ts mounts them under /admin behind the
 // admin token.
 import type { FastifyRequest } from 'fastify';
@@ -9,7 +9,7 @@ import { codesByStatus, StateConflictError } from '../../lib/errors.ts';
 import { actorOf } from '../../plugins/auth.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, idempotencyHeaders, type Idempotency } from '../idempotency/idempotency.ts';
 import { IdParams } from './schemas.ts';
-import type { Static, TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 
 export const IDEMPOTENT = [IdempotencyKeyReusedError, IdempotencyInProgressError];
 /** What a state-changing action may answer besides 200: a stale state, or an idempotency conflict. */
@@ -64,4 +64,65 @@ export function adminActions(app: App, idempotency: Idempotency, tags: string[])
     });
 
   return action;
+}
+
+/** The audit entry of a pass run by hand. */
+export interface PassRunEntry {
+  actor: string;
+  reason: string;
+  requestId: string;
+  action: string;
+  entityType: 'scheduler';
+  entityId: string;
+  after: unknown;
+}
+
+/**
+ * A pass run by hand (POST /admin/<pass>/run): the same pass its timer runs, now, also with SCHEDULER_ENABLED=false
+ * (operators and tests drive passes by hand). An optional reason and Idempotency-Key; the pass's report is the answer
+ * 200 and the `after` of the run's audit entry (`action`, entity `scheduler`/`entityId`), written once the pass is done.
+ * `run` is told who asked, for passes whose own records name the operator. `audit` writes the entry (audit/audit.ts
+ * auditAlone: this module sits below the audit module).
+ */
+export function passRun(
+  app: App,
+  deps: { idempotency: Idempotency; audit: (entry: PassRunEntry) => Promise<void> },
+  spec: {
+    url: string;
+    operationId: string;
+    summary: string;
+    tags: string[];
+    /** The optional body's schema (optionalReasonBody). */
+    body: TSchema;
+    response: TSchema;
+    /** What the answer 200 is, in words. */
+    answer: string;
+    action: string;
+    entityId: string;
+    run: (by: { actor: string; reason?: string; requestId: string }) => Promise<unknown>;
+  },
+) {
+  app.post(
+    spec.url,
+    {
+      schema: {
+        operationId: spec.operationId,
+        summary: spec.summary,
+        tags: spec.tags,
+        headers: IdempotencyHeader,
+        body: Type.Optional(spec.body),
+        response: { 200: spec.response },
+        responseDescriptions: { 200: spec.answer },
+        errors: codesByStatus(...IDEMPOTENT),
+      },
+    },
+    async function runPassByHand(request, reply) {
+      return deps.idempotency.run(request, reply, async () => {
+        const reason = (request.body as { reason?: string } | null | undefined)?.reason;
+        const report = await spec.run({ actor: actorOf(request), reason, requestId: request.id });
+        await deps.audit({ ...who(request, reason ?? '(none given)'), action: spec.action, entityType: 'scheduler', entityId: spec.entityId, after: report });
+        return { statusCode: 200, body: report };
+      });
+    },
+  );
 }
